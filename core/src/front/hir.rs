@@ -1,0 +1,282 @@
+//! The checked kernel: what `check` produces from the syntax tree once every static rule
+//! of the language holds. Names are resolved to ids, constants are folded, every shape is
+//! a number and every tile expression carries its type. Both the reference interpreter
+//! and lowering to the tile IR consume this form, so it states the language's semantics
+//! with nothing left to re-check.
+
+use crate::diag::Span;
+use crate::types::{DType, TileType};
+
+/// Index of a kernel parameter in `Kernel::params`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+
+/// Index of a `let`-bound tile in `Kernel::locals`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+
+/// Index of a loop in `Kernel::loops`; also names the loop's induction variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LoopId(pub u32);
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    pub locals: Vec<Local>,
+    pub loops: Vec<Loop>,
+    pub body: Vec<Stmt>,
+}
+
+/// A tensor in global memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: TileType,
+    pub is_out: bool,
+    pub span: Span,
+}
+
+/// A tile bound by `let`. Its type never changes, including through updates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    pub name: String,
+    pub ty: TileType,
+    /// The `let` statement's name.
+    pub span: Span,
+}
+
+/// A `for` loop's header. `start`, `end` and `step` are folded constants, `step > 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    pub var: String,
+    pub start: i64,
+    pub end: i64,
+    pub step: i64,
+    /// `@buffers(n)`, 2 ..= 16.
+    pub buffers: Option<u32>,
+    pub span: Span,
+}
+
+impl Loop {
+    /// Number of iterations, counting a partial tail iteration.
+    pub fn trip_count(&self) -> u64 {
+        if self.end <= self.start {
+            0
+        } else {
+            ((self.end - self.start) as u64).div_ceil(self.step as u64)
+        }
+    }
+
+    /// True when `(end - start)` is not a multiple of `step`: the last iteration is partial.
+    pub fn has_tail(&self) -> bool {
+        self.end > self.start && (self.end - self.start) % self.step != 0
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateOp {
+    Set,
+    Add,
+    Sub,
+    Mul,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `let local = value;` `value.ty == locals[local].ty`.
+    Let { local: LocalId, value: Expr },
+    /// `local op= value;` `value` broadcasts to the local's shape and has its dtype. Only
+    /// the valid (unmasked) lanes of `value` are written; masked lanes keep their old value.
+    Update { local: LocalId, op: UpdateOp, value: Expr },
+    /// `store param[index] = value;` `value` broadcasts to the region's shape and has the
+    /// tensor's dtype. Masked lanes (tail) are not stored.
+    Store { param: ParamId, index: Vec<Index>, value: Expr },
+    /// `for` over `loops[id]`.
+    For { id: LoopId, body: Vec<Stmt> },
+}
+
+/// One axis of a tensor access. There is exactly one per tensor dimension.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    /// `:`: the whole axis.
+    Full,
+    /// `start .. start + len`. When `clamped` is set the range is driven by a loop
+    /// variable of a loop with a tail and may pass the tensor's extent in the tail
+    /// iteration; there only `min(len, extent - start)` lanes are valid. When not set,
+    /// the checker proved `start + len <= extent` for every iteration.
+    Range { start: IndexExpr, len: u64, clamped: bool },
+    /// A single position; the axis is kept with extent 1.
+    Single(IndexExpr),
+    /// An `i32` tile of shape `[n]` or `[n, 1]` (first axis only): gathers or scatters
+    /// `n` rows. Out-of-range values are run-time errors.
+    Indirect(Box<Expr>),
+}
+
+/// An integer expression over loop variables and constants, as written in an index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexExpr {
+    pub kind: IndexExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexExprKind {
+    Const(i64),
+    Var(LoopId),
+    Add(Box<IndexExpr>, Box<IndexExpr>),
+    Sub(Box<IndexExpr>, Box<IndexExpr>),
+    Mul(Box<IndexExpr>, Box<IndexExpr>),
+    /// Floor division by a positive constant.
+    FloorDiv(Box<IndexExpr>, i64),
+    /// Modulo by a positive constant (result in `0 .. divisor`).
+    Mod(Box<IndexExpr>, i64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: TileType,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Abs,
+    Relu,
+    Sigmoid,
+    Tanh,
+    /// The tanh approximation.
+    Gelu,
+    Silu,
+    Recip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Maximum,
+    Minimum,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Amax,
+    Amin,
+    Mean,
+}
+
+impl UnaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "neg",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Gelu => "gelu",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Recip => "recip",
+        }
+    }
+
+    pub const ALL: [UnaryOp; 12] = [
+        UnaryOp::Neg,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Abs,
+        UnaryOp::Relu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+        UnaryOp::Recip,
+    ];
+
+    pub fn from_name(name: &str) -> Option<UnaryOp> {
+        UnaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// Transcendental ops cost 4x the vector slope (SPEC 2).
+    pub fn is_transcendental(self) -> bool {
+        !matches!(self, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu)
+    }
+}
+
+impl BinaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+}
+
+impl ReduceOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Amax => "amax",
+            ReduceOp::Amin => "amin",
+            ReduceOp::Mean => "mean",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        [ReduceOp::Sum, ReduceOp::Amax, ReduceOp::Amin, ReduceOp::Mean]
+            .into_iter()
+            .find(|op| op.name() == name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A `let`-bound tile.
+    Local(LocalId),
+    /// A literal; `ty` is rank 0 with the dtype it takes from the other operand.
+    Scalar(f64),
+    /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.
+    IndexValue(IndexExpr),
+    /// `load param[index]`; `ty` is the region's shape and the tensor's dtype.
+    Load { param: ParamId, index: Vec<Index> },
+    Unary { op: UnaryOp, arg: Box<Expr> },
+    /// Elementwise with numpy broadcasting; operands have the same dtype (or one is a
+    /// rank-0 scalar).
+    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// Keeps the reduced axis with extent 1. Masked lanes are ignored.
+    Reduce { op: ReduceOp, arg: Box<Expr>, axis: usize },
+    /// 2-D `[m, k] @ [k, n]`; f16/bf16 operands accumulate in f32; result f32.
+    MatMul { lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `.T` of a 2-D tile.
+    Transpose(Box<Expr>),
+    /// `arg as ty.dtype`.
+    Cast(Box<Expr>),
+    /// `zeros(ty)` (value 0) and `full(ty, value)`.
+    Full { value: f64 },
+}

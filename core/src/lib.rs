@@ -1,0 +1,7 @@
+//! Tilescope core: the kernel compiler, the reference interpreter and the machine
+//! simulator. Pure Rust with no I/O in the compiler or simulator; the CLI (`main.rs`,
+//! feature `cli`) and the wasm crate are thin shells around this library.
+
+pub mod diag;
+pub mod front;
+pub mod types;

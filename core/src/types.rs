@@ -1,0 +1,100 @@
+//! Element types and tile types shared by the front end, the tile IR, the interpreter
+//! and the simulator.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    F32,
+    F16,
+    BF16,
+    I32,
+}
+
+impl DType {
+    pub fn bytes(self) -> u64 {
+        match self {
+            DType::F32 | DType::I32 => 4,
+            DType::F16 | DType::BF16 => 2,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        !matches!(self, DType::I32)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::I32 => "i32",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<DType> {
+        Some(match name {
+            "f32" => DType::F32,
+            "f16" => DType::F16,
+            "bf16" => DType::BF16,
+            "i32" => DType::I32,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The static type of a tile or tensor: element type and shape. A rank-0 shape is a
+/// scalar (a literal that broadcasts).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TileType {
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+}
+
+impl TileType {
+    pub fn new(dtype: DType, shape: Vec<u64>) -> TileType {
+        TileType { dtype, shape }
+    }
+
+    pub fn scalar(dtype: DType) -> TileType {
+        TileType { dtype, shape: Vec::new() }
+    }
+
+    pub fn elements(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.elements() * self.dtype.bytes()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+}
+
+impl fmt::Display for TileType {
+    /// `f32[8, 512]`, or `f32` for a scalar.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dtype)?;
+        if !self.shape.is_empty() {
+            f.write_str("[")?;
+            for (i, d) in self.shape.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{d}")?;
+            }
+            f.write_str("]")?;
+        }
+        Ok(())
+    }
+}
