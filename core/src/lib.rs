@@ -4,4 +4,5 @@
 
 pub mod diag;
 pub mod front;
+pub mod tensor;
 pub mod types;

@@ -98,3 +98,96 @@ impl fmt::Display for TileType {
         Ok(())
     }
 }
+
+/// Where a tile or tensor lives (SPEC 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum MemSpace {
+    /// Global memory: kernel tensors.
+    GM,
+    /// Unified buffer: vector operands.
+    UB,
+    /// Staging for matrix operands.
+    L1,
+    /// Matrix unit, left operand.
+    L0A,
+    /// Matrix unit, right operand.
+    L0B,
+    /// Matrix accumulators (f32).
+    L0C,
+}
+
+impl MemSpace {
+    pub const ALL: [MemSpace; 6] =
+        [MemSpace::GM, MemSpace::UB, MemSpace::L1, MemSpace::L0A, MemSpace::L0B, MemSpace::L0C];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemSpace::GM => "gm",
+            MemSpace::UB => "ub",
+            MemSpace::L1 => "l1",
+            MemSpace::L0A => "l0a",
+            MemSpace::L0B => "l0b",
+            MemSpace::L0C => "l0c",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MemSpace> {
+        MemSpace::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for MemSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The decoupled pipes of the core (SPEC 2). Each executes its own instructions in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Pipe {
+    /// Scalar: loop control, address arithmetic, dispatch.
+    S,
+    /// DMA GM -> UB / L1, gather.
+    MTE2,
+    /// L1 -> L0A / L0B.
+    MTE1,
+    /// Matrix multiply-accumulate.
+    M,
+    /// Vector unit on UB.
+    V,
+    /// L0C -> UB / GM with cast.
+    FIX,
+    /// DMA UB -> GM, scatter; UB -> L1.
+    MTE3,
+}
+
+impl Pipe {
+    pub const ALL: [Pipe; 7] =
+        [Pipe::S, Pipe::MTE2, Pipe::MTE1, Pipe::M, Pipe::V, Pipe::FIX, Pipe::MTE3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipe::S => "S",
+            Pipe::MTE2 => "MTE2",
+            Pipe::MTE1 => "MTE1",
+            Pipe::M => "M",
+            Pipe::V => "V",
+            Pipe::FIX => "FIX",
+            Pipe::MTE3 => "MTE3",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Pipe> {
+        Pipe::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Pipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -5,7 +5,7 @@
 //! with nothing left to re-check.
 
 use crate::diag::Span;
-use crate::types::{DType, TileType};
+use crate::types::TileType;
 
 /// Index of a kernel parameter in `Kernel::params`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
