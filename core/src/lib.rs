@@ -2,7 +2,10 @@
 //! simulator. Pure Rust with no I/O in the compiler or simulator; the CLI (`main.rs`,
 //! feature `cli`) and the wasm crate are thin shells around this library.
 
+pub mod compile;
 pub mod diag;
 pub mod front;
+pub mod ir;
+pub mod passes;
 pub mod tensor;
 pub mod types;
