@@ -42,28 +42,50 @@ fn every_line_has_a_span_entry_and_ops_map_to_their_source() {
     let printed = ir::print(&lowered(&hir));
     let lines: Vec<&str> = printed.text.lines().collect();
     assert_eq!(lines.len(), printed.spans.len());
-    let load_line = lines.iter().position(|l| l.contains("= load")).expect("a load line");
-    let tilescope::front::hir::StmtKind::For { body, .. } = &hir.body[0].kind else { panic!("loop") };
-    let tilescope::front::hir::StmtKind::Let { value, .. } = &body[0].kind else { panic!("let") };
+    let load_line = lines
+        .iter()
+        .position(|l| l.contains("= load"))
+        .expect("a load line");
+    let tilescope::front::hir::StmtKind::For { body, .. } = &hir.body[0].kind else {
+        panic!("loop")
+    };
+    let tilescope::front::hir::StmtKind::Let { value, .. } = &body[0].kind else {
+        panic!("let")
+    };
     assert_eq!(printed.spans[load_line], Some(value.span));
     assert_eq!(printed.spans[0], Some(hir.span));
-    assert_eq!(*printed.spans.last().expect("lines"), None, "closing brace has no op");
+    assert_eq!(
+        *printed.spans.last().expect("lines"),
+        None,
+        "closing brace has no op"
+    );
 }
 
 #[test]
 fn printing_is_stable_and_names_are_unique() {
-    for hir in [ir_support::softmax(), ir_support::matmul(), ir_support::colsum_tail(), ir_support::redundant()] {
+    for hir in [
+        ir_support::softmax(),
+        ir_support::matmul(),
+        ir_support::colsum_tail(),
+        ir_support::redundant(),
+    ] {
         let k = lowered(&hir);
         let a = ir::print(&k);
         assert_eq!(a, ir::print(&k.clone()));
         let mut defined = HashSet::new();
         for line in a.text.lines() {
-            let Some((lhs, _)) = line.trim().split_once(" = ") else { continue };
+            let Some((lhs, _)) = line.trim().split_once(" = ") else {
+                continue;
+            };
             if lhs.starts_with("for") {
                 continue;
             }
             for name in lhs.split(", ") {
-                assert!(defined.insert(name.to_string()), "{name} defined twice in\n{}", a.text);
+                assert!(
+                    defined.insert(name.to_string()),
+                    "{name} defined twice in\n{}",
+                    a.text
+                );
             }
         }
     }
@@ -80,10 +102,17 @@ fn shadowed_names_get_suffixes() {
 #[test]
 fn spaces_and_attributes_print_once_set() {
     let mut k = lowered(&ir_support::softmax());
-    let (v, _) = k.values.iter().find(|(_, v)| v.name.as_deref() == Some("t")).expect("%t");
+    let (v, _) = k
+        .values
+        .iter()
+        .find(|(_, v)| v.name.as_deref() == Some("t"))
+        .expect("%t");
     k.values[v].space = Some(tilescope::types::MemSpace::UB);
     k.values[v].attrs.slots = Some(2);
     k.values[v].attrs.addresses = vec![0, 0x4000];
     let text = ir::print(&k).text;
-    assert!(text.contains("%t = load %x[%r .. %r + 8, :] : ub f32[8, 512] slots(2) at [0x0, 0x4000]"), "{text}");
+    assert!(
+        text.contains("%t = load %x[%r .. %r + 8, :] : ub f32[8, 512] slots(2) at [0x0, 0x4000]"),
+        "{text}"
+    );
 }

@@ -92,7 +92,7 @@ pub trait Pass {
 }
 
 /// What the manager records after each pass.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PassRecord {
     pub name: String,
@@ -104,19 +104,6 @@ pub struct PassRecord {
     /// The text differs from the previous pass's.
     pub changed: bool,
     pub micros: u64,
-}
-
-impl Default for PassRecord {
-    fn default() -> Self {
-        PassRecord {
-            name: String::new(),
-            description: String::new(),
-            ir: String::new(),
-            spans: Vec::new(),
-            changed: false,
-            micros: 0,
-        }
-    }
 }
 
 pub struct PassManager {

@@ -44,24 +44,51 @@ impl B {
 
     pub fn param(&mut self, name: &str, ty: TileType, is_out: bool) -> ParamId {
         let span = self.span();
-        self.k.params.push(Param { name: name.into(), ty, is_out, span });
+        self.k.params.push(Param {
+            name: name.into(),
+            ty,
+            is_out,
+            span,
+        });
         ParamId(self.k.params.len() as u32 - 1)
     }
 
     pub fn local(&mut self, name: &str, ty: TileType) -> LocalId {
         let span = self.span();
-        self.k.locals.push(Local { name: name.into(), ty, span });
+        self.k.locals.push(Local {
+            name: name.into(),
+            ty,
+            span,
+        });
         LocalId(self.k.locals.len() as u32 - 1)
     }
 
-    pub fn looop(&mut self, var: &str, start: i64, end: i64, step: i64, buffers: Option<u32>) -> LoopId {
+    pub fn looop(
+        &mut self,
+        var: &str,
+        start: i64,
+        end: i64,
+        step: i64,
+        buffers: Option<u32>,
+    ) -> LoopId {
         let span = self.span();
-        self.k.loops.push(Loop { var: var.into(), start, end, step, buffers, span });
+        self.k.loops.push(Loop {
+            var: var.into(),
+            start,
+            end,
+            step,
+            buffers,
+            span,
+        });
         LoopId(self.k.loops.len() as u32 - 1)
     }
 
     fn e(&self, kind: ExprKind, ty: TileType) -> Expr {
-        Expr { kind, ty, span: self.span() }
+        Expr {
+            kind,
+            ty,
+            span: self.span(),
+        }
     }
 
     pub fn load(&self, p: ParamId, index: Vec<Index>) -> Expr {
@@ -76,7 +103,10 @@ impl B {
                 Index::Indirect(e) => e.ty.shape[0],
             })
             .collect();
-        self.e(ExprKind::Load { param: p, index }, TileType::new(param.ty.dtype, shape))
+        self.e(
+            ExprKind::Load { param: p, index },
+            TileType::new(param.ty.dtype, shape),
+        )
     }
 
     pub fn get(&self, l: LocalId) -> Expr {
@@ -93,22 +123,48 @@ impl B {
 
     pub fn un(&self, op: UnaryOp, a: Expr) -> Expr {
         let t = a.ty.clone();
-        self.e(ExprKind::Unary { op, arg: Box::new(a) }, t)
+        self.e(
+            ExprKind::Unary {
+                op,
+                arg: Box::new(a),
+            },
+            t,
+        )
     }
 
     pub fn bin(&self, op: BinaryOp, a: Expr, b: Expr) -> Expr {
         let t = typing::binary(&a.ty, &b.ty).expect("test kernels are well typed");
-        self.e(ExprKind::Binary { op, lhs: Box::new(a), rhs: Box::new(b) }, t)
+        self.e(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            t,
+        )
     }
 
     pub fn reduce(&self, op: ReduceOp, a: Expr, axis: usize) -> Expr {
         let t = typing::reduce(&a.ty, axis).expect("test kernels are well typed");
-        self.e(ExprKind::Reduce { op, arg: Box::new(a), axis }, t)
+        self.e(
+            ExprKind::Reduce {
+                op,
+                arg: Box::new(a),
+                axis,
+            },
+            t,
+        )
     }
 
     pub fn matmul(&self, a: Expr, b: Expr) -> Expr {
         let t = typing::matmul(&a.ty, &b.ty).expect("test kernels are well typed");
-        self.e(ExprKind::MatMul { lhs: Box::new(a), rhs: Box::new(b) }, t)
+        self.e(
+            ExprKind::MatMul {
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            t,
+        )
     }
 
     pub fn transpose(&self, a: Expr) -> Expr {
@@ -126,7 +182,10 @@ impl B {
     }
 
     fn ie(&self, kind: IndexExprKind) -> IndexExpr {
-        IndexExpr { kind, span: self.span() }
+        IndexExpr {
+            kind,
+            span: self.span(),
+        }
     }
 
     pub fn c(&self, v: i64) -> IndexExpr {
@@ -154,23 +213,47 @@ impl B {
     }
 
     pub fn range(&self, start: IndexExpr, len: u64, clamped: bool) -> Index {
-        Index::Range { start, len, clamped }
+        Index::Range {
+            start,
+            len,
+            clamped,
+        }
     }
 
     pub fn let_(&self, l: LocalId, value: Expr) -> Stmt {
-        Stmt { kind: StmtKind::Let { local: l, value }, span: self.span() }
+        Stmt {
+            kind: StmtKind::Let { local: l, value },
+            span: self.span(),
+        }
     }
 
     pub fn update(&self, l: LocalId, op: UpdateOp, value: Expr) -> Stmt {
-        Stmt { kind: StmtKind::Update { local: l, op, value }, span: self.span() }
+        Stmt {
+            kind: StmtKind::Update {
+                local: l,
+                op,
+                value,
+            },
+            span: self.span(),
+        }
     }
 
     pub fn store(&self, p: ParamId, index: Vec<Index>, value: Expr) -> Stmt {
-        Stmt { kind: StmtKind::Store { param: p, index, value }, span: self.span() }
+        Stmt {
+            kind: StmtKind::Store {
+                param: p,
+                index,
+                value,
+            },
+            span: self.span(),
+        }
     }
 
     pub fn for_(&self, id: LoopId, body: Vec<Stmt>) -> Stmt {
-        Stmt { kind: StmtKind::For { id, body }, span: self.span() }
+        Stmt {
+            kind: StmtKind::For { id, body },
+            span: self.span(),
+        }
     }
 
     pub fn finish(mut self, body: Vec<Stmt>) -> Kernel {
@@ -193,9 +276,16 @@ pub fn softmax() -> Kernel {
     let body = vec![
         b.let_(t, b.load(x, vec![rows(&b), Index::Full])),
         b.let_(m, b.reduce(ReduceOp::Amax, b.get(t), 1)),
-        b.let_(e, b.un(UnaryOp::Exp, b.bin(BinaryOp::Sub, b.get(t), b.get(m)))),
+        b.let_(
+            e,
+            b.un(UnaryOp::Exp, b.bin(BinaryOp::Sub, b.get(t), b.get(m))),
+        ),
         b.let_(s, b.reduce(ReduceOp::Sum, b.get(e), 1)),
-        b.store(y, vec![rows(&b), Index::Full], b.bin(BinaryOp::Div, b.get(e), b.get(s))),
+        b.store(
+            y,
+            vec![rows(&b), Index::Full],
+            b.bin(BinaryOp::Div, b.get(e), b.get(s)),
+        ),
     ];
     let l = b.for_(r, body);
     b.finish(vec![l])
@@ -213,14 +303,27 @@ pub fn matmul() -> Kernel {
     let x = b.local("x", ty(DType::F16, &[32, 64]));
     let wt = b.local("w", ty(DType::F16, &[64, 64]));
     let inner = vec![
-        b.let_(x, b.load(a, vec![b.range(b.var(i), 32, false), b.range(b.var(k), 64, false)])),
-        b.let_(wt, b.load(w, vec![b.range(b.var(k), 64, false), Index::Full])),
+        b.let_(
+            x,
+            b.load(
+                a,
+                vec![b.range(b.var(i), 32, false), b.range(b.var(k), 64, false)],
+            ),
+        ),
+        b.let_(
+            wt,
+            b.load(w, vec![b.range(b.var(k), 64, false), Index::Full]),
+        ),
         b.update(acc, UpdateOp::Add, b.matmul(b.get(x), b.get(wt))),
     ];
     let outer = vec![
         b.let_(acc, b.full(f32t(&[32, 64]), 0.0)),
         b.for_(k, inner),
-        b.store(c, vec![b.range(b.var(i), 32, false), Index::Full], b.get(acc)),
+        b.store(
+            c,
+            vec![b.range(b.var(i), 32, false), Index::Full],
+            b.get(acc),
+        ),
     ];
     let l = b.for_(i, outer);
     b.finish(vec![l])
@@ -258,11 +361,20 @@ pub fn redundant() -> Kernel {
     let a = b.local("a", f32t(&[4, 64]));
     let a2 = b.local("b", f32t(&[4, 64]));
     let dead = b.local("unused", f32t(&[4, 64]));
-    let two = |b: &B| b.bin(BinaryOp::Add, b.scalar(1.0, DType::F32), b.scalar(1.0, DType::F32));
+    let two = |b: &B| {
+        b.bin(
+            BinaryOp::Add,
+            b.scalar(1.0, DType::F32),
+            b.scalar(1.0, DType::F32),
+        )
+    };
     // (r + 1) * 4 - 4 == r * 4
     let start = |b: &B| b.sub(b.mul(b.add(b.var(r), b.c(1)), b.c(4)), b.c(4));
     let body = vec![
-        b.let_(t, b.load(x, vec![b.range(start(&b), 4, false), Index::Full])),
+        b.let_(
+            t,
+            b.load(x, vec![b.range(start(&b), 4, false), Index::Full]),
+        ),
         b.let_(a, b.bin(BinaryOp::Mul, b.get(t), two(&b))),
         b.let_(a2, b.bin(BinaryOp::Mul, b.get(t), two(&b))),
         b.let_(dead, b.un(UnaryOp::Exp, b.get(t))),
@@ -271,7 +383,14 @@ pub fn redundant() -> Kernel {
             vec![b.range(b.mul(b.var(r), b.c(4)), 4, false), Index::Full],
             b.bin(
                 BinaryOp::Sub,
-                b.un(UnaryOp::Gelu, b.bin(BinaryOp::Mul, b.bin(BinaryOp::Add, b.get(a), b.get(a2)), b.scalar(1.0, DType::F32))),
+                b.un(
+                    UnaryOp::Gelu,
+                    b.bin(
+                        BinaryOp::Mul,
+                        b.bin(BinaryOp::Add, b.get(a), b.get(a2)),
+                        b.scalar(1.0, DType::F32),
+                    ),
+                ),
                 b.get(t),
             ),
         ),
@@ -295,7 +414,11 @@ pub fn gather() -> Kernel {
             b.load(
                 x,
                 vec![
-                    Index::Indirect(Box::new(b.bin(BinaryOp::Add, b.get(idx), b.scalar(2.0, DType::I32)))),
+                    Index::Indirect(Box::new(b.bin(
+                        BinaryOp::Add,
+                        b.get(idx),
+                        b.scalar(2.0, DType::I32),
+                    ))),
                     Index::Full,
                 ],
             ),

@@ -19,18 +19,18 @@ pub fn run(k: &mut Kernel) -> bool {
     let mut changed = false;
     let mut subst: HashMap<ValueId, ValueId> = HashMap::new();
     for &id in &ids {
-        let resolve = |v: ValueId| resolve(&subst, v);
-        k.ops[id].kind.map_operands(resolve);
+        changed |= apply(k, id, &subst);
         changed |= fold_indices(&mut k.ops[id].kind);
         match fold_op(k, id, unmasked) {
             Some(Folded::Kind(kind)) => {
                 k.ops[id].kind = kind;
                 changed = true;
             }
+            // Counted as a change only once a use is rewritten: the replaced op stays
+            // (unused) until dead-code elimination.
             Some(Folded::Value(v)) => {
                 if let Some(&r) = k.ops[id].results.first() {
                     subst.insert(r, v);
-                    changed = true;
                 }
             }
             None => {}
@@ -39,9 +39,20 @@ pub fn run(k: &mut Kernel) -> bool {
     if !subst.is_empty() {
         // Loop yields are read before their loop body's substitutions are known.
         for &id in &ids {
-            k.ops[id].kind.map_operands(|v| resolve(&subst, v));
+            changed |= apply(k, id, &subst);
         }
     }
+    changed
+}
+
+/// Rewrites the op's operands through `subst`; true if any changed.
+fn apply(k: &mut Kernel, id: OpId, subst: &HashMap<ValueId, ValueId>) -> bool {
+    let mut changed = false;
+    k.ops[id].kind.map_operands(|v| {
+        let w = resolve(subst, v);
+        changed |= w != v;
+        w
+    });
     changed
 }
 
@@ -122,9 +133,9 @@ fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
                 return full(binary(*op, a, b, dtype));
             }
             let identity = match (op, a, b) {
-                (BinaryOp::Mul, _, Some(b)) if b == 1.0 => Some(*lhs),
-                (BinaryOp::Mul, Some(a), _) if a == 1.0 => Some(*rhs),
-                (BinaryOp::Div, _, Some(b)) if b == 1.0 => Some(*lhs),
+                (BinaryOp::Mul, _, Some(1.0)) => Some(*lhs),
+                (BinaryOp::Mul, Some(1.0), _) => Some(*rhs),
+                (BinaryOp::Div, _, Some(1.0)) => Some(*lhs),
                 (BinaryOp::Sub, _, Some(b)) if b == 0.0 && b.is_sign_positive() => Some(*lhs),
                 _ => None,
             };

@@ -10,6 +10,7 @@
 //! - the producer's result has the consumer's result type, so the fused op computes no
 //!   more elements than the chain did (a `[8, 1]` producer is not widened to `[8, 512]`);
 //! - the merged tree stays within `MAX_FUSED_NODES`, which bounds expression depth.
+//!
 //! Rank-0 constants are the one exception to single use: they are copied into every
 //! expression that reads them as literals, which costs nothing. The producers left
 //! unused are removed by dead-code elimination.
@@ -20,7 +21,7 @@ use std::collections::HashSet;
 pub const MAX_FUSED_NODES: usize = 32;
 
 pub fn run(k: &mut Kernel) -> bool {
-    let uses = k.use_counts();
+    let uses = read_counts(k);
     let mut changed = false;
     for (_, ops) in k.blocks() {
         let in_block: HashSet<OpId> = ops.iter().copied().collect();
@@ -29,6 +30,29 @@ pub fn run(k: &mut Kernel) -> bool {
         }
     }
     changed
+}
+
+/// How many times each value is read, counting every `$i` of a fused expression: a
+/// value read twice by one fused op must not be merged into it (that duplicates work).
+fn read_counts(k: &Kernel) -> Vec<u32> {
+    let mut counts = k.use_counts();
+    k.walk_ops(|_, op| {
+        if let OpKind::Fused { args, expr } = &op.kind {
+            let mut reads = vec![0u32; args.len()];
+            crate::ir::typing::visit_args(expr, &mut |i| {
+                if let Some(r) = reads.get_mut(i as usize) {
+                    *r += 1;
+                }
+            });
+            for (a, r) in args.iter().zip(reads) {
+                if let Some(c) = counts.get_mut(a.index()) {
+                    // `use_counts` counted the operand once already.
+                    *c += r.saturating_sub(1);
+                }
+            }
+        }
+    });
+    counts
 }
 
 /// The operand list and expression being built for one consumer.
