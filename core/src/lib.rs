@@ -4,5 +4,6 @@
 
 pub mod diag;
 pub mod front;
+pub mod limits;
 pub mod tensor;
 pub mod types;
