@@ -41,6 +41,10 @@ pub fn kernel_names(file: &ast::File) -> Vec<String> {
 /// Parse then check: every diagnostic of both stages, or the checked kernel.
 pub fn frontend(source: &str, kernel: Option<&str>) -> Result<hir::Kernel, Diagnostics> {
     let (file, mut diags) = parse(source);
+    if !diags.is_empty() && file.kernels.is_empty() {
+        // The kernels failed to parse; "the file has no kernel" would only be noise.
+        return Err(diags);
+    }
     match check(&file, kernel) {
         Ok(k) if diags.is_empty() => Ok(k),
         Ok(_) => Err(diags),

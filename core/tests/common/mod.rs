@@ -58,3 +58,55 @@ pub fn diagnose(source: &str) -> String {
         Err(d) => render(&d, "test.tile", source),
     }
 }
+
+/// An expression as an s-expression, to state precedence and associativity plainly.
+pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
+    use tilescope::front::ast::{ExprKind, IndexKind};
+    let index = |i: &tilescope::front::ast::Index| match &i.kind {
+        IndexKind::Full => ":".to_string(),
+        IndexKind::Range(a, b) => format!("(.. {} {})", sexpr(a), sexpr(b)),
+        IndexKind::Point(p) => sexpr(p),
+    };
+    match &e.kind {
+        ExprKind::Int(v) => v.to_string(),
+        ExprKind::Float(v) => format!("{v:?}"),
+        ExprKind::Name(n) => n.clone(),
+        ExprKind::Neg(a) => format!("(neg {})", sexpr(a)),
+        ExprKind::Binary { op, lhs, rhs } => {
+            format!("({} {} {})", op.symbol(), sexpr(lhs), sexpr(rhs))
+        }
+        ExprKind::Transpose(a) => format!("(T {})", sexpr(a)),
+        ExprKind::Cast { value, dtype, .. } => format!("(as {} {dtype})", sexpr(value)),
+        ExprKind::Load { tensor, indices } => {
+            let parts: Vec<String> = indices.iter().map(index).collect();
+            format!("(load {} [{}])", tensor.name, parts.join(" "))
+        }
+        ExprKind::Call { func, ty, args, axis } => {
+            let mut parts = vec![func.name.clone()];
+            if let Some(t) = ty {
+                let dims: Vec<String> = t.shape.iter().map(sexpr).collect();
+                parts.push(format!("{}[{}]", t.dtype, dims.join(" ")));
+            }
+            parts.extend(args.iter().map(sexpr));
+            if let Some(a) = axis {
+                parts.push(format!("axis={}", sexpr(a)));
+            }
+            format!("(call {})", parts.join(" "))
+        }
+    }
+}
+
+/// Parses `source` as the value of a `const` item and prints it.
+pub fn parse_expr(source: &str) -> String {
+    let (file, diags) = front::parse(&format!("const X = {source};"));
+    assert!(diags.is_empty(), "{source}: {diags:?}");
+    sexpr(&file.consts[0].value)
+}
+
+/// The 1-based line of a diagnostic's span, or `-` without one.
+pub fn line_of(source: &str, d: &tilescope::diag::Diagnostic) -> String {
+    match d.span {
+        Some(s) => (source[..s.start as usize].matches('\n').count() + 1).to_string(),
+        None => "-".to_string(),
+    }
+}

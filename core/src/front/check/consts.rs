@@ -38,7 +38,7 @@ pub fn int_op(op: BinaryOp, a: i64, b: i64) -> Result<i64, String> {
         BinaryOp::Div => return Err("`/` is true division; integer constants use `//`".into()),
         BinaryOp::MatMul => return Err("`@` is not an integer operator".into()),
     };
-    r.ok_or_else(|| format!("`{a} {} {b}` overflows a 64-bit integer", op.symbol()))
+    r.ok_or_else(|| "overflows a 64-bit integer".to_string())
 }
 
 impl Checker<'_> {
@@ -76,7 +76,7 @@ impl Checker<'_> {
                 let (a, b) = (a?, b?);
                 match int_op(*op, a, b) {
                     Ok(v) => Some(v),
-                    Err(why) => self.error(format!("in `{}`: {why}", show::expr(e)), e.span),
+                    Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
                 }
             }
             ExprKind::Float(_) => self.error(format!("expected an integer constant, found `{}`", show::expr(e)), e.span),

@@ -236,7 +236,7 @@ impl Checker<'_> {
                         is_float: false,
                         span: e.span,
                     })),
-                    Err(why) => self.error(format!("in `{}`: {why}", show::expr(e)), e.span),
+                    Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
                 }
             }
             _ => self.error(

@@ -109,10 +109,11 @@ impl Checker<'_> {
             };
             return self.error(
                 format!(
-                    "`{}` has {} axes ({ty}) but {} indices are given: write one per axis (`:` for a whole axis)",
+                    "`{}` has {} axes ({ty}) but {} {} given: write one per axis (`:` for a whole axis)",
                     tensor.name,
                     ty.rank(),
-                    indices.len()
+                    indices.len(),
+                    if indices.len() == 1 { "index is" } else { "indices are" }
                 ),
                 span,
             );
@@ -338,7 +339,7 @@ impl Checker<'_> {
                 kind: IndexExprKind::Const(v),
                 span: e.span,
             }),
-            Err(why) => self.error(format!("in `{}`: {why}", show::expr(e)), e.span),
+            Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
         }
     }
 
