@@ -47,19 +47,30 @@ fn calls_constructors_and_loads() {
     assert_eq!(parse_expr("amax(t, axis=-1)"), "(call amax t axis=(neg 1))");
     assert_eq!(parse_expr("maximum(a, b)"), "(call maximum a b)");
     assert_eq!(parse_expr("zeros(f32[64, 64])"), "(call zeros f32[64 64])");
-    assert_eq!(parse_expr("full(f32[8, 1], -inf)"), "(call full f32[8 1] (neg inf))");
+    assert_eq!(
+        parse_expr("full(f32[8, 1], -inf)"),
+        "(call full f32[8 1] (neg inf))"
+    );
     assert_eq!(
         parse_expr("load x[r .. r + R, :, i, idx + 2]"),
         "(load x [(.. r (+ r R)) : i (+ idx 2)])"
     );
-    assert_eq!(parse_expr("load x[i // 4, i % 4]"), "(load x [(// i 4) (% i 4)])");
+    assert_eq!(
+        parse_expr("load x[i // 4, i % 4]"),
+        "(load x [(// i 4) (% i 4)])"
+    );
 }
 
 #[test]
 fn comments_and_floor_division_share_slashes() {
-    let (file, diags) = front::parse("// a comment\nconst A = 7 // 2; // trailing\nconst B = (A) // 2;\n");
+    let (file, diags) =
+        front::parse("// a comment\nconst A = 7 // 2; // trailing\nconst B = (A) // 2;\n");
     assert!(diags.is_empty(), "{diags:?}");
-    let values: Vec<String> = file.consts.iter().map(|c| common::sexpr(&c.value)).collect();
+    let values: Vec<String> = file
+        .consts
+        .iter()
+        .map(|c| common::sexpr(&c.value))
+        .collect();
     assert_eq!(values, ["(// 7 2)", "(// A 2)"]);
 }
 
@@ -67,10 +78,16 @@ fn comments_and_floor_division_share_slashes() {
 fn ranges_lex_as_int_dotdot_int() {
     let (file, diags) = front::parse("kernel k(x: f32[4]) { for i in 0..4 { } }");
     assert!(diags.is_empty(), "{diags:?}");
-    let StmtKind::For { start, end, step, .. } = &file.kernels[0].body.stmts[0].kind else {
+    let StmtKind::For {
+        start, end, step, ..
+    } = &file.kernels[0].body.stmts[0].kind
+    else {
         panic!("expected a for loop");
     };
-    assert_eq!((common::sexpr(start), common::sexpr(end)), ("0".into(), "4".into()));
+    assert_eq!(
+        (common::sexpr(start), common::sexpr(end)),
+        ("0".into(), "4".into())
+    );
     assert!(step.is_none());
 }
 
@@ -97,7 +114,14 @@ kernel k(x: f32[64, 512], y: out f32[64, 512],) {
     assert_eq!(k.params[1].ty.shape.len(), 2);
     let stmts = &k.body.stmts;
     assert!(matches!(&stmts[0].kind, StmtKind::Let { name, .. } if name.name == "acc"));
-    let StmtKind::For { var, step, attrs, body, .. } = &stmts[1].kind else {
+    let StmtKind::For {
+        var,
+        step,
+        attrs,
+        body,
+        ..
+    } = &stmts[1].kind
+    else {
         panic!("expected a for loop");
     };
     assert_eq!(var.name, "r");
@@ -113,8 +137,14 @@ kernel k(x: f32[64, 512], y: out f32[64, 512],) {
             _ => None,
         })
         .collect();
-    assert_eq!(ops, [AssignOp::Add, AssignOp::Sub, AssignOp::Mul, AssignOp::Set]);
-    let StmtKind::Store { tensor, indices, .. } = &stmts[2].kind else {
+    assert_eq!(
+        ops,
+        [AssignOp::Add, AssignOp::Sub, AssignOp::Mul, AssignOp::Set]
+    );
+    let StmtKind::Store {
+        tensor, indices, ..
+    } = &stmts[2].kind
+    else {
         panic!("expected a store");
     };
     assert_eq!(tensor.name, "y");
@@ -127,7 +157,10 @@ fn spans_cover_the_source_text() {
     let source = "const X = (a + b) * exp(c);";
     let (file, _) = front::parse(source);
     let e = &file.consts[0].value;
-    assert_eq!(&source[e.span.start as usize..e.span.end as usize], "(a + b) * exp(c)");
+    assert_eq!(
+        &source[e.span.start as usize..e.span.end as usize],
+        "(a + b) * exp(c)"
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@ kernel k(x: f32[4], y: out f32[4]) {
 
 #[test]
 fn recovery_continues_at_the_next_item() {
-    let source = "kernel a(x: f32[4] { }\nkernel b(x: f32[4]) { }\nconst = 1;\nkernel c(x: f32[4]) { }";
+    let source =
+        "kernel a(x: f32[4] { }\nkernel b(x: f32[4]) { }\nconst = 1;\nkernel c(x: f32[4]) { }";
     let (file, diags) = front::parse(source);
     assert_eq!(diags.len(), 2, "{diags:?}");
     assert_eq!(front::kernel_names(&file), ["b", "c"]);
@@ -48,6 +49,10 @@ fn three_semantic_errors_are_all_reported() {
 fn garbage_produces_a_bounded_number_of_errors() {
     let source = "let ; ".repeat(10_000);
     let (_, diags) = front::parse(&source);
-    assert!(diags.len() <= tilescope::limits::MAX_DIAGNOSTICS, "{}", diags.len());
+    assert!(
+        diags.len() <= tilescope::limits::MAX_DIAGNOSTICS,
+        "{}",
+        diags.len()
+    );
     assert!(!diags.is_empty());
 }

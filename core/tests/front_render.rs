@@ -37,27 +37,39 @@ fn carets_cover_a_one_line_span_and_labels_and_notes_follow() {
 fn multi_line_spans_mark_their_first_line() {
     let source = "ab\ncd\n";
     let d = Diagnostic::error("spans lines", Span::new(1, 4));
-    assert_eq!(render(&[d], "f", source), "f:1:2: error: spans lines\nab\n ^\n");
+    assert_eq!(
+        render(&[d], "f", source),
+        "f:1:2: error: spans lines\nab\n ^\n"
+    );
 }
 
 #[test]
 fn tabs_are_kept_so_the_caret_lines_up() {
     let source = "\tx\t= y;";
     let d = Diagnostic::error("here", span_of(source, "y"));
-    assert_eq!(render(&[d], "f", source), "f:1:6: error: here\n\tx\t= y;\n\t \t  ^\n");
+    assert_eq!(
+        render(&[d], "f", source),
+        "f:1:6: error: here\n\tx\t= y;\n\t \t  ^\n"
+    );
 }
 
 #[test]
 fn columns_count_characters_not_bytes() {
     let source = "// é\nλ = 1;";
     let d = Diagnostic::error("here", span_of(source, "1"));
-    assert_eq!(render(&[d], "f", source), "f:2:5: error: here\nλ = 1;\n    ^\n");
+    assert_eq!(
+        render(&[d], "f", source),
+        "f:2:5: error: here\nλ = 1;\n    ^\n"
+    );
 }
 
 #[test]
 fn global_and_out_of_range_spans() {
     let source = "abc";
-    let diags = [Diagnostic::global("no span"), Diagnostic::error("past the end", Span::new(10, 20))];
+    let diags = [
+        Diagnostic::global("no span"),
+        Diagnostic::error("past the end", Span::new(10, 20)),
+    ];
     assert_eq!(
         render(&diags, "f", source),
         "f: error: no span\nf:1:4: error: past the end\nabc\n   ^\n"

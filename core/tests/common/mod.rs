@@ -81,7 +81,12 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
             let parts: Vec<String> = indices.iter().map(index).collect();
             format!("(load {} [{}])", tensor.name, parts.join(" "))
         }
-        ExprKind::Call { func, ty, args, axis } => {
+        ExprKind::Call {
+            func,
+            ty,
+            args,
+            axis,
+        } => {
             let mut parts = vec![func.name.clone()];
             if let Some(t) = ty {
                 let dims: Vec<String> = t.shape.iter().map(sexpr).collect();

@@ -466,6 +466,13 @@ impl<'a> Checker<'a> {
             );
         }
         let (lo, hi, step_value, buffers) = (lo?, hi?, step_value?, buffers?);
+        if hi.checked_sub(lo).is_none() {
+            // `hir::Loop::trip_count` computes `end - start`; keep it representable.
+            return self.error(
+                format!("loop `{}` spans {lo}..{hi}, more than a 64-bit integer holds", var.name),
+                start.span.to(end.span),
+            );
+        }
         let header = hir::Loop {
             var: var.name.clone(),
             start: lo,
