@@ -174,3 +174,57 @@ fn huge_numbers_and_extents_are_errors() {
         assert!(answers_quickly(source).is_err(), "{source}");
     }
 }
+
+#[test]
+fn check_bounds_recursion_on_trees_built_by_hand() {
+    use tilescope::front::ast::{Expr, ExprKind, StmtKind};
+    // Deeper than the parser allows, yet shallow enough for the test's own drop glue.
+    let source =
+        "kernel k(x: f32[4, 4], y: out f32[4, 4]) { let t = load x[:, :]; store y[0, :] = t; }";
+    let (mut file, diags) = front::parse(source);
+    assert!(diags.is_empty());
+    let body = &mut file.kernels[0].body.stmts;
+    let StmtKind::Let { value, .. } = &mut body[0].kind else {
+        panic!("let")
+    };
+    for _ in 0..5_000 {
+        let inner = std::mem::replace(
+            value,
+            Expr {
+                kind: ExprKind::Int(0),
+                span: value.span,
+            },
+        );
+        *value = Expr {
+            kind: ExprKind::Transpose(Box::new(inner)),
+            span: value.span,
+        };
+    }
+    let StmtKind::Store { indices, .. } = &mut body[1].kind else {
+        panic!("store")
+    };
+    let tilescope::front::ast::IndexKind::Point(point) = &mut indices[0].kind else {
+        panic!("point")
+    };
+    for _ in 0..5_000 {
+        let inner = std::mem::replace(
+            point,
+            Expr {
+                kind: ExprKind::Int(0),
+                span: point.span,
+            },
+        );
+        *point = Expr {
+            kind: ExprKind::Neg(Box::new(inner)),
+            span: point.span,
+        };
+    }
+    let diags = front::check(&file, None).expect_err("too deep");
+    assert!(
+        diags
+            .iter()
+            .all(|d| d.message.contains("nested too deeply")),
+        "{diags:?}"
+    );
+    assert_eq!(diags.len(), 2);
+}

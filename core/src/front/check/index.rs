@@ -6,6 +6,7 @@ use super::expr::Val;
 use super::{show, Binding, Checker};
 use crate::front::ast::{self, BinaryOp, ExprKind};
 use crate::front::hir::{Index, IndexExpr, IndexExprKind, LoopId, ParamId};
+use crate::limits::MAX_NESTING_DEPTH;
 use crate::types::{DType, TileType};
 use std::collections::BTreeMap;
 
@@ -260,6 +261,15 @@ impl Checker<'_> {
     /// True when `e` reads as an integer index (over loop variables and constants)
     /// rather than a tile; the latter makes a `Point` an indirect index.
     fn is_index_expr(&self, e: &ast::Expr) -> bool {
+        self.is_index_expr_at(e, 0)
+    }
+
+    fn is_index_expr_at(&self, e: &ast::Expr, depth: usize) -> bool {
+        if depth > MAX_NESTING_DEPTH {
+            // Too deep to be either; `index_expr` reports the nesting error.
+            return true;
+        }
+        let is_index = |x: &ast::Expr| self.is_index_expr_at(x, depth + 1);
         match &e.kind {
             ExprKind::Int(_) => true,
             ExprKind::Name(n) => match self.lookup(n) {
@@ -267,9 +277,9 @@ impl Checker<'_> {
                 Some(_) => false,
                 None => !self.param_ids.contains_key(n),
             },
-            ExprKind::Neg(a) => self.is_index_expr(a),
+            ExprKind::Neg(a) => is_index(a),
             ExprKind::Binary { op, lhs, rhs } => {
-                *op != BinaryOp::MatMul && self.is_index_expr(lhs) && self.is_index_expr(rhs)
+                *op != BinaryOp::MatMul && is_index(lhs) && is_index(rhs)
             }
             _ => false,
         }

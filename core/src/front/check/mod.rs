@@ -469,7 +469,10 @@ impl<'a> Checker<'a> {
         if hi.checked_sub(lo).is_none() {
             // `hir::Loop::trip_count` computes `end - start`; keep it representable.
             return self.error(
-                format!("loop `{}` spans {lo}..{hi}, more than a 64-bit integer holds", var.name),
+                format!(
+                    "loop `{}` spans {lo}..{hi}, more than a 64-bit integer holds",
+                    var.name
+                ),
                 start.span.to(end.span),
             );
         }

@@ -7,16 +7,18 @@ use std::fmt::Write;
 
 /// Longest printed expression; deeper or longer trees end in `...`.
 const MAX_CHARS: usize = 80;
+/// Deepest nesting printed.
+const MAX_DEPTH: usize = 32;
 
 pub fn expr(e: &Expr) -> String {
     let mut out = String::new();
-    write_expr(&mut out, e, 0);
+    write_expr(&mut out, e, 0, 0);
     cap(out)
 }
 
 pub fn index(i: &Index) -> String {
     let mut out = String::new();
-    write_index(&mut out, i);
+    write_index(&mut out, i, 0);
     cap(out)
 }
 
@@ -40,24 +42,27 @@ fn precedence(op: BinaryOp) -> u8 {
     }
 }
 
-fn write_index(out: &mut String, i: &Index) {
+fn write_index(out: &mut String, i: &Index, depth: usize) {
     match &i.kind {
         IndexKind::Full => out.push(':'),
         IndexKind::Range(a, b) => {
-            write_expr(out, a, 0);
+            write_expr(out, a, 0, depth);
             out.push_str(" .. ");
-            write_expr(out, b, 0);
+            write_expr(out, b, 0, depth);
         }
-        IndexKind::Point(e) => write_expr(out, e, 0),
+        IndexKind::Point(e) => write_expr(out, e, 0, depth),
     }
 }
 
 /// Writes `e`, parenthesised when it binds looser than `outer` requires.
-fn write_expr(out: &mut String, e: &Expr, outer: u8) {
-    // Past the cap the text is cut anyway; stopping here also bounds the recursion.
-    if out.len() > MAX_CHARS {
+fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
+    // Past the cap the text is cut anyway; the depth bound keeps trees built by hand
+    // (the parser already bounds its own) from recursing without limit.
+    if out.len() > MAX_CHARS || depth > MAX_DEPTH {
+        out.push_str("...");
         return;
     }
+    let depth = depth + 1;
     match &e.kind {
         ExprKind::Int(v) => {
             let _ = write!(out, "{v}");
@@ -71,29 +76,29 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8) {
         ExprKind::Name(n) => out.push_str(&truncate(n)),
         ExprKind::Neg(a) => {
             out.push('-');
-            write_expr(out, a, 4);
+            write_expr(out, a, 4, depth);
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let p = precedence(*op);
             if p < outer {
                 out.push('(');
             }
-            write_expr(out, lhs, p);
+            write_expr(out, lhs, p, depth);
             let _ = write!(out, " {} ", op.symbol());
-            write_expr(out, rhs, p + 1);
+            write_expr(out, rhs, p + 1, depth);
             if p < outer {
                 out.push(')');
             }
         }
         ExprKind::Transpose(a) => {
-            write_expr(out, a, 5);
+            write_expr(out, a, 5, depth);
             out.push_str(".T");
         }
         ExprKind::Cast { value, dtype, .. } => {
             if outer > 3 {
                 out.push('(');
             }
-            write_expr(out, value, 4);
+            write_expr(out, value, 4, depth);
             let _ = write!(out, " as {dtype}");
             if outer > 3 {
                 out.push(')');
@@ -105,7 +110,7 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8) {
                 if k > 0 {
                     out.push_str(", ");
                 }
-                write_index(out, i);
+                write_index(out, i, depth);
             }
             out.push(']');
         }
@@ -123,19 +128,19 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8) {
                     if k > 0 {
                         s.push_str(", ");
                     }
-                    write_expr(&mut s, d, 0);
+                    write_expr(&mut s, d, 0, depth);
                 }
                 s.push(']');
                 parts.push(s);
             }
             for a in args {
                 let mut s = String::new();
-                write_expr(&mut s, a, 0);
+                write_expr(&mut s, a, 0, depth);
                 parts.push(s);
             }
             if let Some(a) = axis {
                 let mut s = String::from("axis=");
-                write_expr(&mut s, a, 0);
+                write_expr(&mut s, a, 0, depth);
                 parts.push(s);
             }
             out.push_str(&parts.join(", "));
