@@ -6,6 +6,7 @@ mod common;
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
 use tilescope::front;
+use tilescope::front::ast::{Expr, ExprKind};
 
 /// The shipped examples (if present) plus the kernels of these tests.
 fn seeds() -> Vec<String> {
@@ -175,10 +176,28 @@ fn huge_numbers_and_extents_are_errors() {
     }
 }
 
+/// Wraps `e` in 5000 levels of `kind`: deeper than the parser allows, yet shallow
+/// enough for the test's own drop glue.
+fn wrap(e: &mut Expr, kind: impl Fn(Expr) -> ExprKind) {
+    for _ in 0..5_000 {
+        let span = e.span;
+        let inner = std::mem::replace(
+            e,
+            Expr {
+                kind: ExprKind::Int(0),
+                span,
+            },
+        );
+        *e = Expr {
+            kind: kind(inner),
+            span,
+        };
+    }
+}
+
 #[test]
 fn check_bounds_recursion_on_trees_built_by_hand() {
-    use tilescope::front::ast::{Expr, ExprKind, StmtKind};
-    // Deeper than the parser allows, yet shallow enough for the test's own drop glue.
+    use tilescope::front::ast::StmtKind;
     let source =
         "kernel k(x: f32[4, 4], y: out f32[4, 4]) { let t = load x[:, :]; store y[0, :] = t; }";
     let (mut file, diags) = front::parse(source);
@@ -187,38 +206,14 @@ fn check_bounds_recursion_on_trees_built_by_hand() {
     let StmtKind::Let { value, .. } = &mut body[0].kind else {
         panic!("let")
     };
-    for _ in 0..5_000 {
-        let inner = std::mem::replace(
-            value,
-            Expr {
-                kind: ExprKind::Int(0),
-                span: value.span,
-            },
-        );
-        *value = Expr {
-            kind: ExprKind::Transpose(Box::new(inner)),
-            span: value.span,
-        };
-    }
+    wrap(value, |e| ExprKind::Transpose(Box::new(e)));
     let StmtKind::Store { indices, .. } = &mut body[1].kind else {
         panic!("store")
     };
     let tilescope::front::ast::IndexKind::Point(point) = &mut indices[0].kind else {
         panic!("point")
     };
-    for _ in 0..5_000 {
-        let inner = std::mem::replace(
-            point,
-            Expr {
-                kind: ExprKind::Int(0),
-                span: point.span,
-            },
-        );
-        *point = Expr {
-            kind: ExprKind::Neg(Box::new(inner)),
-            span: point.span,
-        };
-    }
+    wrap(point, |e| ExprKind::Neg(Box::new(e)));
     let diags = front::check(&file, None).expect_err("too deep");
     assert!(
         diags
