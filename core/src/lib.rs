@@ -6,6 +6,7 @@ pub mod compile;
 pub mod diag;
 pub mod front;
 pub mod ir;
+pub mod limits;
 pub mod passes;
 pub mod tensor;
 pub mod types;
