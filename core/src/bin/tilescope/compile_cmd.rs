@@ -1,0 +1,108 @@
+//! `tilescope compile`.
+
+use crate::io::{self, print_json};
+use crate::Failed;
+use clap::ValueEnum;
+use std::path::PathBuf;
+use tilescope::compile::{compile, CompileOptions, CompileResult, SyncStrategy};
+
+/// Options shared by `compile` and `run`.
+#[derive(clap::Args)]
+pub struct CompileArgs {
+    /// The kernel source (`.tile`).
+    pub file: PathBuf,
+    /// Machine preset name (`teach`, `a3`) or a JSON machine file.
+    #[arg(long, default_value = "a3")]
+    pub preset: String,
+    /// How the compiler orders the pipes.
+    #[arg(long, value_enum, default_value_t = Sync::Auto)]
+    pub sync: Sync,
+    /// The kernel to compile when the file holds several (default: the first).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Do not double-buffer loops without `@buffers` automatically.
+    #[arg(long)]
+    pub no_auto_buffers: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Sync {
+    Auto,
+    Barrier,
+    None,
+}
+
+#[derive(Clone, Copy, ValueEnum, Default)]
+pub enum Emit {
+    /// Every pass's IR under a `=== after PASS ===` header.
+    #[default]
+    Passes,
+    /// The final assembly.
+    Asm,
+    /// The step graph as Graphviz DOT.
+    Steps,
+    /// The whole compile result as JSON.
+    Json,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CompileArgs,
+    #[arg(long, value_enum, default_value_t = Emit::Passes)]
+    pub emit: Emit,
+}
+
+impl CompileArgs {
+    pub fn options(&self) -> CompileOptions {
+        CompileOptions {
+            kernel: self.kernel.clone(),
+            preset: Some(self.preset.clone()),
+            sync: match self.sync {
+                Sync::Auto => SyncStrategy::Auto,
+                Sync::Barrier => SyncStrategy::Barrier,
+                Sync::None => SyncStrategy::None,
+            },
+            auto_multi_buffer: !self.no_auto_buffers,
+            ..CompileOptions::default()
+        }
+    }
+
+    /// Reads and compiles the file; on errors prints them and fails.
+    pub fn compile(&self) -> Result<(String, CompileResult), Failed> {
+        let source = io::read_source(&self.file)?;
+        let result = compile(&source, &self.options());
+        if !result.ok() {
+            io::report(&result.diagnostics, &self.file, &source);
+            return Err(Failed);
+        }
+        Ok((source, result))
+    }
+}
+
+pub fn run(args: Args) -> Result<(), Failed> {
+    if let Emit::Json = args.emit {
+        // JSON consumers get the diagnostics inside the result, and the exit code.
+        let source = io::read_source(&args.common.file)?;
+        let result = compile(&source, &args.common.options());
+        print_json(&result)?;
+        return if result.ok() { Ok(()) } else { Err(Failed) };
+    }
+    let (_, result) = args.common.compile()?;
+    match args.emit {
+        Emit::Passes | Emit::Json => {
+            for pass in &result.passes {
+                println!("=== after {} ===", pass.name);
+                print!("{}", pass.ir);
+                if !pass.ir.ends_with('\n') {
+                    println!();
+                }
+                println!();
+            }
+            Ok(())
+        }
+        Emit::Asm | Emit::Steps => Err(io::fail(
+            "this build has no backend yet: use --emit passes or --emit json",
+        )),
+    }
+}
