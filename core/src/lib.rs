@@ -4,5 +4,8 @@
 
 pub mod diag;
 pub mod front;
+pub mod isa;
+pub mod machine;
+pub mod sim;
 pub mod tensor;
 pub mod types;
