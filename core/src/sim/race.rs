@@ -152,7 +152,9 @@ impl RaceDetector {
         }
     }
 
-    fn report(&mut self, prog: &Program, region: Region, first: Entry, second: Entry) {
+    fn report(&mut self, prog: &Program, region: Region, a: Entry, b: Entry) {
+        // Unordered accesses have no "first"; program order reads best.
+        let (first, second) = if a.instr <= b.instr { (a, b) } else { (b, a) };
         if let Some(&i) = self.seen.get(&(first.instr, second.instr)) {
             if let Some(r) = self.races.get_mut(i) {
                 r.count += 1;
