@@ -1,0 +1,652 @@
+//! The pipe-level instruction set the compiler emits and the simulator executes, and its
+//! assembly text (`asm`).
+//!
+//! # Model
+//! A [`Program`] declares its GM tensors (bound by position to the kernel's inputs) and
+//! holds a flat instruction list. The S pipe walks the list in order: it executes scalar
+//! instructions and loop control itself and dispatches every other instruction, with its
+//! register operands resolved at that moment, to the queue of the instruction's pipe
+//! ([`Op::pipe`]). Sizes, extents and strides are in *elements* of the instruction's
+//! dtype; addresses are *byte* offsets.
+//!
+//! # Assembly text
+//! One instruction per line; `;` starts a comment; blank lines are ignored. A line may end
+//! with provenance annotations `!step N` and `!span START..END` (a byte range in the
+//! kernel source). Operands are separated by commas.
+//!
+//! | form | meaning |
+//! |---|---|
+//! | `.tensor x f32[64, 512]` | declare GM tensor `x` (the k-th declaration binds input k) |
+//! | `rN` | scalar register, `r0`..`r31`, i64 |
+//! | `ub[r1 + 64]`, `l1[128]`, `x[r2]` | address: memory space (`ub l1 l0a l0b l0c`) or GM tensor name, base register plus byte offset |
+//! | `ub[r1]{8, 512, 512}` | 2-D tile view: rows, cols (immediate or register), row stride in elements (immediate) |
+//! | `[e, ss, ds]` | DMA dimension: extent (immediate or register), source and destination strides in elements; outermost first |
+//! | `key=value` | named operand |
+//!
+//! Scalar (S pipe): `mov rD, V`; `add|sub|mul|div|rem|min|max rD, rA, V` (div/rem by
+//! zero is an error); `sld rD, SLOT` / `sst rS, SLOT` (a 64-slot spill area);
+//! `loop rN, V` ... `endloop` (hardware loop: the body runs V times with rN = 0, 1, ...;
+//! V <= 0 skips it; loops nest).
+//!
+//! Transfers: `dma.DT DST, SRC, [e, ss, ds]...` (pipe from the spaces: GM->UB/L1 MTE2,
+//! UB->GM and UB->L1 MTE3, UB->UB V); `gather.DT ub[..], x[..], ub[IDX], rows=V, len=V,
+//! sstride=I, dstride=I` (MTE2: row k of the destination is source row `idx[k]`, idx an
+//! i32 tile); `scatter.DT y[..], ub[..], ub[IDX], rows=.., len=.., sstride=.., dstride=..`
+//! (MTE3: source row k goes to destination row `idx[k]`); `mov2d.DT l0a[..]{..}, l1[..]{..}[, trans]`
+//! (MTE1, optionally transposing: the destination is then cols x rows).
+//!
+//! Matrix: `mmad.DT l0c[..], l0a[..], l0b[..], m=V, k=V, n=V, acc=V` (M: C[m,n] = (acc != 0
+//! ? C : 0) + A[m,k] @ B[k,n]; A, B row-major with dtype DT in f32/f16/bf16, C f32).
+//! `fix.DT DST{..}, l0c[..]{..}` (FIX: L0C f32 to UB or GM, cast to DT).
+//!
+//! Vector (V, on UB tiles; a source with 1 row or 1 col broadcasts over the destination):
+//! unary `vexp vlog vsqrt vrsqrt vabs vneg vrelu vsigmoid vtanh vgelu vsilu vrecip` `DST,
+//! SRC`; binary `vadd vsub vmul vdiv vmax vmin DST, A, B` where A or B may be a scalar
+//! (float literal, integer literal or register); reductions `vsum vrmax vrmin DST, SRC,
+//! axis=0|1` over the source tile's rows x cols (register extents mask a tail); `vcast.TO.FROM
+//! DST, SRC`; `vdup.DT DST, SCALAR`; `vcopy.DT DST, SRC`. With `.i32`, add, sub, mul, max,
+//! min, dup and copy work on exact integers.
+//!
+//! Sync: `set_flag SRC, DST, ID`, `wait_flag SRC, DST, ID` (ID immediate or register),
+//! `pipe_barrier PIPE|ALL`.
+//!
+//! ```text
+//! ; y = exp(x) over 4 tiles of 8 x 64, double-buffered on event ids 0/1
+//! .tensor x f32[32, 64]
+//! .tensor y f32[32, 64]
+//! loop r1, 4                          ; r1 = tile
+//!   rem r2, r1, 2                     ; r2 = slot (and event id)
+//!   mul r3, r2, 2048                  ; slot base in ub
+//!   mul r4, r1, 2048                  ; tile offset in x and y
+//!   dma.f32 ub[r3], x[r4], [512, 1, 1]          !step 1
+//!   set_flag MTE2, V, r2
+//!   wait_flag MTE2, V, r2
+//!   vexp.f32 ub[r3]{8, 64, 64}, ub[r3]{8, 64, 64} !step 2 !span 120..131
+//!   set_flag V, MTE3, r2
+//!   wait_flag V, MTE3, r2
+//!   dma.f32 y[r4], ub[r3], [512, 1, 1]          !step 3
+//! endloop
+//! ```
+
+pub mod asm;
+
+use crate::diag::Span;
+use crate::types::{DType, MemSpace, Pipe};
+use serde::{Deserialize, Serialize};
+
+pub const NUM_REGS: u8 = 32;
+pub const SPILL_SLOTS: u32 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reg(pub u8);
+
+/// A scalar operand: immediate or register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Val {
+    Imm(i64),
+    Reg(Reg),
+}
+
+/// Where an address points: an on-chip buffer or a declared GM tensor (index into
+/// [`Program::tensors`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Region {
+    Buf(MemSpace),
+    Tensor(u32),
+}
+
+impl Region {
+    pub fn space(self) -> MemSpace {
+        match self {
+            Region::Buf(s) => s,
+            Region::Tensor(_) => MemSpace::GM,
+        }
+    }
+}
+
+/// `region[base + offset]`, a byte address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Addr {
+    pub region: Region,
+    pub base: Option<Reg>,
+    pub offset: i64,
+}
+
+impl Addr {
+    pub fn buf(space: MemSpace, offset: i64) -> Addr {
+        Addr {
+            region: Region::Buf(space),
+            base: None,
+            offset,
+        }
+    }
+}
+
+/// A 2-D view: `rows x cols` elements, rows `stride` elements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tile {
+    pub addr: Addr,
+    pub rows: Val,
+    pub cols: Val,
+    pub stride: i64,
+}
+
+/// One DMA dimension, strides in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DmaDim {
+    pub extent: Val,
+    pub src_stride: i64,
+    pub dst_stride: i64,
+}
+
+/// A vector source operand.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum VSrc {
+    Tile(Tile),
+    Float(f32),
+    Int(i64),
+    Reg(Reg),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AluOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UnOp {
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Abs,
+    Neg,
+    Relu,
+    Sigmoid,
+    Tanh,
+    Gelu,
+    Silu,
+    Recip,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RedOp {
+    Sum,
+    Max,
+    Min,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Op {
+    Mov {
+        dst: Reg,
+        src: Val,
+    },
+    Alu {
+        op: AluOp,
+        dst: Reg,
+        a: Reg,
+        b: Val,
+    },
+    Sld {
+        dst: Reg,
+        slot: u32,
+    },
+    Sst {
+        src: Reg,
+        slot: u32,
+    },
+    Loop {
+        counter: Reg,
+        count: Val,
+    },
+    EndLoop,
+    Dma {
+        dtype: DType,
+        dst: Addr,
+        src: Addr,
+        dims: Vec<DmaDim>,
+    },
+    Gather {
+        dtype: DType,
+        dst: Addr,
+        src: Addr,
+        index: Addr,
+        rows: Val,
+        len: Val,
+        src_stride: i64,
+        dst_stride: i64,
+    },
+    Scatter {
+        dtype: DType,
+        dst: Addr,
+        src: Addr,
+        index: Addr,
+        rows: Val,
+        len: Val,
+        src_stride: i64,
+        dst_stride: i64,
+    },
+    Mov2d {
+        dtype: DType,
+        dst: Tile,
+        src: Tile,
+        transpose: bool,
+    },
+    Mmad {
+        dtype: DType,
+        c: Addr,
+        a: Addr,
+        b: Addr,
+        m: Val,
+        k: Val,
+        n: Val,
+        acc: Val,
+    },
+    Fix {
+        dtype: DType,
+        dst: Tile,
+        src: Tile,
+    },
+    VUnary {
+        op: UnOp,
+        dtype: DType,
+        dst: Tile,
+        src: Tile,
+    },
+    VBinary {
+        op: BinOp,
+        dtype: DType,
+        dst: Tile,
+        a: VSrc,
+        b: VSrc,
+    },
+    VReduce {
+        op: RedOp,
+        dtype: DType,
+        axis: u8,
+        dst: Tile,
+        src: Tile,
+    },
+    VCast {
+        to: DType,
+        from: DType,
+        dst: Tile,
+        src: Tile,
+    },
+    VDup {
+        dtype: DType,
+        dst: Tile,
+        value: VSrc,
+    },
+    VCopy {
+        dtype: DType,
+        dst: Tile,
+        src: Tile,
+    },
+    SetFlag {
+        src: Pipe,
+        dst: Pipe,
+        id: Val,
+    },
+    WaitFlag {
+        src: Pipe,
+        dst: Pipe,
+        id: Val,
+    },
+    /// `None` is `pipe_barrier ALL`: the S pipe waits until every pipe has drained.
+    Barrier {
+        pipe: Option<Pipe>,
+    },
+}
+
+impl Op {
+    /// The pipe that executes this instruction. Only meaningful for a validated op
+    /// (a DMA between spaces the machine cannot connect reports MTE2).
+    pub fn pipe(&self) -> Pipe {
+        match self {
+            Op::Mov { .. }
+            | Op::Alu { .. }
+            | Op::Sld { .. }
+            | Op::Sst { .. }
+            | Op::Loop { .. }
+            | Op::EndLoop => Pipe::S,
+            Op::Dma { dst, src, .. } => {
+                dma_pipe(src.region.space(), dst.region.space()).unwrap_or(Pipe::MTE2)
+            }
+            Op::Gather { .. } => Pipe::MTE2,
+            Op::Scatter { .. } => Pipe::MTE3,
+            Op::Mov2d { .. } => Pipe::MTE1,
+            Op::Mmad { .. } => Pipe::M,
+            Op::Fix { .. } => Pipe::FIX,
+            Op::VUnary { .. }
+            | Op::VBinary { .. }
+            | Op::VReduce { .. }
+            | Op::VCast { .. }
+            | Op::VDup { .. }
+            | Op::VCopy { .. } => Pipe::V,
+            Op::SetFlag { src, .. } => *src,
+            Op::WaitFlag { dst, .. } => *dst,
+            Op::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
+        }
+    }
+
+    /// Transcendental and division ops pay the preset's transcendental factor.
+    pub fn is_transcendental(&self) -> bool {
+        match self {
+            Op::VUnary { op, .. } => !matches!(op, UnOp::Abs | UnOp::Neg | UnOp::Relu),
+            Op::VBinary { op, .. } => *op == BinOp::Div,
+            _ => false,
+        }
+    }
+}
+
+/// The pipe a DMA between these spaces runs on, or `None` if no path exists.
+pub fn dma_pipe(src: MemSpace, dst: MemSpace) -> Option<Pipe> {
+    use MemSpace::*;
+    match (src, dst) {
+        (GM, UB) | (GM, L1) => Some(Pipe::MTE2),
+        (UB, GM) | (UB, L1) => Some(Pipe::MTE3),
+        (UB, UB) => Some(Pipe::V),
+        _ => None,
+    }
+}
+
+/// Where an instruction came from: the kernel source span and the step (SPEC 3, form-steps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub span: Option<Span>,
+    pub step: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Instr {
+    pub op: Op,
+    pub prov: Provenance,
+}
+
+impl Instr {
+    pub fn new(op: Op) -> Instr {
+        Instr {
+            op,
+            prov: Provenance::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorDecl {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Vec<u64>,
+}
+
+impl TensorDecl {
+    pub fn bytes(&self) -> u64 {
+        self.shape
+            .iter()
+            .fold(1u64, |a, &d| a.saturating_mul(d))
+            .saturating_mul(self.dtype.bytes())
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Program {
+    pub tensors: Vec<TensorDecl>,
+    pub instrs: Vec<Instr>,
+}
+
+impl Program {
+    /// The assembly text of instruction `index` (without provenance), for messages.
+    pub fn instr_text(&self, index: usize) -> String {
+        match self.instrs.get(index) {
+            Some(i) => asm::op_text(self, &i.op),
+            None => format!("<no instruction #{index}>"),
+        }
+    }
+
+    pub fn region_name(&self, region: Region) -> String {
+        match region {
+            Region::Buf(s) => s.name().to_string(),
+            Region::Tensor(t) => self
+                .tensors
+                .get(t as usize)
+                .map_or_else(|| format!("tensor{t}"), |d| d.name.clone()),
+        }
+    }
+}
+
+/// Rules a well-formed instruction obeys beyond its operand shapes: which spaces each
+/// operand may live in and which dtypes an op accepts. The parser and the simulator both
+/// check them, so a program built in memory by the compiler gets the same errors.
+pub fn validate_op(program: &Program, op: &Op) -> Result<(), String> {
+    use MemSpace::*;
+    let space = |a: &Addr| a.region.space();
+    let tensor_ok = |a: &Addr| match a.region {
+        Region::Tensor(t) => (t as usize) < program.tensors.len(),
+        Region::Buf(s) => s != GM,
+    };
+    let regs_ok = |vals: &[Val], addrs: &[&Addr]| {
+        vals.iter()
+            .all(|v| !matches!(v, Val::Reg(r) if r.0 >= NUM_REGS))
+            && addrs.iter().all(|a| a.base.is_none_or(|r| r.0 < NUM_REGS))
+    };
+    let need = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
+    let tile_vals = |t: &Tile| [t.rows, t.cols];
+    let all_ub = |tiles: &[&Tile]| tiles.iter().all(|t| t.addr.region == Region::Buf(UB));
+    let float = |d: DType| d.is_float();
+    let mut addrs: Vec<&Addr> = Vec::new();
+    let mut vals: Vec<Val> = Vec::new();
+    let mut tiles: Vec<&Tile> = Vec::new();
+    let res = match op {
+        Op::Mov { dst, src } => {
+            vals.extend([Val::Reg(*dst), *src]);
+            Ok(())
+        }
+        Op::Alu { dst, a, b, .. } => {
+            vals.extend([Val::Reg(*dst), Val::Reg(*a), *b]);
+            Ok(())
+        }
+        Op::Sld { dst: r, slot } | Op::Sst { src: r, slot } => {
+            vals.push(Val::Reg(*r));
+            need(*slot < SPILL_SLOTS, "spill slot out of range 0..64")
+        }
+        Op::Loop { counter, count } => {
+            vals.extend([Val::Reg(*counter), *count]);
+            Ok(())
+        }
+        Op::EndLoop => Ok(()),
+        Op::Dma { dst, src, dims, .. } => {
+            addrs.extend([dst, src]);
+            vals.extend(dims.iter().map(|d| d.extent));
+            need(
+                !dims.is_empty() && dims.len() <= crate::machine::MAX_DMA_DIMS as usize,
+                "a DMA has 1 to 4 dimensions",
+            )
+            .and(need(
+                dma_pipe(space(src), space(dst)).is_some(),
+                "no DMA path between these spaces (GM->UB, GM->L1, UB->GM, UB->L1, UB->UB)",
+            ))
+        }
+        Op::Gather {
+            dst,
+            src,
+            index,
+            rows,
+            len,
+            ..
+        } => {
+            addrs.extend([dst, src, index]);
+            vals.extend([*rows, *len]);
+            need(
+                space(dst) == UB && space(src) == GM && space(index) == UB,
+                "gather moves GM rows into ub with an index tile in ub",
+            )
+        }
+        Op::Scatter {
+            dst,
+            src,
+            index,
+            rows,
+            len,
+            ..
+        } => {
+            addrs.extend([dst, src, index]);
+            vals.extend([*rows, *len]);
+            need(
+                space(dst) == GM && space(src) == UB && space(index) == UB,
+                "scatter moves ub rows to GM with an index tile in ub",
+            )
+        }
+        Op::Mov2d { dst, src, .. } => {
+            tiles.extend([dst, src]);
+            need(
+                space(&src.addr) == L1 && matches!(space(&dst.addr), L0A | L0B),
+                "mov2d moves l1 to l0a or l0b",
+            )
+        }
+        Op::Mmad {
+            dtype,
+            c,
+            a,
+            b,
+            m,
+            k,
+            n,
+            acc,
+        } => {
+            addrs.extend([c, a, b]);
+            vals.extend([*m, *k, *n, *acc]);
+            need(
+                space(c) == L0C && space(a) == L0A && space(b) == L0B,
+                "mmad reads l0a and l0b and accumulates into l0c",
+            )
+            .and(need(float(*dtype), "mmad operands are f32, f16 or bf16"))
+        }
+        Op::Fix { dtype, dst, src } => {
+            tiles.extend([dst, src]);
+            need(
+                space(&src.addr) == L0C && matches!(space(&dst.addr), UB | GM),
+                "fix moves l0c to ub or GM",
+            )
+            .and(need(float(*dtype), "fix casts to f32, f16 or bf16"))
+        }
+        Op::VUnary {
+            dtype, dst, src, ..
+        } => {
+            tiles.extend([dst, src]);
+            need(all_ub(&tiles), "vector operands live in ub")
+                .and(need(float(*dtype), "vector unary ops are float-only"))
+        }
+        Op::VBinary {
+            op,
+            dtype,
+            dst,
+            a,
+            b,
+        } => {
+            tiles.push(dst);
+            for s in [a, b] {
+                match s {
+                    VSrc::Tile(t) => tiles.push(t),
+                    VSrc::Reg(r) => vals.push(Val::Reg(*r)),
+                    _ => {}
+                }
+            }
+            need(all_ub(&tiles), "vector operands live in ub").and(need(
+                float(*dtype) || *op != BinOp::Div,
+                "i32 vector arithmetic is add, sub, mul, max, min",
+            ))
+        }
+        Op::VReduce {
+            dtype,
+            axis,
+            dst,
+            src,
+            ..
+        } => {
+            tiles.extend([dst, src]);
+            need(all_ub(&tiles), "vector operands live in ub")
+                .and(need(*axis <= 1, "axis is 0 or 1"))
+                .and(need(float(*dtype), "reductions are float-only"))
+        }
+        Op::VCast { dst, src, .. } | Op::VCopy { dst, src, .. } => {
+            tiles.extend([dst, src]);
+            need(all_ub(&tiles), "vector operands live in ub")
+        }
+        Op::VDup { dst, value, .. } => {
+            tiles.push(dst);
+            if let VSrc::Reg(r) = value {
+                vals.push(Val::Reg(*r));
+            }
+            need(all_ub(&tiles), "vector operands live in ub")
+                .and(need(!matches!(value, VSrc::Tile(_)), "vdup takes a scalar"))
+        }
+        Op::SetFlag { src, dst, id } | Op::WaitFlag { src, dst, id } => {
+            vals.push(*id);
+            need(*src != Pipe::S && *dst != Pipe::S && src != dst, "flags connect two different non-scalar pipes").and(need(
+                !matches!(id, Val::Imm(i) if !(0..crate::machine::MAX_EVENT_IDS as i64).contains(i)),
+                "event id out of range 0..16",
+            ))
+        }
+        Op::Barrier { pipe } => need(
+            *pipe != Some(Pipe::S),
+            "pipe_barrier takes a non-scalar pipe or ALL",
+        ),
+    };
+    res?;
+    for t in &tiles {
+        vals.extend(tile_vals(t));
+        addrs.push(&t.addr);
+    }
+    need(
+        addrs.iter().all(|a| tensor_ok(a)),
+        "address names an undeclared tensor",
+    )?;
+    need(regs_ok(&vals, &addrs), "register out of range r0..r31")
+}
+
+impl Program {
+    /// Every instruction well formed and loops balanced; errors name the instruction.
+    pub fn validate(&self) -> Result<(), Vec<String>> {
+        let mut errs = Vec::new();
+        let mut depth = 0usize;
+        for (i, ins) in self.instrs.iter().enumerate() {
+            if let Err(e) = validate_op(self, &ins.op) {
+                errs.push(format!("#{i} `{}`: {e}", self.instr_text(i)));
+            }
+            match ins.op {
+                Op::Loop { .. } => depth += 1,
+                Op::EndLoop if depth == 0 => {
+                    errs.push(format!("#{i} `endloop` without a matching `loop`"))
+                }
+                Op::EndLoop => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth > 0 {
+            errs.push(format!("{depth} `loop` without a matching `endloop`"));
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+}

@@ -1,0 +1,623 @@
+//! Functional execution of one dispatched instruction on the memories. Operands were
+//! bounds-checked at dispatch (`memory::accesses`); every slice access here still goes
+//! through `get` so a bug reports an error instead of panicking.
+
+use super::memory::{region_index, Memory, Resolved};
+use crate::isa::{Addr, BinOp, Op, Program, RedOp, Tile, UnOp, VSrc};
+use crate::types::DType;
+use half::{bf16, f16};
+
+/// Reusable buffers so that no instruction allocates per element.
+#[derive(Default)]
+pub struct Scratch {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    out: Vec<f32>,
+    ia: Vec<i64>,
+    ib: Vec<i64>,
+    bytes: Vec<u8>,
+}
+
+type R<T> = Result<T, String>;
+
+fn oob() -> String {
+    "internal: access outside a checked operand".into()
+}
+
+fn slice(m: &Memory, region: usize, off: u64, len: u64) -> R<&[u8]> {
+    m.regions
+        .get(region)
+        .and_then(|b| b.get(off as usize..(off + len) as usize))
+        .ok_or_else(oob)
+}
+
+fn slice_mut(m: &mut Memory, region: usize, off: u64, len: u64) -> R<&mut [u8]> {
+    m.regions
+        .get_mut(region)
+        .and_then(|b| b.get_mut(off as usize..(off + len) as usize))
+        .ok_or_else(oob)
+}
+
+/// Appends `n` elements at byte `off` as f32.
+fn read_f32s(bytes: &[u8], dt: DType, out: &mut Vec<f32>) {
+    match dt {
+        DType::F32 => out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        ),
+        DType::I32 => out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32),
+        ),
+        DType::F16 => out.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        ),
+        DType::BF16 => out.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32()),
+        ),
+    }
+}
+
+/// Stores f32 values rounding to nearest-even into f16/bf16; into i32 as Rust `as`.
+fn write_f32s(bytes: &mut [u8], dt: DType, vals: &[f32]) {
+    match dt {
+        DType::F32 => bytes
+            .chunks_exact_mut(4)
+            .zip(vals)
+            .for_each(|(c, v)| c.copy_from_slice(&v.to_le_bytes())),
+        DType::I32 => bytes
+            .chunks_exact_mut(4)
+            .zip(vals)
+            .for_each(|(c, v)| c.copy_from_slice(&(*v as i32).to_le_bytes())),
+        DType::F16 => bytes
+            .chunks_exact_mut(2)
+            .zip(vals)
+            .for_each(|(c, v)| c.copy_from_slice(&f16::from_f32(*v).to_le_bytes())),
+        DType::BF16 => bytes
+            .chunks_exact_mut(2)
+            .zip(vals)
+            .for_each(|(c, v)| c.copy_from_slice(&bf16::from_f32(*v).to_le_bytes())),
+    }
+}
+
+fn read_i32s(bytes: &[u8], out: &mut Vec<i64>) {
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as i64),
+    );
+}
+
+fn write_i32s(bytes: &mut [u8], vals: &[i64]) {
+    bytes
+        .chunks_exact_mut(4)
+        .zip(vals)
+        .for_each(|(c, v)| c.copy_from_slice(&(*v as i32).to_le_bytes()));
+}
+
+/// A resolved 2-D view: region, byte address, rows, cols, row stride (elements).
+#[derive(Clone, Copy)]
+struct View {
+    region: usize,
+    addr: u64,
+    rows: u64,
+    cols: u64,
+    stride: u64,
+}
+
+fn view(t: &Tile, r: &Resolved, i: usize) -> View {
+    View {
+        region: region_index(t.addr.region),
+        addr: r.addr[i],
+        rows: r.val[2 * i].max(0) as u64,
+        cols: r.val[2 * i + 1].max(0) as u64,
+        stride: t.stride.max(0) as u64,
+    }
+}
+
+/// Reads `v` as f32 broadcast to `rows x cols` (a 1-row or 1-col view repeats).
+fn read_view(m: &Memory, v: View, dt: DType, rows: u64, cols: u64, out: &mut Vec<f32>) -> R<()> {
+    out.clear();
+    let eb = dt.bytes();
+    for r in 0..rows {
+        let sr = if v.rows == 1 { 0 } else { r };
+        let off = v.addr + sr * v.stride * eb;
+        if v.cols == 1 && cols != 1 {
+            let start = out.len();
+            read_f32s(slice(m, v.region, off, eb)?, dt, out);
+            let x = out.get(start).copied().unwrap_or(0.0);
+            out.resize(start + cols as usize, x);
+        } else {
+            read_f32s(slice(m, v.region, off, cols * eb)?, dt, out);
+        }
+    }
+    Ok(())
+}
+
+fn read_view_i(m: &Memory, v: View, rows: u64, cols: u64, out: &mut Vec<i64>) -> R<()> {
+    out.clear();
+    for r in 0..rows {
+        let sr = if v.rows == 1 { 0 } else { r };
+        let off = v.addr + sr * v.stride * 4;
+        if v.cols == 1 && cols != 1 {
+            let start = out.len();
+            read_i32s(slice(m, v.region, off, 4)?, out);
+            let x = out.get(start).copied().unwrap_or(0);
+            out.resize(start + cols as usize, x);
+        } else {
+            read_i32s(slice(m, v.region, off, cols * 4)?, out);
+        }
+    }
+    Ok(())
+}
+
+fn write_view(m: &mut Memory, v: View, dt: DType, vals: &[f32]) -> R<()> {
+    let eb = dt.bytes();
+    for (r, row) in vals
+        .chunks(v.cols.max(1) as usize)
+        .take(v.rows as usize)
+        .enumerate()
+    {
+        write_f32s(
+            slice_mut(m, v.region, v.addr + r as u64 * v.stride * eb, v.cols * eb)?,
+            dt,
+            row,
+        );
+    }
+    Ok(())
+}
+
+fn write_view_i(m: &mut Memory, v: View, vals: &[i64]) -> R<()> {
+    for (r, row) in vals
+        .chunks(v.cols.max(1) as usize)
+        .take(v.rows as usize)
+        .enumerate()
+    {
+        write_i32s(
+            slice_mut(m, v.region, v.addr + r as u64 * v.stride * 4, v.cols * 4)?,
+            row,
+        );
+    }
+    Ok(())
+}
+
+fn check_bcast(src: View, dst: View) -> R<()> {
+    if (src.rows == dst.rows || src.rows == 1) && (src.cols == dst.cols || src.cols == 1) {
+        Ok(())
+    } else {
+        Err(format!(
+            "a {} x {} operand does not broadcast to the {} x {} destination",
+            src.rows, src.cols, dst.rows, dst.cols
+        ))
+    }
+}
+
+pub fn unary(op: UnOp, x: f32) -> f32 {
+    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
+    match op {
+        UnOp::Exp => x.exp(),
+        UnOp::Log => x.ln(),
+        UnOp::Sqrt => x.sqrt(),
+        UnOp::Rsqrt => 1.0 / x.sqrt(),
+        UnOp::Abs => x.abs(),
+        UnOp::Neg => -x,
+        UnOp::Relu => x.max(0.0),
+        UnOp::Sigmoid => sigmoid(x),
+        UnOp::Tanh => x.tanh(),
+        UnOp::Gelu => 0.5 * x * (1.0 + (0.797_884_6 * (x + 0.044715 * x * x * x)).tanh()),
+        UnOp::Silu => x * sigmoid(x),
+        UnOp::Recip => 1.0 / x,
+    }
+}
+
+pub fn binary(op: BinOp, a: f32, b: f32) -> f32 {
+    match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        BinOp::Div => a / b,
+        BinOp::Max => a.max(b),
+        BinOp::Min => a.min(b),
+    }
+}
+
+fn binary_i(op: BinOp, a: i64, b: i64) -> i64 {
+    let (a, b) = (a as i32, b as i32);
+    (match op {
+        BinOp::Add => a.wrapping_add(b),
+        BinOp::Sub => a.wrapping_sub(b),
+        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::Max => a.max(b),
+        BinOp::Min => a.min(b),
+        BinOp::Div => a.checked_div(b).unwrap_or(0),
+    }) as i64
+}
+
+/// Copies `dims` (outermost first; extents, src and dst strides in elements) of raw
+/// elements, through a scratch buffer so source and destination may share a region.
+fn copy_strided(
+    m: &mut Memory,
+    s: &mut Scratch,
+    eb: u64,
+    src: (usize, u64),
+    dst: (usize, u64),
+    dims: &[(u64, u64, u64)],
+) -> R<()> {
+    let mut idx = [0u64; 4];
+    let n = dims.len().min(4);
+    if dims.iter().any(|d| d.0 == 0) {
+        return Ok(());
+    }
+    // The innermost dimension moves as one slice when both sides are contiguous.
+    let (inner_e, inner_ss, inner_ds) = dims.get(n.wrapping_sub(1)).copied().unwrap_or((1, 1, 1));
+    let run = inner_ss == 1 && inner_ds == 1;
+    let outer = if run { n - 1 } else { n };
+    loop {
+        let (mut so, mut d_o) = (0u64, 0u64);
+        for (i, d) in dims.iter().enumerate().take(outer) {
+            so += idx[i] * d.1;
+            d_o += idx[i] * d.2;
+        }
+        if run {
+            s.bytes.clear();
+            s.bytes
+                .extend_from_slice(slice(m, src.0, src.1 + so * eb, inner_e * eb)?);
+            slice_mut(m, dst.0, dst.1 + d_o * eb, inner_e * eb)?.copy_from_slice(&s.bytes);
+        } else {
+            s.bytes.clear();
+            s.bytes
+                .extend_from_slice(slice(m, src.0, src.1 + so * eb, eb)?);
+            slice_mut(m, dst.0, dst.1 + d_o * eb, eb)?.copy_from_slice(&s.bytes);
+        }
+        // Odometer over the outer dimensions.
+        let mut k = outer;
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < dims.get(k).map_or(0, |d| d.0) {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+fn addr_region(a: &Addr) -> usize {
+    region_index(a.region)
+}
+
+/// Executes `op` on the memories.
+pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Resolved) -> R<()> {
+    match op {
+        Op::Dma {
+            dtype,
+            dst,
+            src,
+            dims,
+        } => {
+            let d: Vec<(u64, u64, u64)> = dims
+                .iter()
+                .zip(r.val)
+                .map(|(d, e)| {
+                    (
+                        e.max(0) as u64,
+                        d.src_stride.max(0) as u64,
+                        d.dst_stride.max(0) as u64,
+                    )
+                })
+                .collect();
+            copy_strided(
+                m,
+                s,
+                dtype.bytes(),
+                (addr_region(src), r.addr[1]),
+                (addr_region(dst), r.addr[0]),
+                &d,
+            )
+        }
+        Op::Gather {
+            dtype,
+            dst,
+            src,
+            index,
+            src_stride,
+            dst_stride,
+            ..
+        }
+        | Op::Scatter {
+            dtype,
+            dst,
+            src,
+            index,
+            src_stride,
+            dst_stride,
+            ..
+        } => {
+            let gather = matches!(op, Op::Gather { .. });
+            let (rows, len) = (r.val[0].max(0) as u64, r.val[1].max(0) as u64);
+            let eb = dtype.bytes();
+            s.ia.clear();
+            read_i32s(
+                slice(m, addr_region(index), r.addr[2], rows * 4)?,
+                &mut s.ia,
+            );
+            let (gm, gm_addr, gm_stride) = if gather {
+                (src, r.addr[1], *src_stride)
+            } else {
+                (dst, r.addr[0], *dst_stride)
+            };
+            let gm_bytes = m.regions.get(addr_region(gm)).map_or(0, |b| b.len() as u64);
+            let row_bytes = gm_stride.max(0) as u64 * eb;
+            // Rows `ix` with gm_addr + ix * row_bytes + len * eb <= gm_bytes are in range.
+            let room = gm_bytes.checked_sub(gm_addr + len * eb);
+            let limit = match room {
+                None => 0,
+                Some(_) if row_bytes == 0 => u64::MAX,
+                Some(room) => room / row_bytes + 1,
+            };
+            let indices = std::mem::take(&mut s.ia);
+            for (k, &ix) in indices.iter().enumerate() {
+                if ix < 0 || ix as u64 >= limit {
+                    s.ia = indices;
+                    return Err(format!(
+                        "{} index {ix} (element {k} of the index tile) is out of range 0..{limit} for `{}`",
+                        if gather { "gather" } else { "scatter" },
+                        prog.region_name(gm.region)
+                    ));
+                }
+                let g = gm_addr + ix as u64 * row_bytes;
+                let k = k as u64;
+                let (from, to) = if gather {
+                    (
+                        (addr_region(src), g),
+                        (
+                            addr_region(dst),
+                            r.addr[0] + k * (*dst_stride).max(0) as u64 * eb,
+                        ),
+                    )
+                } else {
+                    (
+                        (
+                            addr_region(src),
+                            r.addr[1] + k * (*src_stride).max(0) as u64 * eb,
+                        ),
+                        (addr_region(dst), g),
+                    )
+                };
+                s.bytes.clear();
+                s.bytes
+                    .extend_from_slice(slice(m, from.0, from.1, len * eb)?);
+                slice_mut(m, to.0, to.1, len * eb)?.copy_from_slice(&s.bytes);
+            }
+            s.ia = indices;
+            Ok(())
+        }
+        Op::Mov2d {
+            dtype,
+            dst,
+            src,
+            transpose,
+        } => {
+            let (d, sv) = (view(dst, r, 0), view(src, r, 1));
+            let want = if *transpose {
+                (sv.cols, sv.rows)
+            } else {
+                (sv.rows, sv.cols)
+            };
+            if (d.rows, d.cols) != want {
+                return Err(format!(
+                    "mov2d destination is {} x {}, expected {} x {}",
+                    d.rows, d.cols, want.0, want.1
+                ));
+            }
+            let eb = dtype.bytes();
+            if !*transpose {
+                let dims = [(sv.rows, sv.stride, d.stride), (sv.cols, 1, 1)];
+                return copy_strided(m, s, eb, (sv.region, sv.addr), (d.region, d.addr), &dims);
+            }
+            // Transposed: source column c becomes destination row c.
+            let dims = [(sv.cols, 1, d.stride), (sv.rows, sv.stride, 1)];
+            copy_strided(m, s, eb, (sv.region, sv.addr), (d.region, d.addr), &dims)
+        }
+        Op::Mmad { dtype, c, a, b, .. } => {
+            let (mm, kk, nn) = (
+                r.val[0].max(0) as usize,
+                r.val[1].max(0) as usize,
+                r.val[2].max(0) as usize,
+            );
+            let eb = dtype.bytes();
+            s.a.clear();
+            read_f32s(
+                slice(m, addr_region(a), r.addr[1], (mm * kk) as u64 * eb)?,
+                *dtype,
+                &mut s.a,
+            );
+            s.b.clear();
+            read_f32s(
+                slice(m, addr_region(b), r.addr[2], (kk * nn) as u64 * eb)?,
+                *dtype,
+                &mut s.b,
+            );
+            s.out.clear();
+            if r.val[3] != 0 {
+                read_f32s(
+                    slice(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
+                    DType::F32,
+                    &mut s.out,
+                );
+            } else {
+                s.out.resize(mm * nn, 0.0);
+            }
+            for i in 0..mm {
+                for p in 0..kk {
+                    let x = s.a.get(i * kk + p).copied().unwrap_or(0.0);
+                    let brow = s.b.get(p * nn..(p + 1) * nn).unwrap_or(&[]);
+                    if let Some(orow) = s.out.get_mut(i * nn..(i + 1) * nn) {
+                        orow.iter_mut().zip(brow).for_each(|(o, y)| *o += x * y);
+                    }
+                }
+            }
+            write_f32s(
+                slice_mut(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
+                DType::F32,
+                &s.out,
+            );
+            Ok(())
+        }
+        Op::Fix { dtype, dst, src } => {
+            convert(m, s, view(dst, r, 0), view(src, r, 1), *dtype, DType::F32)
+        }
+        Op::VCast { to, from, dst, src } => {
+            convert(m, s, view(dst, r, 0), view(src, r, 1), *to, *from)
+        }
+        Op::VCopy {
+            dtype: DType::I32,
+            dst,
+            src,
+        } => {
+            let (d, sv) = (view(dst, r, 0), view(src, r, 1));
+            check_bcast(sv, d)?;
+            read_view_i(m, sv, d.rows, d.cols, &mut s.ia)?;
+            write_view_i(m, d, &s.ia)
+        }
+        Op::VCopy { dtype, dst, src } => {
+            convert(m, s, view(dst, r, 0), view(src, r, 1), *dtype, *dtype)
+        }
+        Op::VUnary {
+            op,
+            dtype,
+            dst,
+            src,
+        } => {
+            let (d, sv) = (view(dst, r, 0), view(src, r, 1));
+            check_bcast(sv, d)?;
+            read_view(m, sv, *dtype, d.rows, d.cols, &mut s.a)?;
+            let op = *op;
+            s.a.iter_mut().for_each(|x| *x = unary(op, *x));
+            write_view(m, d, *dtype, &s.a)
+        }
+        Op::VBinary {
+            op,
+            dtype,
+            dst,
+            a,
+            b,
+        } => {
+            let d = view(dst, r, 0);
+            let n = (d.rows * d.cols) as usize;
+            if *dtype == DType::I32 {
+                for (i, src) in [(1usize, a), (2, b)] {
+                    let buf = if i == 1 { &mut s.ia } else { &mut s.ib };
+                    match src {
+                        VSrc::Tile(t) => {
+                            check_bcast(view(t, r, i), d)?;
+                            read_view_i(m, view(t, r, i), d.rows, d.cols, buf)?;
+                        }
+                        VSrc::Float(x) => fill(buf, n, *x as i64),
+                        _ => fill(buf, n, r.val[5 + i]),
+                    }
+                }
+                let op = *op;
+                s.ia.iter_mut()
+                    .zip(&s.ib)
+                    .for_each(|(x, y)| *x = binary_i(op, *x, *y));
+                return write_view_i(m, d, &s.ia);
+            }
+            for (i, src) in [(1usize, a), (2, b)] {
+                let buf = if i == 1 { &mut s.a } else { &mut s.b };
+                match src {
+                    VSrc::Tile(t) => {
+                        check_bcast(view(t, r, i), d)?;
+                        read_view(m, view(t, r, i), *dtype, d.rows, d.cols, buf)?;
+                    }
+                    other => fill(buf, n, super::memory::scalar_of(other, r.val[5 + i])),
+                }
+            }
+            let op = *op;
+            s.a.iter_mut()
+                .zip(&s.b)
+                .for_each(|(x, y)| *x = binary(op, *x, *y));
+            write_view(m, d, *dtype, &s.a)
+        }
+        Op::VDup { dtype, dst, value } => {
+            let d = view(dst, r, 0);
+            let n = (d.rows * d.cols) as usize;
+            if *dtype == DType::I32 {
+                let v = if let VSrc::Float(x) = value {
+                    *x as i64
+                } else {
+                    r.val[6]
+                };
+                fill(&mut s.ia, n, v);
+                return write_view_i(m, d, &s.ia);
+            }
+            fill(&mut s.a, n, super::memory::scalar_of(value, r.val[6]));
+            write_view(m, d, *dtype, &s.a)
+        }
+        Op::VReduce {
+            op,
+            dtype,
+            axis,
+            dst,
+            src,
+        } => {
+            let (d, sv) = (view(dst, r, 0), view(src, r, 1));
+            let want = if *axis == 1 {
+                (sv.rows, 1)
+            } else {
+                (1, sv.cols)
+            };
+            if (d.rows, d.cols) != want {
+                return Err(format!(
+                    "reducing a {} x {} tile along axis {axis} gives {} x {}, but the destination is {} x {}",
+                    sv.rows, sv.cols, want.0, want.1, d.rows, d.cols
+                ));
+            }
+            read_view(m, sv, *dtype, sv.rows, sv.cols, &mut s.a)?;
+            let (init, f): (f32, fn(f32, f32) -> f32) = match op {
+                RedOp::Sum => (0.0, |a, b| a + b),
+                RedOp::Max => (f32::NEG_INFINITY, f32::max),
+                RedOp::Min => (f32::INFINITY, f32::min),
+            };
+            s.out.clear();
+            let cols = sv.cols.max(1) as usize;
+            if *axis == 1 {
+                s.out.extend(
+                    s.a.chunks(cols)
+                        .map(|row| row.iter().fold(init, |acc, x| f(acc, *x))),
+                );
+            } else {
+                s.out.resize(sv.cols as usize, init);
+                for row in s.a.chunks(cols) {
+                    s.out.iter_mut().zip(row).for_each(|(o, x)| *o = f(*o, *x));
+                }
+            }
+            write_view(m, d, *dtype, &s.out)
+        }
+        _ => Ok(()),
+    }
+}
+
+fn fill<T: Copy>(buf: &mut Vec<T>, n: usize, v: T) {
+    buf.clear();
+    buf.resize(n, v);
+}
+
+fn convert(m: &mut Memory, s: &mut Scratch, d: View, sv: View, to: DType, from: DType) -> R<()> {
+    check_bcast(sv, d)?;
+    if from == DType::I32 && to == DType::I32 {
+        read_view_i(m, sv, d.rows, d.cols, &mut s.ia)?;
+        return write_view_i(m, d, &s.ia);
+    }
+    read_view(m, sv, from, d.rows, d.cols, &mut s.a)?;
+    write_view(m, d, to, &s.a)
+}

@@ -1,0 +1,523 @@
+//! Operand resolution (registers to byte addresses), bounds and alignment checks,
+//! access footprints for race detection, and the byte-addressed memories.
+
+use crate::isa::{Addr, Op, Program, Region, Tile, VSrc, Val};
+use crate::machine::Machine;
+use crate::types::{DType, MemSpace};
+
+/// Largest element count one instruction may touch: keeps every instruction's work
+/// bounded even with zero strides.
+pub const MAX_ELEMS: i64 = 1 << 24;
+
+/// An instruction's operands with every register read: byte addresses in operand order,
+/// then extents (see `resolve` for the order per op). Fixed-size so queues hold it inline.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Resolved {
+    pub addr: [u64; 4],
+    pub val: [i64; 8],
+}
+
+/// Dense index of a region: on-chip spaces 0..5, then GM tensors.
+pub fn region_index(r: Region) -> usize {
+    match r {
+        Region::Buf(s) => (s as usize).saturating_sub(1),
+        Region::Tensor(t) => 5 + t as usize,
+    }
+}
+
+pub const ONCHIP: [MemSpace; 5] = [
+    MemSpace::UB,
+    MemSpace::L1,
+    MemSpace::L0A,
+    MemSpace::L0B,
+    MemSpace::L0C,
+];
+
+/// A byte footprint: `rows` runs of `row_bytes`, `stride` bytes apart, from `lo`;
+/// everything lies in `[lo, hi)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    pub lo: u64,
+    pub hi: u64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub stride: u64,
+}
+
+impl Footprint {
+    pub fn contiguous(lo: u64, hi: u64) -> Footprint {
+        Footprint {
+            lo,
+            hi,
+            rows: 1,
+            row_bytes: hi - lo,
+            stride: hi - lo,
+        }
+    }
+
+    pub fn empty(at: u64) -> Footprint {
+        Footprint {
+            lo: at,
+            hi: at,
+            rows: 0,
+            row_bytes: 0,
+            stride: 0,
+        }
+    }
+
+    fn is_contiguous(&self) -> bool {
+        self.rows <= 1 || self.row_bytes >= self.stride
+    }
+
+    /// Whether a row of `self` intersects `[a, b)`.
+    fn hits_range(&self, a: u64, b: u64) -> bool {
+        if self.is_contiguous() {
+            return self.lo < b && a < self.hi;
+        }
+        // First row whose end passes `a`, then check it starts before `b`.
+        let first = if a + 1 > self.lo + self.row_bytes {
+            (a + 1 - self.lo - self.row_bytes).div_ceil(self.stride)
+        } else {
+            0
+        };
+        first < self.rows && self.lo + first * self.stride < b
+    }
+
+    /// Exact for contiguous or row-strided pairs up to 4096 rows; conservative beyond.
+    pub fn overlaps(&self, o: &Footprint) -> bool {
+        if self.lo >= o.hi || o.lo >= self.hi {
+            return false;
+        }
+        if o.is_contiguous() {
+            return self.hits_range(o.lo, o.hi);
+        }
+        if self.is_contiguous() {
+            return o.hits_range(self.lo, self.hi);
+        }
+        let (few, many) = if self.rows <= o.rows {
+            (self, o)
+        } else {
+            (o, self)
+        };
+        if few.rows > 4096 {
+            return true;
+        }
+        (0..few.rows).any(|r| {
+            let a = few.lo + r * few.stride;
+            many.hits_range(a, a + few.row_bytes)
+        })
+    }
+}
+
+/// One memory access of an instruction.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub region: Region,
+    pub fp: Footprint,
+    pub write: bool,
+}
+
+pub struct Accesses {
+    pub items: [Option<Access>; 4],
+}
+
+impl Accesses {
+    pub fn iter(&self) -> impl Iterator<Item = &Access> {
+        self.items.iter().flatten()
+    }
+}
+
+fn reg_val(regs: &[i64; 32], v: Val) -> i64 {
+    match v {
+        Val::Imm(i) => i,
+        Val::Reg(r) => regs.get(r.0 as usize).copied().unwrap_or(0),
+    }
+}
+
+fn addr_val(regs: &[i64; 32], a: &Addr) -> Result<u64, String> {
+    let base = a
+        .base
+        .map_or(0, |r| regs.get(r.0 as usize).copied().unwrap_or(0));
+    let v = base
+        .checked_add(a.offset)
+        .ok_or("address arithmetic overflows")?;
+    u64::try_from(v).map_err(|_| format!("negative address {v}"))
+}
+
+/// Reads every register operand of `op`. Order: DMA `addr=[dst, src]`, `val=extents`;
+/// gather/scatter `addr=[dst, src, index]`, `val=[rows, len]`; mmad `addr=[c, a, b]`,
+/// `val=[m, k, n, acc]`; tile ops `addr=[dst, src(s)..]`, `val=[rows, cols]` per tile
+/// in the same order, with a register scalar (vbinary/vdup) in `val[6]`/`val[7]`;
+/// flags `val[0]=id`.
+pub fn resolve(op: &Op, regs: &[i64; 32]) -> Result<Resolved, String> {
+    let mut r = Resolved::default();
+    let put_tile = |r: &mut Resolved, i: usize, t: &Tile| -> Result<(), String> {
+        r.addr[i] = addr_val(regs, &t.addr)?;
+        r.val[2 * i] = reg_val(regs, t.rows);
+        r.val[2 * i + 1] = reg_val(regs, t.cols);
+        Ok(())
+    };
+    match op {
+        Op::Dma { dst, src, dims, .. } => {
+            r.addr[0] = addr_val(regs, dst)?;
+            r.addr[1] = addr_val(regs, src)?;
+            for (i, d) in dims.iter().enumerate().take(4) {
+                r.val[i] = reg_val(regs, d.extent);
+            }
+        }
+        Op::Gather {
+            dst,
+            src,
+            index,
+            rows,
+            len,
+            ..
+        }
+        | Op::Scatter {
+            dst,
+            src,
+            index,
+            rows,
+            len,
+            ..
+        } => {
+            r.addr[0] = addr_val(regs, dst)?;
+            r.addr[1] = addr_val(regs, src)?;
+            r.addr[2] = addr_val(regs, index)?;
+            r.val[0] = reg_val(regs, *rows);
+            r.val[1] = reg_val(regs, *len);
+        }
+        Op::Mmad {
+            c,
+            a,
+            b,
+            m,
+            k,
+            n,
+            acc,
+            ..
+        } => {
+            r.addr[0] = addr_val(regs, c)?;
+            r.addr[1] = addr_val(regs, a)?;
+            r.addr[2] = addr_val(regs, b)?;
+            r.val[0] = reg_val(regs, *m);
+            r.val[1] = reg_val(regs, *k);
+            r.val[2] = reg_val(regs, *n);
+            r.val[3] = reg_val(regs, *acc);
+        }
+        Op::Mov2d { dst, src, .. }
+        | Op::Fix { dst, src, .. }
+        | Op::VUnary { dst, src, .. }
+        | Op::VReduce { dst, src, .. }
+        | Op::VCast { dst, src, .. }
+        | Op::VCopy { dst, src, .. } => {
+            put_tile(&mut r, 0, dst)?;
+            put_tile(&mut r, 1, src)?;
+        }
+        Op::VBinary { dst, a, b, .. } => {
+            put_tile(&mut r, 0, dst)?;
+            for (i, s) in [(1, a), (2, b)] {
+                match s {
+                    VSrc::Tile(t) => put_tile(&mut r, i, t)?,
+                    VSrc::Reg(_) | VSrc::Int(_) | VSrc::Float(_) => {
+                        r.val[5 + i] = match s {
+                            VSrc::Reg(x) => reg_val(regs, Val::Reg(*x)),
+                            VSrc::Int(x) => *x,
+                            _ => 0,
+                        };
+                    }
+                }
+            }
+        }
+        Op::VDup { dst, value, .. } => {
+            put_tile(&mut r, 0, dst)?;
+            if let VSrc::Reg(x) = value {
+                r.val[6] = reg_val(regs, Val::Reg(*x));
+            }
+        }
+        Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => r.val[0] = reg_val(regs, *id),
+        _ => {}
+    }
+    Ok(r)
+}
+
+fn tile_fp(addr: u64, rows: i64, cols: i64, stride: i64, eb: u64) -> Result<Footprint, String> {
+    if rows < 0 || cols < 0 || stride < 0 {
+        return Err(format!(
+            "negative tile extent or stride ({rows} x {cols}, stride {stride})"
+        ));
+    }
+    if rows.saturating_mul(cols) > MAX_ELEMS {
+        return Err(format!(
+            "tile of {rows} x {cols} elements exceeds the {MAX_ELEMS}-element limit"
+        ));
+    }
+    let (rows, cols, stride) = (rows as u64, cols as u64, stride as u64);
+    if rows == 0 || cols == 0 {
+        return Ok(Footprint::empty(addr));
+    }
+    let hi = addr
+        .checked_add(((rows - 1).saturating_mul(stride).saturating_add(cols)).saturating_mul(eb))
+        .ok_or("address overflows")?;
+    Ok(Footprint {
+        lo: addr,
+        hi,
+        rows,
+        row_bytes: cols * eb,
+        stride: stride * eb,
+    })
+}
+
+fn strided_fp(addr: u64, dims: &[(i64, i64)], eb: u64) -> Result<Footprint, String> {
+    let mut span: u64 = 0;
+    let mut total: i64 = 1;
+    for &(e, s) in dims {
+        if e < 0 || s < 0 {
+            return Err(format!("negative DMA extent or stride ({e}, {s})"));
+        }
+        total = total.saturating_mul(e);
+        span = span.saturating_add((e.max(1) as u64 - 1).saturating_mul(s as u64));
+    }
+    if total > MAX_ELEMS {
+        return Err(format!(
+            "transfer of {total} elements exceeds the {MAX_ELEMS}-element limit"
+        ));
+    }
+    if total == 0 {
+        return Ok(Footprint::empty(addr));
+    }
+    let hi = addr
+        .checked_add(span.saturating_add(1).saturating_mul(eb))
+        .ok_or("address overflows")?;
+    match dims {
+        [(e, 1)] => Ok(Footprint::contiguous(addr, addr + *e as u64 * eb)),
+        [(r, s), (c, 1)] => tile_fp(addr, *r, *c, *s, eb),
+        _ => Ok(Footprint::contiguous(addr, hi)),
+    }
+}
+
+fn elem_bytes(t: DType) -> u64 {
+    t.bytes()
+}
+
+/// Every memory access of `op` with its footprint, checked against the region's size
+/// and alignment. Gathers and scatters touch data-dependent rows: their GM footprint is
+/// conservatively everything from the base to the end of the tensor.
+pub fn accesses(
+    prog: &Program,
+    machine: &Machine,
+    op: &Op,
+    r: &Resolved,
+) -> Result<Accesses, String> {
+    let mut items: [Option<Access>; 4] = [None; 4];
+    let mut n = 0;
+    let mut push = |region: Region, fp: Footprint, write: bool| {
+        if let Some(slot) = items.get_mut(n) {
+            *slot = Some(Access { region, fp, write });
+            n += 1;
+        }
+    };
+    let tile = |i: usize, t: &Tile, eb: u64| {
+        tile_fp(r.addr[i], r.val[2 * i], r.val[2 * i + 1], t.stride, eb)
+    };
+    match op {
+        Op::Dma {
+            dtype,
+            dst,
+            src,
+            dims,
+        } => {
+            let eb = elem_bytes(*dtype);
+            let sd: Vec<(i64, i64)> = dims
+                .iter()
+                .zip(r.val)
+                .map(|(d, e)| (e, d.src_stride))
+                .collect();
+            let dd: Vec<(i64, i64)> = dims
+                .iter()
+                .zip(r.val)
+                .map(|(d, e)| (e, d.dst_stride))
+                .collect();
+            push(src.region, strided_fp(r.addr[1], &sd, eb)?, false);
+            push(dst.region, strided_fp(r.addr[0], &dd, eb)?, true);
+        }
+        Op::Gather {
+            dtype,
+            dst,
+            src,
+            index,
+            src_stride,
+            dst_stride,
+            ..
+        }
+        | Op::Scatter {
+            dtype,
+            dst,
+            src,
+            index,
+            src_stride,
+            dst_stride,
+            ..
+        } => {
+            if *src_stride < 0 || *dst_stride < 0 {
+                return Err("negative gather/scatter stride".into());
+            }
+            let eb = elem_bytes(*dtype);
+            let (rows, len) = (r.val[0], r.val[1]);
+            push(index.region, tile_fp(r.addr[2], 1, rows, 1, 4)?, false);
+            let gather = matches!(op, Op::Gather { .. });
+            let (gm, gm_addr, ub, ub_addr, ub_stride) = if gather {
+                (src, r.addr[1], dst, r.addr[0], *dst_stride)
+            } else {
+                (dst, r.addr[0], src, r.addr[1], *src_stride)
+            };
+            push(
+                ub.region,
+                tile_fp(ub_addr, rows, len, ub_stride, eb)?,
+                gather,
+            );
+            let end = region_size(prog, machine, gm.region).max(gm_addr);
+            if rows > 0 && len > 0 {
+                push(gm.region, Footprint::contiguous(gm_addr, end), !gather);
+            }
+        }
+        Op::Mmad { dtype, c, a, b, .. } => {
+            let eb = elem_bytes(*dtype);
+            let (m, k, nn) = (r.val[0], r.val[1], r.val[2]);
+            push(a.region, tile_fp(r.addr[1], m, k, k, eb)?, false);
+            push(b.region, tile_fp(r.addr[2], k, nn, nn, eb)?, false);
+            push(c.region, tile_fp(r.addr[0], m, nn, nn, 4)?, true);
+        }
+        Op::Mov2d {
+            dtype, dst, src, ..
+        }
+        | Op::VCopy { dtype, dst, src }
+        | Op::VUnary {
+            dtype, dst, src, ..
+        } => {
+            let eb = elem_bytes(*dtype);
+            push(src.addr.region, tile(1, src, eb)?, false);
+            push(dst.addr.region, tile(0, dst, eb)?, true);
+        }
+        Op::VReduce {
+            dtype, dst, src, ..
+        } => {
+            let eb = elem_bytes(*dtype);
+            push(src.addr.region, tile(1, src, eb)?, false);
+            push(dst.addr.region, tile(0, dst, eb)?, true);
+        }
+        Op::Fix { dtype, dst, src } => {
+            push(src.addr.region, tile(1, src, 4)?, false);
+            push(dst.addr.region, tile(0, dst, elem_bytes(*dtype))?, true);
+        }
+        Op::VCast { to, from, dst, src } => {
+            push(src.addr.region, tile(1, src, elem_bytes(*from))?, false);
+            push(dst.addr.region, tile(0, dst, elem_bytes(*to))?, true);
+        }
+        Op::VBinary {
+            dtype, dst, a, b, ..
+        } => {
+            let eb = elem_bytes(*dtype);
+            for (i, s) in [(1, a), (2, b)] {
+                if let VSrc::Tile(t) = s {
+                    push(t.addr.region, tile(i, t, eb)?, false);
+                }
+            }
+            push(dst.addr.region, tile(0, dst, eb)?, true);
+        }
+        Op::VDup { dtype, dst, .. } => {
+            push(dst.addr.region, tile(0, dst, elem_bytes(*dtype))?, true)
+        }
+        _ => {}
+    }
+    let acc = Accesses { items };
+    for a in acc.iter() {
+        check_bounds(prog, machine, a, op_dtype_bytes(op, a))?;
+    }
+    Ok(acc)
+}
+
+fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {
+    match op {
+        Op::Gather { .. } | Op::Scatter { .. } if a.fp.row_bytes == 4 && a.fp.rows == 1 => 4,
+        Op::Dma { dtype, .. }
+        | Op::Gather { dtype, .. }
+        | Op::Scatter { dtype, .. }
+        | Op::Mov2d { dtype, .. }
+        | Op::VUnary { dtype, .. }
+        | Op::VBinary { dtype, .. }
+        | Op::VReduce { dtype, .. }
+        | Op::VDup { dtype, .. }
+        | Op::VCopy { dtype, .. } => dtype.bytes(),
+        Op::Mmad { dtype, .. } if a.region.space() != MemSpace::L0C => dtype.bytes(),
+        _ => 1,
+    }
+}
+
+pub fn region_size(prog: &Program, machine: &Machine, region: Region) -> u64 {
+    match region {
+        Region::Buf(s) => machine.memories.get(s).size.unwrap_or(0),
+        Region::Tensor(t) => prog.tensors.get(t as usize).map_or(0, |d| d.bytes()),
+    }
+}
+
+/// On-chip operands must sit at the space's alignment. In GM only element alignment is
+/// required: the preset's GM alignment is a bandwidth figure, and rows of odd-sized
+/// tensors start at any element.
+fn check_bounds(prog: &Program, machine: &Machine, a: &Access, eb: u64) -> Result<(), String> {
+    let size = region_size(prog, machine, a.region);
+    let name = prog.region_name(a.region);
+    if a.fp.hi > size {
+        return Err(format!(
+            "{name}[{:#x}..{:#x}) is out of bounds ({name} holds {size:#x} bytes)",
+            a.fp.lo, a.fp.hi
+        ));
+    }
+    let align = match a.region {
+        Region::Buf(s) => machine.memories.get(s).alignment,
+        Region::Tensor(_) => eb,
+    };
+    if align > 1 && a.fp.lo % align != 0 {
+        return Err(format!(
+            "{name}[{:#x}] is not aligned to {align} bytes",
+            a.fp.lo
+        ));
+    }
+    Ok(())
+}
+
+/// The simulated memories. In timing-only mode nothing is allocated.
+pub struct Memory {
+    pub regions: Vec<Vec<u8>>,
+}
+
+impl Memory {
+    pub fn new(machine: &Machine, gm: Vec<Vec<u8>>) -> Memory {
+        let mut regions: Vec<Vec<u8>> = ONCHIP
+            .iter()
+            .map(|s| vec![0u8; machine.memories.get(*s).size.unwrap_or(0) as usize])
+            .collect();
+        regions.extend(gm);
+        Memory { regions }
+    }
+
+    pub fn empty() -> Memory {
+        Memory {
+            regions: Vec::new(),
+        }
+    }
+}
+
+/// Bytes of an element, for cost computation.
+pub fn bytes_of(t: DType) -> u64 {
+    elem_bytes(t)
+}
+
+/// Value of a register-or-immediate as resolved.
+pub fn scalar_of(v: &VSrc, resolved: i64) -> f32 {
+    match v {
+        VSrc::Float(x) => *x,
+        VSrc::Int(_) | VSrc::Reg(_) => resolved as f32,
+        VSrc::Tile(_) => 0.0,
+    }
+}

@@ -1,0 +1,279 @@
+//! The machine simulator (SPEC 4): functional execution, per-pipe timing, flag checking,
+//! happens-before race detection and a Chrome trace export.
+//!
+//! One discrete-event run ([`timing`]) drives everything: the S pipe walks the program and
+//! dispatches into bounded per-pipe queues; each pipe starts its queue head when its
+//! operands allow and completes it `cost` cycles later. Data effects ([`exec`]) apply at
+//! completion, in global time order, so a missing flag shows up as a wrong result as
+//! well as a reported race ([`race`]). With `SimMode { functional: false }` no memory is
+//! allocated and only timing, flags and races are computed.
+
+pub mod exec;
+pub mod flags;
+pub mod memory;
+pub mod race;
+pub mod timing;
+pub mod trace;
+
+use crate::isa::{Program, Provenance};
+use crate::machine::Machine;
+use crate::tensor::Tensor;
+use crate::types::{MemSpace, Pipe};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimMode {
+    /// Execute on data (and produce outputs); `false` computes timing, flags and races only.
+    pub functional: bool,
+}
+
+/// Trace entries and flag events kept at most (later ones are counted, not stored), so a
+/// 10^7-instruction run stays within memory.
+pub const TRACE_LIMIT: usize = 1 << 21;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PipeStats {
+    pub pipe: Pipe,
+    /// Cycles the pipe was executing something.
+    pub busy: u64,
+    pub instructions: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum StallReason {
+    /// The S pipe could not dispatch this instruction for `cycles` because its pipe's
+    /// queue was full.
+    QueueFull { cycles: u64 },
+    /// The pipe waited `cycles` for the flag.
+    WaitFlag {
+        src: Pipe,
+        dst: Pipe,
+        id: u32,
+        cycles: u64,
+    },
+    /// The transfer took `cycles` longer because MTE2 and MTE3 shared GM bandwidth.
+    Bandwidth { cycles: u64 },
+    /// `pipe_barrier ALL` held the S pipe `cycles` until every pipe drained.
+    Barrier { cycles: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// Static instruction index into `Program::instrs`.
+    pub index: u32,
+    pub pipe: Pipe,
+    /// When the S pipe handed it to its pipe (equals `start` for S instructions).
+    pub dispatch: u64,
+    pub start: u64,
+    pub end: u64,
+    pub stall: Option<StallReason>,
+    pub prov: Provenance,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlagEvent {
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub id: u32,
+    pub set_cycle: u64,
+    /// `None` if no wait consumed it.
+    pub wait_cycle: Option<u64>,
+    pub set_instr: u32,
+    pub wait_instr: Option<u32>,
+}
+
+/// A static instruction named in a report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstrRef {
+    pub index: u32,
+    pub text: String,
+    pub pipe: Pipe,
+    pub prov: Provenance,
+}
+
+impl InstrRef {
+    pub fn new(prog: &Program, index: u32) -> InstrRef {
+        let ins = prog.instrs.get(index as usize);
+        InstrRef {
+            index,
+            text: prog.instr_text(index as usize),
+            pipe: ins.map_or(Pipe::S, |i| i.op.pipe()),
+            prov: ins.map(|i| i.prov).unwrap_or_default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccessKind {
+    Read,
+    Write,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceAccess {
+    pub instr: InstrRef,
+    pub kind: AccessKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Race {
+    pub first: RaceAccess,
+    pub second: RaceAccess,
+    pub space: MemSpace,
+    /// Overlapping bytes `[start, end)` (of the tensor, for GM).
+    pub overlap: (u64, u64),
+    /// The GM tensor's name, when the race is in GM.
+    pub buffer: Option<String>,
+    pub message: String,
+    /// How many dynamic instances of this pair of static instructions raced.
+    pub count: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SimErrorKind {
+    /// The program or the inputs do not fit the machine (bad binding, malformed program).
+    Invalid,
+    /// Out-of-bounds, misaligned or malformed operand.
+    Memory,
+    /// Gather or scatter index out of range.
+    Index,
+    /// Division by zero or overflow in scalar arithmetic.
+    Scalar,
+    FlagAlreadySet,
+    FlagLeftSet,
+    EventIdRange,
+    Deadlock,
+    InstructionLimit,
+    CycleLimit,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SimError {
+    pub kind: SimErrorKind,
+    pub message: String,
+    pub instr: Option<InstrRef>,
+    /// Other instructions involved (the earlier set, the blocked waits).
+    pub related: Vec<InstrRef>,
+    pub cycle: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub name: String,
+    pub tensor: Tensor,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimResult {
+    /// Cycle at which the last pipe finished.
+    pub cycles: u64,
+    pub pipes: Vec<PipeStats>,
+    /// Dynamic instructions executed (S walked), loop control included.
+    pub instructions: u64,
+    /// Bytes moved to or from GM.
+    pub gm_bytes: u64,
+    pub trace: Vec<TraceEntry>,
+    /// True when the trace or flag list hit [`TRACE_LIMIT`].
+    pub trace_truncated: bool,
+    pub flags: Vec<FlagEvent>,
+    pub races: Vec<Race>,
+    pub errors: Vec<SimError>,
+    /// Every GM tensor after the run, in declaration order (functional mode only; not
+    /// serialised: write them as `.npy`).
+    #[serde(skip)]
+    pub outputs: Vec<Output>,
+}
+
+impl SimResult {
+    pub fn pipe(&self, pipe: Pipe) -> Option<&PipeStats> {
+        self.pipes.iter().find(|p| p.pipe == pipe)
+    }
+
+    pub fn output(&self, name: &str) -> Option<&Tensor> {
+        self.outputs
+            .iter()
+            .find(|o| o.name == name)
+            .map(|o| &o.tensor)
+    }
+}
+
+fn invalid(message: String) -> SimResult {
+    SimResult {
+        errors: vec![SimError {
+            kind: SimErrorKind::Invalid,
+            message,
+            instr: None,
+            related: Vec::new(),
+            cycle: 0,
+        }],
+        ..SimResult::default()
+    }
+}
+
+/// Runs `program` on `machine`. `inputs` bind to `program.tensors` in order (dtype and
+/// shape must match); in timing-only mode they may be empty. Every problem is a value in
+/// `SimResult::errors`; this never panics or runs unbounded.
+pub fn simulate(
+    program: &Program,
+    machine: &Machine,
+    inputs: Vec<Tensor>,
+    mode: SimMode,
+) -> SimResult {
+    if let Err(e) = machine.validate() {
+        return invalid(format!("invalid machine: {e}"));
+    }
+    if let Err(errs) = program.validate() {
+        return invalid(format!("invalid program: {}", errs.join("; ")));
+    }
+    for (i, ins) in program.instrs.iter().enumerate() {
+        if let crate::isa::Op::Dma { dims, .. } = &ins.op {
+            if dims.len() > machine.dma_max_dims as usize {
+                return invalid(format!(
+                    "#{i} `{}` has {} dimensions; {} allows at most {}",
+                    program.instr_text(i),
+                    dims.len(),
+                    machine.name,
+                    machine.dma_max_dims
+                ));
+            }
+        }
+    }
+    let mut gm = Vec::new();
+    if mode.functional || !inputs.is_empty() {
+        if inputs.len() != program.tensors.len() {
+            return invalid(format!(
+                "the program declares {} tensors but {} inputs were given",
+                program.tensors.len(),
+                inputs.len()
+            ));
+        }
+        for (decl, t) in program.tensors.iter().zip(&inputs) {
+            if decl.dtype != t.dtype || decl.shape != t.shape {
+                return invalid(format!(
+                    "input `{}` is {}{:?} but the program declares {}{:?}",
+                    decl.name, t.dtype, t.shape, decl.dtype, decl.shape
+                ));
+            }
+            if t.data.len() as u64 != decl.bytes() {
+                return invalid(format!(
+                    "input `{}` holds {} bytes, expected {}",
+                    decl.name,
+                    t.data.len(),
+                    decl.bytes()
+                ));
+            }
+        }
+    }
+    let memory = if mode.functional {
+        gm.extend(inputs.into_iter().map(|t| t.data));
+        memory::Memory::new(machine, gm)
+    } else {
+        memory::Memory::empty()
+    };
+    let mut result = timing::Engine::new(program, machine, memory, mode.functional).run();
+    result.pipes.sort_by_key(|p| p.pipe);
+    result
+}

@@ -1,0 +1,820 @@
+//! The discrete-event engine: per-pipe in-order timing, flags, caps and deadlock.
+//!
+//! Events are processed in global time order. At each step the engine picks the earliest
+//! of: a pipe completing its in-flight instruction, a pipe starting its queue head, or the
+//! S pipe walking its next instruction (ties in that order, then by pipe). There are only
+//! seven pipes, so a linear scan beats a heap.
+//!
+//! Costs: S scalar ops and loop control `scalar_op_cycles`; dispatch `dispatch_cycles`
+//! (the instruction is in its queue at the end of that cycle); sync ops `sync_cycles`;
+//! DMA `startup + ceil(bytes / bandwidth)`; matmul and vector per SPEC 2.
+//!
+//! GM bandwidth sharing, kept simple: when an MTE2 or MTE3 transfer touching GM starts
+//! while the other of the two is still moving GM data, the overlapping part of the new
+//! transfer runs at half speed (it takes `ceil(w / 2)` extra cycles for `w` cycles of
+//! overlap). The transfer already running is not re-timed.
+
+use super::exec::{self, Scratch};
+use super::flags::{self, FlagTable, SetFlag};
+use super::memory::{self, Memory, Resolved};
+use super::race::RaceDetector;
+use super::{
+    FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind, SimResult, StallReason,
+    TraceEntry, TRACE_LIMIT,
+};
+use crate::isa::{AluOp, Op, Program, Region, Val, NUM_REGS, SPILL_SLOTS};
+use crate::machine::Machine;
+use crate::tensor::Tensor;
+use crate::types::{DType, MemSpace, Pipe};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy)]
+struct Dyn {
+    idx: u32,
+    dispatch: u64,
+    res: Resolved,
+    queue_stall: u64,
+}
+
+#[derive(Clone, Copy)]
+struct Inflight {
+    d: Dyn,
+    start: u64,
+    end: u64,
+    stall: Option<StallReason>,
+}
+
+#[derive(Default)]
+struct PipeState {
+    queue: VecDeque<Dyn>,
+    inflight: Option<Inflight>,
+    free_at: u64,
+    busy: u64,
+    count: u64,
+    /// End of this pipe's current GM transfer (MTE2 / MTE3), for bandwidth sharing.
+    gm_until: u64,
+}
+
+struct Frame {
+    body: usize,
+    counter: usize,
+    iter: i64,
+    count: i64,
+}
+
+struct Cost {
+    cycles: u64,
+    /// Cycles spent moving bytes (after the startup latency), for bandwidth sharing.
+    transfer: u64,
+    startup: u64,
+    gm_bytes: u64,
+}
+
+pub struct Engine<'a> {
+    prog: &'a Program,
+    machine: &'a Machine,
+    mem: Memory,
+    functional: bool,
+    scratch: Scratch,
+    pipes: [PipeState; 7],
+    pc: usize,
+    stack: Vec<Frame>,
+    regs: [i64; NUM_REGS as usize],
+    spill: [i64; SPILL_SLOTS as usize],
+    /// When the S pipe is next free.
+    s_time: u64,
+    s_done: bool,
+    /// For each `loop` the index of its `endloop` (and back).
+    matching: Vec<usize>,
+    now: u64,
+    flags: FlagTable,
+    race: RaceDetector,
+    out: SimResult,
+    fatal: bool,
+}
+
+fn div_ceil_f(bytes: u64, bw: f64) -> u64 {
+    // Bandwidths are validated positive; the result is bounded by bytes * 1000.
+    (bytes as f64 / bw).ceil() as u64
+}
+
+fn pipe_of(i: usize) -> Pipe {
+    Pipe::ALL.get(i).copied().unwrap_or(Pipe::S)
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(
+        prog: &'a Program,
+        machine: &'a Machine,
+        mem: Memory,
+        functional: bool,
+    ) -> Engine<'a> {
+        let mut matching = vec![0; prog.instrs.len()];
+        let mut open = Vec::new();
+        for (i, ins) in prog.instrs.iter().enumerate() {
+            match ins.op {
+                Op::Loop { .. } => open.push(i),
+                Op::EndLoop => {
+                    // Balanced loops were validated before the engine is built.
+                    if let Some(l) = open.pop() {
+                        matching[l] = i;
+                        matching[i] = l;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Engine {
+            prog,
+            machine,
+            mem,
+            functional,
+            scratch: Scratch::default(),
+            pipes: Default::default(),
+            pc: 0,
+            stack: Vec::new(),
+            regs: [0; NUM_REGS as usize],
+            spill: [0; SPILL_SLOTS as usize],
+            s_time: 0,
+            s_done: prog.instrs.is_empty(),
+            matching,
+            now: 0,
+            flags: FlagTable::default(),
+            race: RaceDetector::new(prog),
+            out: SimResult::default(),
+            fatal: false,
+        }
+    }
+
+    fn op(&self, idx: u32) -> &'a Op {
+        let prog: &'a Program = self.prog;
+        match prog.instrs.get(idx as usize) {
+            Some(i) => &i.op,
+            None => &Op::EndLoop,
+        }
+    }
+
+    fn error(
+        &mut self,
+        kind: SimErrorKind,
+        message: String,
+        instr: Option<u32>,
+        related: &[u32],
+        fatal: bool,
+    ) {
+        let prog = self.prog;
+        self.out.errors.push(SimError {
+            kind,
+            message,
+            instr: instr.map(|i| InstrRef::new(prog, i)),
+            related: related.iter().map(|&i| InstrRef::new(prog, i)).collect(),
+            cycle: self.now,
+        });
+        self.fatal |= fatal;
+    }
+
+    fn trace(&mut self, e: TraceEntry) {
+        if self.out.trace.len() < TRACE_LIMIT {
+            self.out.trace.push(e);
+        } else {
+            self.out.trace_truncated = true;
+        }
+    }
+
+    fn flag_key(&self, d: &Dyn) -> usize {
+        match self.op(d.idx) {
+            Op::SetFlag { src, dst, .. } | Op::WaitFlag { src, dst, .. } => {
+                flags::key(*src, *dst, d.res.val[0] as u32)
+            }
+            _ => 0,
+        }
+    }
+
+    pub fn run(mut self) -> SimResult {
+        let max_cycles = self.machine.limits.max_cycles;
+        while !self.fatal {
+            // (time, priority, pipe): completions, then starts, then the S pipe.
+            let mut best: Option<(u64, u8, usize)> = None;
+            let mut consider = |c: (u64, u8, usize)| {
+                if best.is_none_or(|b| c < b) {
+                    best = Some(c);
+                }
+            };
+            for p in 1..7 {
+                let ps = &self.pipes[p];
+                if let Some(f) = &ps.inflight {
+                    consider((f.end, 0, p));
+                } else if let Some(h) = ps.queue.front() {
+                    let mut t = ps.free_at.max(h.dispatch);
+                    if matches!(self.op(h.idx), Op::WaitFlag { .. }) {
+                        match self.flags.get(self.flag_key(h)) {
+                            Some(f) => t = t.max(f.cycle),
+                            None => continue,
+                        }
+                    }
+                    consider((t, 1, p));
+                }
+            }
+            if let Some(t) = self.s_ready() {
+                consider((t, 2, 0));
+            }
+            let Some((t, prio, p)) = best else { break };
+            if t > max_cycles {
+                self.error(
+                    SimErrorKind::CycleLimit,
+                    format!("the run passed the cycle limit of {max_cycles} (limits.max_cycles)"),
+                    None,
+                    &[],
+                    true,
+                );
+                break;
+            }
+            self.now = t;
+            match prio {
+                0 => self.complete(p),
+                1 => self.start(p),
+                _ => self.s_step(t),
+            }
+        }
+        self.finish()
+    }
+
+    /// When the S pipe can take its next step, or `None` if it is done or blocked.
+    fn s_ready(&mut self) -> Option<u64> {
+        if self.s_done {
+            return None;
+        }
+        let Some(ins) = self.prog.instrs.get(self.pc) else {
+            self.s_done = true;
+            return None;
+        };
+        let t = self.s_time.max(self.now);
+        match &ins.op {
+            Op::Barrier { pipe: None } => {
+                let drained = self
+                    .pipes
+                    .iter()
+                    .all(|p| p.queue.is_empty() && p.inflight.is_none());
+                drained.then(|| self.pipes.iter().map(|p| p.free_at).fold(t, u64::max))
+            }
+            op => {
+                let pipe = op.pipe();
+                if pipe != Pipe::S
+                    && self.pipes[pipe.index()].queue.len()
+                        >= self.machine.queue_depth.get(pipe) as usize
+                {
+                    None
+                } else {
+                    Some(t)
+                }
+            }
+        }
+    }
+
+    fn reg(&self, v: Val) -> i64 {
+        match v {
+            Val::Imm(i) => i,
+            Val::Reg(r) => self.regs.get(r.0 as usize).copied().unwrap_or(0),
+        }
+    }
+
+    fn set_reg(&mut self, r: crate::isa::Reg, v: i64) {
+        if let Some(x) = self.regs.get_mut(r.0 as usize) {
+            *x = v;
+        }
+    }
+
+    fn s_step(&mut self, t: u64) {
+        let idx = self.pc as u32;
+        self.out.instructions += 1;
+        if self.out.instructions > self.machine.limits.max_instructions {
+            let lim = self.machine.limits.max_instructions;
+            self.error(
+                SimErrorKind::InstructionLimit,
+                format!("the run passed the limit of {lim} simulated instructions (limits.max_instructions)"),
+                Some(idx),
+                &[],
+                true,
+            );
+            return;
+        }
+        let prog: &'a Program = self.prog;
+        let Some(ins) = prog.instrs.get(self.pc) else {
+            return;
+        };
+        let costs = &self.machine.costs;
+        let scalar = costs.scalar_op_cycles;
+        let mut next = self.pc + 1;
+        let mut stall = None;
+        let mut cost = scalar;
+        match &ins.op {
+            Op::Mov { dst, src } => {
+                let v = self.reg(*src);
+                self.set_reg(*dst, v);
+            }
+            Op::Alu { op, dst, a, b } => {
+                let (x, y) = (self.reg(Val::Reg(*a)), self.reg(*b));
+                let v = match op {
+                    AluOp::Add => x.checked_add(y),
+                    AluOp::Sub => x.checked_sub(y),
+                    AluOp::Mul => x.checked_mul(y),
+                    AluOp::Div => x.checked_div(y),
+                    AluOp::Rem => x.checked_rem(y),
+                    AluOp::Min => Some(x.min(y)),
+                    AluOp::Max => Some(x.max(y)),
+                };
+                match v {
+                    Some(v) => self.set_reg(*dst, v),
+                    None => {
+                        let what = if y == 0 && matches!(op, AluOp::Div | AluOp::Rem) {
+                            "division by zero"
+                        } else {
+                            "overflow"
+                        };
+                        self.error(
+                            SimErrorKind::Scalar,
+                            format!("scalar {what} ({x} and {y})"),
+                            Some(idx),
+                            &[],
+                            true,
+                        );
+                        return;
+                    }
+                }
+            }
+            Op::Sld { dst, slot } => {
+                let v = self.spill.get(*slot as usize).copied().unwrap_or(0);
+                self.set_reg(*dst, v);
+            }
+            Op::Sst { src, slot } => {
+                let v = self.reg(Val::Reg(*src));
+                if let Some(s) = self.spill.get_mut(*slot as usize) {
+                    *s = v;
+                }
+            }
+            Op::Loop { counter, count } => {
+                let n = self.reg(*count);
+                let end = self.matching.get(self.pc).copied().unwrap_or(self.pc);
+                if n <= 0 {
+                    next = end + 1;
+                } else {
+                    self.stack.push(Frame {
+                        body: self.pc + 1,
+                        counter: counter.0 as usize,
+                        iter: 0,
+                        count: n,
+                    });
+                    self.set_reg(*counter, 0);
+                }
+            }
+            Op::EndLoop => {
+                if let Some(f) = self.stack.last_mut() {
+                    f.iter += 1;
+                    if f.iter < f.count {
+                        next = f.body;
+                        if let Some(r) = self.regs.get_mut(f.counter) {
+                            *r = f.iter;
+                        }
+                    } else {
+                        self.stack.pop();
+                    }
+                }
+            }
+            Op::Barrier { pipe: None } => {
+                self.race.barrier_all();
+                cost = costs.sync_cycles;
+                if t > self.s_time {
+                    stall = Some(StallReason::Barrier {
+                        cycles: t - self.s_time,
+                    });
+                }
+            }
+            op => {
+                self.dispatch(idx, op, t);
+                return;
+            }
+        }
+        self.trace(TraceEntry {
+            index: idx,
+            pipe: Pipe::S,
+            dispatch: t,
+            start: t,
+            end: t + cost,
+            stall,
+            prov: ins.prov,
+        });
+        let s = &mut self.pipes[0];
+        s.busy += cost;
+        s.count += 1;
+        s.free_at = t + cost;
+        self.s_time = t + cost;
+        self.pc = next;
+    }
+
+    fn dispatch(&mut self, idx: u32, op: &'a Op, t: u64) {
+        let res = match memory::resolve(op, &self.regs) {
+            Ok(r) => r,
+            Err(e) => return self.error(SimErrorKind::Memory, e, Some(idx), &[], true),
+        };
+        if let Err(e) = memory::accesses(self.prog, self.machine, op, &res) {
+            return self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
+        }
+        if matches!(op, Op::SetFlag { .. } | Op::WaitFlag { .. }) {
+            let ids = self.machine.event_ids_per_pair as i64;
+            if !(0..ids).contains(&res.val[0]) {
+                return self.error(
+                    SimErrorKind::EventIdRange,
+                    format!("event id {} is out of range 0..{ids}", res.val[0]),
+                    Some(idx),
+                    &[],
+                    true,
+                );
+            }
+        }
+        let dc = self.machine.costs.dispatch_cycles;
+        let d = Dyn {
+            idx,
+            dispatch: t + dc,
+            res,
+            queue_stall: t - self.s_time.min(t),
+        };
+        self.pipes[op.pipe().index()].queue.push_back(d);
+        self.pipes[0].busy += dc;
+        self.s_time = t + dc;
+        self.pc += 1;
+    }
+
+    fn cost(&self, op: &Op, r: &Resolved) -> Cost {
+        let c = &self.machine.costs;
+        let u = |v: i64| v.max(0) as u64;
+        let dma = |src: MemSpace, dst: MemSpace, bytes: u64| {
+            let gm = src == MemSpace::GM || dst == MemSpace::GM;
+            let startup = if gm {
+                c.dma_startup_gm
+            } else {
+                c.dma_startup_onchip
+            };
+            let bw = c.bandwidth.path(src, dst).unwrap_or(1.0);
+            let transfer = div_ceil_f(bytes, bw);
+            Cost {
+                cycles: startup + transfer,
+                transfer,
+                startup,
+                gm_bytes: if gm { bytes } else { 0 },
+            }
+        };
+        let vector = |dt: DType, elems: u64, extra: u64| {
+            let slope = if dt.bytes() == 2 {
+                c.vector_slope_f16
+            } else {
+                c.vector_slope_f32
+            };
+            let factor = if op.is_transcendental() {
+                c.transcendental_factor
+            } else {
+                1.0
+            };
+            let cycles = (slope * factor * elems as f64).ceil() as u64 + c.vector_bias + extra;
+            Cost {
+                cycles,
+                transfer: 0,
+                startup: 0,
+                gm_bytes: 0,
+            }
+        };
+        let tile_elems = |i: usize| u(r.val[2 * i]) * u(r.val[2 * i + 1]);
+        match op {
+            Op::Dma {
+                dtype,
+                dst,
+                src,
+                dims,
+            } => {
+                let elems: u64 = dims.iter().zip(r.val).map(|(_, e)| u(e)).product();
+                dma(
+                    src.region.space(),
+                    dst.region.space(),
+                    elems * dtype.bytes(),
+                )
+            }
+            Op::Gather { dtype, .. } => dma(
+                MemSpace::GM,
+                MemSpace::UB,
+                u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
+            ),
+            Op::Scatter { dtype, .. } => dma(
+                MemSpace::UB,
+                MemSpace::GM,
+                u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
+            ),
+            Op::Mov2d { dtype, dst, .. } => dma(
+                MemSpace::L1,
+                dst.addr.region.space(),
+                tile_elems(1) * dtype.bytes(),
+            ),
+            Op::Fix { dtype, dst, .. } => dma(
+                MemSpace::L0C,
+                dst.addr.region.space(),
+                tile_elems(0) * dtype.bytes(),
+            ),
+            Op::Mmad { dtype, .. } => {
+                let mm = &c.matmul;
+                let kb = (mm.k_block_bytes / dtype.bytes()).max(1);
+                let f = if *dtype == DType::F32 {
+                    mm.f32_factor
+                } else {
+                    1
+                };
+                let blocks = u(r.val[0]).div_ceil(mm.block_m)
+                    * u(r.val[1]).div_ceil(kb)
+                    * u(r.val[2]).div_ceil(mm.block_n);
+                Cost {
+                    cycles: mm.base + f * blocks,
+                    transfer: 0,
+                    startup: 0,
+                    gm_bytes: 0,
+                }
+            }
+            Op::VUnary { dtype, .. }
+            | Op::VBinary { dtype, .. }
+            | Op::VDup { dtype, .. }
+            | Op::VCopy { dtype, .. } => vector(*dtype, tile_elems(0), 0),
+            Op::VCast { to, from, .. } => vector(
+                if to.bytes().max(from.bytes()) == 2 {
+                    DType::F16
+                } else {
+                    DType::F32
+                },
+                tile_elems(0),
+                0,
+            ),
+            Op::VReduce { dtype, .. } => vector(
+                *dtype,
+                tile_elems(1),
+                u(r.val[2]) * c.reduction_cycles_per_row,
+            ),
+            _ => Cost {
+                cycles: c.sync_cycles,
+                transfer: 0,
+                startup: 0,
+                gm_bytes: 0,
+            },
+        }
+    }
+
+    fn start(&mut self, p: usize) {
+        let Some(h) = self.pipes[p].queue.pop_front() else {
+            return;
+        };
+        let pipe = pipe_of(p);
+        let base = self.pipes[p].free_at.max(h.dispatch);
+        let mut t = base;
+        let mut stall = None;
+        let op = self.op(h.idx);
+        if let Op::WaitFlag { src, dst, .. } = op {
+            let key = self.flag_key(&h);
+            if let Some(f) = self.flags.take(key) {
+                t = t.max(f.cycle);
+                self.race.join(pipe, &f.clock);
+                if let Some(ev) = f.event.and_then(|e| self.out.flags.get_mut(e)) {
+                    ev.wait_cycle = Some(t);
+                    ev.wait_instr = Some(h.idx);
+                }
+                if t > base {
+                    stall = Some(StallReason::WaitFlag {
+                        src: *src,
+                        dst: *dst,
+                        id: h.res.val[0] as u32,
+                        cycles: t - base,
+                    });
+                }
+            }
+        }
+        let mut cost = self.cost(op, &h.res);
+        if cost.gm_bytes > 0 && matches!(pipe, Pipe::MTE2 | Pipe::MTE3) {
+            let other = if pipe == Pipe::MTE2 {
+                Pipe::MTE3
+            } else {
+                Pipe::MTE2
+            };
+            let moving = t + cost.startup;
+            let overlap = self.pipes[other.index()]
+                .gm_until
+                .saturating_sub(moving)
+                .min(cost.transfer);
+            let extra = overlap.div_ceil(2);
+            if extra > 0 {
+                cost.cycles += extra;
+                stall = stall.or(Some(StallReason::Bandwidth { cycles: extra }));
+            }
+            self.pipes[p].gm_until = t + cost.cycles;
+        }
+        self.out.gm_bytes += cost.gm_bytes;
+        if h.queue_stall > 0 {
+            stall = stall.or(Some(StallReason::QueueFull {
+                cycles: h.queue_stall,
+            }));
+        }
+        self.pipes[p].inflight = Some(Inflight {
+            d: h,
+            start: t,
+            end: t + cost.cycles,
+            stall,
+        });
+    }
+
+    fn complete(&mut self, p: usize) {
+        let Some(f) = self.pipes[p].inflight.take() else {
+            return;
+        };
+        let pipe = pipe_of(p);
+        let idx = f.d.idx;
+        let op = self.op(idx);
+        self.race.tick(pipe);
+        match op {
+            Op::SetFlag { src, dst, .. } => {
+                let key = self.flag_key(&f.d);
+                let id = f.d.res.val[0] as u32;
+                let event = if self.out.flags.len() < TRACE_LIMIT {
+                    self.out.flags.push(FlagEvent {
+                        src: *src,
+                        dst: *dst,
+                        id,
+                        set_cycle: f.end,
+                        wait_cycle: None,
+                        set_instr: idx,
+                        wait_instr: None,
+                    });
+                    Some(self.out.flags.len() - 1)
+                } else {
+                    self.out.trace_truncated = true;
+                    None
+                };
+                let clock = self.race.clocks[p];
+                if let Some(prev) = self.flags.set(
+                    key,
+                    SetFlag {
+                        cycle: f.end,
+                        instr: idx,
+                        event,
+                        clock,
+                    },
+                ) {
+                    self.error(
+                        SimErrorKind::FlagAlreadySet,
+                        format!(
+                            "set_flag({src}, {dst}, {id}) at #{idx} sets a flag that #{} set at cycle {} and no wait_flag has consumed",
+                            prev.instr, prev.cycle
+                        ),
+                        Some(idx),
+                        &[prev.instr],
+                        false,
+                    );
+                }
+            }
+            Op::WaitFlag { .. } | Op::Barrier { .. } => {}
+            _ => {
+                if let Ok(acc) = memory::accesses(self.prog, self.machine, op, &f.d.res) {
+                    for a in acc.iter() {
+                        self.race.access(self.prog, pipe, idx, a);
+                    }
+                }
+                if self.functional {
+                    if let Err(e) =
+                        exec::execute(self.prog, &mut self.mem, &mut self.scratch, op, &f.d.res)
+                    {
+                        let kind = if matches!(op, Op::Gather { .. } | Op::Scatter { .. })
+                            && e.contains("index")
+                        {
+                            SimErrorKind::Index
+                        } else {
+                            SimErrorKind::Memory
+                        };
+                        self.now = f.end;
+                        self.error(kind, e, Some(idx), &[], true);
+                    }
+                }
+            }
+        }
+        let prov = self
+            .prog
+            .instrs
+            .get(idx as usize)
+            .map(|i| i.prov)
+            .unwrap_or_default();
+        self.trace(TraceEntry {
+            index: idx,
+            pipe,
+            dispatch: f.d.dispatch,
+            start: f.start,
+            end: f.end,
+            stall: f.stall,
+            prov,
+        });
+        let ps = &mut self.pipes[p];
+        ps.free_at = f.end;
+        ps.busy += f.end - f.start;
+        ps.count += 1;
+    }
+
+    fn deadlock(&mut self) {
+        let mut blocked = Vec::new();
+        let mut parts = Vec::new();
+        for p in 1..7 {
+            if let Some(h) = self.pipes[p].queue.front() {
+                if let Op::WaitFlag { src, dst, .. } = self.op(h.idx) {
+                    parts.push(format!(
+                        "{} waits at #{} for flag ({src}, {dst}, {}) that no set_flag will set",
+                        pipe_of(p),
+                        h.idx,
+                        h.res.val[0]
+                    ));
+                    blocked.push(h.idx);
+                }
+            }
+        }
+        if let Some(ins) = self.prog.instrs.get(self.pc).filter(|_| !self.s_done) {
+            let why = match ins.op.pipe() {
+                Pipe::S => "pipe_barrier ALL waits for pipes that never drain".to_string(),
+                q => format!(
+                    "S cannot dispatch #{} because the {q} queue is full",
+                    self.pc
+                ),
+            };
+            parts.push(why);
+            blocked.push(self.pc as u32);
+        }
+        let first = blocked.first().copied();
+        let rest: Vec<u32> = blocked.iter().skip(1).copied().collect();
+        self.error(
+            SimErrorKind::Deadlock,
+            format!("deadlock at cycle {}: {}", self.now, parts.join("; ")),
+            first,
+            &rest,
+            true,
+        );
+    }
+
+    fn finish(mut self) -> SimResult {
+        let pending = !self.s_done
+            || self
+                .pipes
+                .iter()
+                .any(|p| !p.queue.is_empty() || p.inflight.is_some());
+        if pending && !self.fatal {
+            self.deadlock();
+        }
+        let leftover: Vec<_> = self
+            .flags
+            .leftover()
+            .map(|(k, f)| (k, f.instr, f.cycle))
+            .collect();
+        for ((src, dst, id), instr, cycle) in leftover {
+            self.error(
+                SimErrorKind::FlagLeftSet,
+                format!("flag ({src}, {dst}, {id}) set by #{instr} at cycle {cycle} is still set at the end: no wait_flag consumed it"),
+                Some(instr),
+                &[],
+                false,
+            );
+        }
+        let mut out = std::mem::take(&mut self.out);
+        out.cycles = self
+            .pipes
+            .iter()
+            .map(|p| p.free_at)
+            .fold(self.s_time.max(self.now), u64::max);
+        out.pipes = self
+            .pipes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PipeStats {
+                pipe: pipe_of(i),
+                busy: p.busy,
+                instructions: p.count,
+            })
+            .collect();
+        out.races = std::mem::take(&mut self.race.races);
+        if self.functional {
+            let regions = std::mem::take(&mut self.mem.regions);
+            for (t, (decl, data)) in self
+                .prog
+                .tensors
+                .iter()
+                .zip(regions.into_iter().skip(5))
+                .enumerate()
+            {
+                let _ = Region::Tensor(t as u32);
+                out.outputs.push(Output {
+                    name: decl.name.clone(),
+                    tensor: Tensor {
+                        dtype: decl.dtype,
+                        shape: decl.shape.clone(),
+                        data,
+                    },
+                });
+            }
+        }
+        out
+    }
+}
