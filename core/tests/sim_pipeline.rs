@@ -1,6 +1,6 @@
-mod common;
+mod sim_support;
 
-use common::*;
+use sim_support::*;
 use tilescope::sim::{AccessKind, StallReason};
 use tilescope::types::{MemSpace, Pipe};
 

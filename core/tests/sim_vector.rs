@@ -1,7 +1,7 @@
 //! Every vector op against a direct computation on the same inputs.
-mod common;
+mod sim_support;
 
-use common::*;
+use sim_support::*;
 
 const FRAME_HEAD: &str = "\
 .tensor x f32[8, 64]
