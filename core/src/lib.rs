@@ -8,6 +8,7 @@ pub mod front;
 pub mod ir;
 pub mod isa;
 pub mod limits;
+pub mod lowered;
 pub mod machine;
 pub mod passes;
 pub mod sim;

@@ -386,7 +386,7 @@ fn parse_reg(s: &str) -> Option<Reg> {
     if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) || d.len() > 3 {
         return None;
     }
-    let n: u8 = d.parse().ok()?;
+    let n: u16 = d.parse().ok()?;
     (n < NUM_REGS).then_some(Reg(n))
 }
 

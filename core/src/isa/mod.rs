@@ -74,11 +74,11 @@ use crate::diag::Span;
 use crate::types::{DType, MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 
-pub const NUM_REGS: u8 = 32;
+pub const NUM_REGS: u16 = 32;
 pub const SPILL_SLOTS: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Reg(pub u8);
+pub struct Reg(pub u16);
 
 /// A scalar operand: immediate or register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
