@@ -102,3 +102,71 @@ pub struct Lowered {
     /// Next unused virtual register number (registers are virtual until emit).
     pub next_reg: u32,
 }
+
+impl Lowered {
+    /// A fresh virtual register.
+    pub fn new_reg(&mut self) -> Reg {
+        // Virtual registers are numbered by u16; a kernel within the IR size limits needs
+        // far fewer, and saturating keeps this total (emit reports the overflow).
+        let r = Reg(self.next_reg.min(u16::MAX as u32) as u16);
+        self.next_reg = self.next_reg.saturating_add(1);
+        r
+    }
+
+    /// A program holding only the tensor declarations, for printing instruction text.
+    fn names(&self) -> crate::isa::Program {
+        crate::isa::Program { tensors: self.tensors.clone(), instrs: Vec::new() }
+    }
+}
+
+/// The printed form shown after lower-to-pipes and insert-sync: the buffer table, then
+/// the instructions in their loops, each tagged with its pipe; registers are virtual.
+pub fn print(lowered: &Lowered) -> crate::ir::Printed {
+    let mut out = crate::ir::Printed::default();
+    let names = lowered.names();
+    for t in &lowered.tensors {
+        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+        out.line(0, &format!(".tensor {} {}[{}]", t.name, t.dtype, dims.join(", ")), None);
+    }
+    for (i, b) in lowered.buffers.iter().enumerate() {
+        let addrs: Vec<String> = b.addrs.iter().map(|a| format!("{a:#x}")).collect();
+        let rotation = b.rotates_with.map_or(String::new(), |l| format!(" rotates with loop {}", l.0));
+        out.line(
+            0,
+            &format!(".buffer b{i} %{} {} {} bytes at [{}]{rotation}", b.name, b.space, b.bytes, addrs.join(", ")),
+            None,
+        );
+    }
+    print_items(&mut out, &names, &lowered.body, 0);
+    out
+}
+
+/// Loop nesting is bounded by the front end's limits; the depth cap here only keeps the
+/// indentation sane.
+fn print_items(out: &mut crate::ir::Printed, names: &crate::isa::Program, items: &[Item], depth: usize) {
+    for item in items {
+        match item {
+            Item::Instr(ins) => {
+                let mut text = format!("{:<5} {}", ins.pipe().name(), crate::isa::asm::op_text(names, &ins.op));
+                if let Some(step) = ins.prov.step {
+                    text.push_str(&format!("  !step {step}"));
+                }
+                out.line(depth.min(32), &text, ins.prov.span);
+            }
+            Item::Loop(l) => {
+                let count = match l.count {
+                    Val::Imm(n) => n.to_string(),
+                    Val::Reg(r) => format!("r{}", r.0),
+                };
+                let slots = l.slots.map_or(String::new(), |(n, r)| format!(" slots {n} in r{}", r.0));
+                out.line(
+                    depth.min(32),
+                    &format!("S     loop r{}, {count}{slots}  ; loop {}", l.counter.0, l.id.0),
+                    Some(l.span),
+                );
+                print_items(out, names, &l.body, depth + 1);
+                out.line(depth.min(32), "S     endloop", None);
+            }
+        }
+    }
+}

@@ -47,6 +47,10 @@ pub struct Context {
     pub kernel_name: Option<String>,
     pub hir: Option<hir::Kernel>,
     pub ir: Option<ir::Kernel>,
+    /// The per-pipe program, from lower-to-pipes on.
+    pub lowered: Option<crate::lowered::Lowered>,
+    /// The final program, from emit on.
+    pub program: Option<crate::isa::Program>,
 }
 
 impl Context {
@@ -60,6 +64,12 @@ impl Context {
 
     /// The printed form of the most lowered representation present.
     pub fn print(&self) -> Printed {
+        if let Some(p) = &self.program {
+            return print_program(p);
+        }
+        if let Some(l) = &self.lowered {
+            return crate::lowered::print(l);
+        }
         match &self.ir {
             Some(k) => ir::print(k),
             None => Printed::default(),
@@ -68,6 +78,11 @@ impl Context {
 
     /// Verifies the most lowered representation present.
     pub fn verify(&self) -> Result<(), Diagnostics> {
+        if let Some(p) = &self.program {
+            return p
+                .validate()
+                .map_err(|es| es.into_iter().map(Diagnostic::global).collect());
+        }
         match &self.ir {
             Some(k) => ir::verify(k).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()),
             None => Ok(()),
@@ -82,6 +97,14 @@ impl Context {
             ))]
         })
     }
+}
+
+/// The final assembly, with each line's source span.
+fn print_program(program: &crate::isa::Program) -> Printed {
+    let text = crate::isa::asm::print(program);
+    let mut spans: Vec<Option<crate::diag::Span>> = program.tensors.iter().map(|_| None).collect();
+    spans.extend(program.instrs.iter().map(|i| i.prov.span));
+    Printed { text, spans }
 }
 
 pub trait Pass {
