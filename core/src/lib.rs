@@ -4,5 +4,8 @@
 
 pub mod diag;
 pub mod front;
+pub mod inputs;
+pub mod interp;
+pub mod npy;
 pub mod tensor;
 pub mod types;
