@@ -113,15 +113,10 @@ fn bf16_parameters_take_uint16_npy_files() {
     let k = kernel();
     // numpy writes bf16 data as uint16 bits: 0x3F80 = 1.0 ... 0x4040 = 3.0
     let bits: Vec<u16> = vec![0x3F80, 0x4000, 0x4040, 0xBF80, 0, 0x3F00];
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    let mut text = "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }".to_string();
-    while (10 + text.len() + 1) % 64 != 0 {
-        text.push(' ');
-    }
-    text.push('\n');
-    file.extend((text.len() as u16).to_le_bytes());
-    file.extend(text.as_bytes());
-    file.extend(bits.iter().flat_map(|b| b.to_le_bytes()));
+    let data: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
+    // `npy::write` stores bf16 as `<u2`, exactly what numpy code writes for bf16 bits.
+    let file = tilescope::npy::write(&Tensor { dtype: BF16, shape: vec![2, 3], data });
+    assert!(file.windows(3).any(|w| w == b"<u2"));
     let w = tilescope::npy::read(&file).expect("u2 file");
     let t = inputs::prepare(&k, vec![("w".into(), w)], 0).expect("prepare");
     assert_eq!(t[2].to_f32_vec(), [1.0, 2.0, 3.0, -1.0, 0.0, 0.5]);
