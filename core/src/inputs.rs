@@ -86,6 +86,14 @@ pub fn prepare(
                 p.ty
             )));
         }
+        if tensor.data.len() as u64 != p.ty.bytes() {
+            return Err(Diagnostic::global(format!(
+                "input for parameter `{name}`: {} holds {} bytes of data, expected {}",
+                p.ty,
+                tensor.data.len(),
+                p.ty.bytes()
+            )));
+        }
         if given[pos].replace(tensor).is_some() {
             return Err(Diagnostic::global(format!(
                 "parameter `{name}` is given more than once"

@@ -425,3 +425,36 @@ fn megaelement_tiles_run() {
     assert_eq!(out[1].get(0), 1.0 / 1024.0);
     assert_eq!(out[1].get((n * n - 1) as usize), 1.0 / 1024.0);
 }
+
+proptest::proptest! {
+    /// For any extent and step, a clamped loop stores every column exactly once and its
+    /// reduction sees exactly the valid columns.
+    #[test]
+    fn clamped_loops_cover_the_axis_exactly(n in 1u64..150, step in 1u64..48, seed in 0u64..1000) {
+        let mut b = KernelBuilder::new("cover");
+        let x = b.param("x", F32, &[2, n], false);
+        let y = b.param("y", F32, &[2, n], true);
+        let s = b.param("s", F32, &[2, 1], true);
+        let acc = b.local("acc", ty(F32, &[2, 1]));
+        let l = b.for_loop("c", 0, n as i64, step as i64);
+        let t = || b.load(x, vec![Index::Full, clamped(var(l), step)]);
+        let body = vec![
+            store(y, vec![Index::Full, clamped(var(l), step)], binary(BinaryOp::Add, t(), scalar(1.0, F32))),
+            update(acc, UpdateOp::Add, reduce(ReduceOp::Amax, unary(UnaryOp::Abs, t()), 1)),
+        ];
+        b.k.body = vec![
+            let_(acc, full(ty(F32, &[2, 1]), 0.0)),
+            for_(l, body),
+            store(s, vec![Index::Full, Index::Full], b.local_expr(acc)),
+        ];
+        let xs = tilescope::inputs::generate(F32, vec![2, n], seed, 0);
+        let out = run(&b.build(), vec![xs.clone(), Tensor::zeros(F32, vec![2, n]), Tensor::zeros(F32, vec![2, 1])]);
+        let want: Vec<f32> = xs.to_f32_vec().iter().map(|v| v + 1.0).collect();
+        proptest::prop_assert_eq!(out[1].to_f32_vec(), want);
+        for r in 0..2 {
+            let row: Vec<f32> = (0..n as usize).map(|j| xs.get(r * n as usize + j).abs()).collect();
+            let expected: f32 = row.chunks(step as usize).map(|c| c.iter().fold(f32::NEG_INFINITY, |a, &v| a.max(v))).sum();
+            proptest::prop_assert_eq!(out[2].get(r), expected);
+        }
+    }
+}
