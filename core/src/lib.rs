@@ -2,10 +2,13 @@
 //! simulator. Pure Rust with no I/O in the compiler or simulator; the CLI (`main.rs`,
 //! feature `cli`) and the wasm crate are thin shells around this library.
 
+pub mod compile;
 pub mod diag;
 pub mod front;
 pub mod inputs;
 pub mod interp;
+pub mod ir;
 pub mod npy;
+pub mod passes;
 pub mod tensor;
 pub mod types;

@@ -1,0 +1,362 @@
+//! Lowering of the checked kernel to the tile IR. Every hir expression becomes one op
+//! (temporaries unnamed, `let` results named after the local); locals become SSA values
+//! through an environment; a loop whose body updates locals defined outside it gets one
+//! loop-carried value per such local (block argument, yield, result).
+
+use super::{
+    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, Param, ValueDef,
+    ValueId,
+};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::front::hir;
+use std::collections::BTreeSet;
+
+/// Nesting deeper than this (expressions or loops) is an error rather than a stack
+/// overflow. The front end limits nesting already; this guards lowering on its own.
+const MAX_DEPTH: usize = 200;
+
+pub fn lower(k: &hir::Kernel) -> Result<Kernel, Diagnostics> {
+    let mut cx = Lower {
+        hir: k,
+        out: Kernel {
+            name: k.name.clone(),
+            span: k.span,
+            params: k
+                .params
+                .iter()
+                .map(|p| Param {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                    is_out: p.is_out,
+                    span: p.span,
+                })
+                .collect(),
+            ..Kernel::default()
+        },
+        env: vec![None; k.locals.len()],
+        vars: vec![None; k.loops.len()],
+    };
+    let body = cx.block(&k.body, 0)?;
+    cx.out.body = Block::from_ops(body);
+    Ok(cx.out)
+}
+
+struct Lower<'a> {
+    hir: &'a hir::Kernel,
+    out: Kernel,
+    /// The SSA value each local currently holds.
+    env: Vec<Option<ValueId>>,
+    vars: Vec<Option<LoopVarId>>,
+}
+
+fn internal(message: impl Into<String>, span: Span) -> Diagnostics {
+    vec![Diagnostic::error(
+        format!("internal error in lowering: {}", message.into()),
+        span,
+    )]
+}
+
+impl Lower<'_> {
+    fn local_name(&self, id: hir::LocalId) -> Option<String> {
+        self.hir.locals.get(id.0 as usize).map(|l| l.name.clone())
+    }
+
+    fn local_value(&self, id: hir::LocalId, span: Span) -> Result<ValueId, Diagnostics> {
+        self.env
+            .get(id.0 as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| internal(format!("local {} used before its definition", id.0), span))
+    }
+
+    fn set_local(&mut self, id: hir::LocalId, v: ValueId, span: Span) -> Result<(), Diagnostics> {
+        let slot = self
+            .env
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| internal("unknown local", span))?;
+        *slot = Some(v);
+        Ok(())
+    }
+
+    fn block(&mut self, stmts: &[hir::Stmt], depth: usize) -> Result<Vec<OpId>, Diagnostics> {
+        let mut ops = Vec::new();
+        for s in stmts {
+            self.stmt(s, depth, &mut ops)?;
+        }
+        Ok(ops)
+    }
+
+    fn stmt(
+        &mut self,
+        s: &hir::Stmt,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<(), Diagnostics> {
+        match &s.kind {
+            hir::StmtKind::Let { local, value } => {
+                let v = self.expr(value, depth, ops)?;
+                // The let names the value it binds; a bare `let a = b;` renames nothing.
+                let name = self.local_name(*local);
+                if let Some(val) = self.out.values.get_mut(v) {
+                    if val.name.is_none() {
+                        val.name = name;
+                    }
+                }
+                self.set_local(*local, v, s.span)
+            }
+            hir::StmtKind::Update { local, op, value } => {
+                let old = self.local_value(*local, s.span)?;
+                let value = self.expr(value, depth, ops)?;
+                let ty = self.out.values[old].ty.clone();
+                let kind = OpKind::Update {
+                    op: *op,
+                    old,
+                    value,
+                };
+                let (id, v) = self.out.add_op(kind, s.span, ty, self.local_name(*local));
+                ops.push(id);
+                self.set_local(*local, v, s.span)
+            }
+            hir::StmtKind::Store {
+                param,
+                index,
+                value,
+            } => {
+                let index = self.index(index, depth, ops)?;
+                let value = self.expr(value, depth, ops)?;
+                let kind = OpKind::Store {
+                    param: param.0 as usize,
+                    index,
+                    value,
+                };
+                ops.push(self.out.add_effect(kind, s.span));
+                Ok(())
+            }
+            hir::StmtKind::For { id, body } => self.for_loop(*id, body, s.span, depth, ops),
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        id: hir::LoopId,
+        body: &[hir::Stmt],
+        span: Span,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<(), Diagnostics> {
+        if depth >= MAX_DEPTH {
+            return Err(vec![Diagnostic::error("loops are nested too deeply", span)]);
+        }
+        let header = self
+            .hir
+            .loops
+            .get(id.0 as usize)
+            .ok_or_else(|| internal("unknown loop", span))?;
+        let var = self.out.loop_vars.push(LoopVar {
+            name: header.var.clone(),
+            span: header.span,
+        });
+        *self
+            .vars
+            .get_mut(id.0 as usize)
+            .ok_or_else(|| internal("unknown loop", span))? = Some(var);
+
+        // Locals defined outside and updated inside are carried, in id order so the
+        // printed order is stable.
+        let mut updated = BTreeSet::new();
+        updated_locals(body, &mut updated, 0);
+        let carried: Vec<hir::LocalId> = updated
+            .into_iter()
+            .filter(|l| matches!(self.env.get(l.0 as usize), Some(Some(_))))
+            .collect();
+        let inits = carried
+            .iter()
+            .map(|&l| self.local_value(l, span))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let op = self.out.ops.push(super::Op {
+            kind: OpKind::Full { value: 0.0 }, // replaced below once the body exists
+            span,
+            results: Vec::new(),
+        });
+        let saved = self.env.clone();
+        let mut args = Vec::new();
+        for (i, (&l, &init)) in carried.iter().zip(&inits).enumerate() {
+            let ty = self.out.values[init].ty.clone();
+            let a = self.out.add_value(
+                ty,
+                self.local_name(l),
+                ValueDef::LoopArg {
+                    op,
+                    index: i as u32,
+                },
+            );
+            self.set_local(l, a, span)?;
+            args.push(a);
+        }
+        let body_ops = self.block(body, depth + 1)?;
+        let yields = carried
+            .iter()
+            .map(|&l| self.local_value(l, span))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.env = saved;
+        let mut results = Vec::new();
+        for (i, (&l, &init)) in carried.iter().zip(&inits).enumerate() {
+            let ty = self.out.values[init].ty.clone();
+            let r = self.out.add_value(
+                ty,
+                self.local_name(l),
+                ValueDef::Result {
+                    op,
+                    index: i as u32,
+                },
+            );
+            self.set_local(l, r, span)?;
+            results.push(r);
+        }
+        let o = &mut self.out.ops[op];
+        o.kind = OpKind::For(ForOp {
+            var,
+            start: header.start,
+            end: header.end,
+            step: header.step,
+            buffers: header.buffers,
+            inits,
+            args,
+            body: Block::from_ops(body_ops),
+            yields,
+        });
+        o.results = results;
+        ops.push(op);
+        Ok(())
+    }
+
+    fn index(
+        &mut self,
+        index: &[hir::Index],
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<Vec<Index>, Diagnostics> {
+        index
+            .iter()
+            .map(|ix| {
+                Ok(match ix {
+                    hir::Index::Full => Index::Full,
+                    hir::Index::Range {
+                        start,
+                        len,
+                        clamped,
+                    } => Index::Range {
+                        start: self.iexpr(start, 0)?,
+                        len: *len,
+                        clamped: *clamped,
+                    },
+                    hir::Index::Single(e) => Index::Single(self.iexpr(e, 0)?),
+                    hir::Index::Indirect(e) => Index::Indirect(self.expr(e, depth + 1, ops)?),
+                })
+            })
+            .collect()
+    }
+
+    fn iexpr(&self, e: &hir::IndexExpr, depth: usize) -> Result<IndexExpr, Diagnostics> {
+        if depth >= MAX_DEPTH {
+            return Err(vec![Diagnostic::error(
+                "index expression is nested too deeply",
+                e.span,
+            )]);
+        }
+        let sub = |x: &hir::IndexExpr| self.iexpr(x, depth + 1).map(Box::new);
+        Ok(match &e.kind {
+            hir::IndexExprKind::Const(c) => IndexExpr::Const(*c),
+            hir::IndexExprKind::Var(l) => IndexExpr::Var(
+                self.vars
+                    .get(l.0 as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| internal("loop variable used outside its loop", e.span))?,
+            ),
+            hir::IndexExprKind::Add(a, b) => IndexExpr::Add(sub(a)?, sub(b)?),
+            hir::IndexExprKind::Sub(a, b) => IndexExpr::Sub(sub(a)?, sub(b)?),
+            hir::IndexExprKind::Mul(a, b) => IndexExpr::Mul(sub(a)?, sub(b)?),
+            hir::IndexExprKind::FloorDiv(a, d) => IndexExpr::FloorDiv(sub(a)?, *d),
+            hir::IndexExprKind::Mod(a, d) => IndexExpr::Mod(sub(a)?, *d),
+        })
+    }
+
+    fn expr(
+        &mut self,
+        e: &hir::Expr,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<ValueId, Diagnostics> {
+        if depth >= MAX_DEPTH {
+            return Err(vec![Diagnostic::error(
+                "expression is nested too deeply",
+                e.span,
+            )]);
+        }
+        let d = depth + 1;
+        let kind = match &e.kind {
+            hir::ExprKind::Local(l) => return self.local_value(*l, e.span),
+            hir::ExprKind::Scalar(v) | hir::ExprKind::Full { value: v } => {
+                OpKind::Full { value: *v }
+            }
+            hir::ExprKind::IndexValue(ix) => OpKind::IndexValue {
+                expr: self.iexpr(ix, 0)?,
+            },
+            hir::ExprKind::Load { param, index } => OpKind::Load {
+                param: param.0 as usize,
+                index: self.index(index, d, ops)?,
+            },
+            hir::ExprKind::Unary { op, arg } => OpKind::Unary {
+                op: *op,
+                arg: self.expr(arg, d, ops)?,
+            },
+            hir::ExprKind::Binary { op, lhs, rhs } => {
+                let lhs = self.expr(lhs, d, ops)?;
+                OpKind::Binary {
+                    op: *op,
+                    lhs,
+                    rhs: self.expr(rhs, d, ops)?,
+                }
+            }
+            hir::ExprKind::Reduce { op, arg, axis } => OpKind::Reduce {
+                op: *op,
+                arg: self.expr(arg, d, ops)?,
+                axis: *axis,
+            },
+            hir::ExprKind::MatMul { lhs, rhs } => {
+                let lhs = self.expr(lhs, d, ops)?;
+                OpKind::MatMul {
+                    lhs,
+                    rhs: self.expr(rhs, d, ops)?,
+                }
+            }
+            hir::ExprKind::Transpose(a) => OpKind::Transpose {
+                arg: self.expr(a, d, ops)?,
+            },
+            hir::ExprKind::Cast(a) => OpKind::Cast {
+                arg: self.expr(a, d, ops)?,
+            },
+        };
+        let (id, v) = self.out.add_op(kind, e.span, e.ty.clone(), None);
+        ops.push(id);
+        Ok(v)
+    }
+}
+
+/// Locals updated anywhere in `stmts`, including nested loops.
+fn updated_locals(stmts: &[hir::Stmt], out: &mut BTreeSet<hir::LocalId>, depth: usize) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for s in stmts {
+        match &s.kind {
+            hir::StmtKind::Update { local, .. } => {
+                out.insert(*local);
+            }
+            hir::StmtKind::For { body, .. } => updated_locals(body, out, depth + 1),
+            _ => {}
+        }
+    }
+}

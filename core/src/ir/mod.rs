@@ -1,0 +1,621 @@
+//! The tile IR: typed SSA over tiles with structured loops (SPEC 3). This is the form
+//! users read after every pass, so it stays close to the source: one op per source
+//! operation, loop induction variables and index expressions as written, and `let`
+//! names kept as debug names.
+//!
+//! Layout follows naga: ops, values and loop variables live in arenas inside the
+//! kernel and refer to each other by typed handles; blocks are ordered lists of op
+//! handles; every op carries its source span. Loop-carried values are explicit block
+//! arguments plus a yield (MLIR `scf.for` iter_args), so SSA holds across `acc += ...`.
+
+pub mod lower;
+pub mod print;
+pub mod typing;
+pub mod verify;
+
+use crate::diag::Span;
+use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
+use crate::types::{MemSpace, TileType};
+use std::marker::PhantomData;
+
+pub use print::{print, Printed};
+pub use verify::{verify, VerifyError};
+
+/// A typed index into an [`Arena`]. Handles are created only by `Arena::push`, so a
+/// handle is in range of the arena that made it; the verifier checks that no pass mixed
+/// arenas up.
+pub struct Handle<T> {
+    index: u32,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Handle<T> {
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+
+    /// A handle from a raw index; for tests that build broken IR on purpose.
+    pub fn from_index(index: usize) -> Handle<T> {
+        Handle {
+            index: index as u32,
+            marker: PhantomData,
+        }
+    }
+}
+
+// Manual impls: derives would require `T: Clone` etc. for a handle that only indexes.
+impl<T> Clone for Handle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Handle<T> {}
+impl<T> PartialEq for Handle<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index
+    }
+}
+impl<T> Eq for Handle<T> {}
+impl<T> PartialOrd for Handle<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Handle<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.index.cmp(&other.index)
+    }
+}
+impl<T> std::hash::Hash for Handle<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.index.hash(state)
+    }
+}
+impl<T> std::fmt::Debug for Handle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.index)
+    }
+}
+
+/// An append-only typed vector. Written here rather than taken from a crate because the
+/// IR needs only push/get/iterate with `Copy + Ord + Hash` handles, and dead entries are
+/// simply left unreferenced (the printer and verifier walk blocks, not arenas).
+#[derive(Clone, Debug)]
+pub struct Arena<T> {
+    items: Vec<T>,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena { items: Vec::new() }
+    }
+}
+
+impl<T> Arena<T> {
+    pub fn push(&mut self, item: T) -> Handle<T> {
+        // Arena sizes are bounded by the source size (SPEC limits), far below u32::MAX.
+        let index = self.items.len() as u32;
+        self.items.push(item);
+        Handle {
+            index,
+            marker: PhantomData,
+        }
+    }
+
+    pub fn get(&self, h: Handle<T>) -> Option<&T> {
+        self.items.get(h.index())
+    }
+
+    pub fn get_mut(&mut self, h: Handle<T>) -> Option<&mut T> {
+        self.items.get_mut(h.index())
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Handle<T>, &T)> {
+        self.items
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Handle::from_index(i), t))
+    }
+}
+
+/// Indexing by handle. Passes index arenas with handles they created or read from a
+/// verified kernel; code that may see unverified IR (printer, verifier) uses `get`.
+impl<T> std::ops::Index<Handle<T>> for Arena<T> {
+    type Output = T;
+    fn index(&self, h: Handle<T>) -> &T {
+        &self.items[h.index()]
+    }
+}
+
+impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
+    fn index_mut(&mut self, h: Handle<T>) -> &mut T {
+        &mut self.items[h.index()]
+    }
+}
+
+pub type ValueId = Handle<Value>;
+pub type OpId = Handle<Op>;
+pub type LoopVarId = Handle<LoopVar>;
+
+/// Index of a kernel parameter in `Kernel::params`.
+pub type ParamId = usize;
+
+/// A kernel: its GM tensor parameters and a body block.
+#[derive(Clone, Debug, Default)]
+pub struct Kernel {
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    pub values: Arena<Value>,
+    pub ops: Arena<Op>,
+    pub loop_vars: Arena<LoopVar>,
+    pub body: Block,
+}
+
+/// A tensor in global memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: TileType,
+    pub is_out: bool,
+    pub span: Span,
+}
+
+/// An SSA tile value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Value {
+    pub ty: TileType,
+    /// The source `let` name, printed as `%name` (suffixed when shadowed).
+    pub name: Option<String>,
+    /// Memory space, filled by scope inference; printed once known.
+    pub space: Option<MemSpace>,
+    pub attrs: ValueAttrs,
+    pub def: ValueDef,
+}
+
+/// Per-value annotations that later passes fill in. New fields get a `Default` of
+/// "not set" and are printed only when set, so earlier dumps do not change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueAttrs {
+    /// Number of buffer slots (multi-buffering), when more than one.
+    pub slots: Option<u32>,
+    /// On-chip byte address of each slot, from memory planning.
+    pub addresses: Vec<u64>,
+}
+
+/// Where a value is defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    /// Result `index` of an op (a `for` defines one result per loop-carried value).
+    Result { op: OpId, index: u32 },
+    /// Loop-carried block argument `index` of a `for` op's body.
+    LoopArg { op: OpId, index: u32 },
+}
+
+/// A loop induction variable; index expressions refer to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopVar {
+    pub name: String,
+    pub span: Span,
+}
+
+/// An ordered list of items. Passes after `form-steps` group a loop body's ops into
+/// steps, so an item is either a single op or a step holding ops.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    pub items: Vec<BlockItem>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockItem {
+    Op(OpId),
+    Step(Step),
+}
+
+/// An ordered group of ops executed as one load -> compute -> store unit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Step {
+    pub ops: Vec<OpId>,
+    pub span: Span,
+}
+
+impl Block {
+    pub fn from_ops(ops: impl IntoIterator<Item = OpId>) -> Block {
+        Block {
+            items: ops.into_iter().map(BlockItem::Op).collect(),
+        }
+    }
+
+    /// Every op of this block in order, looking through steps (not into loop bodies).
+    pub fn ops(&self) -> impl Iterator<Item = OpId> + '_ {
+        self.items.iter().flat_map(|item| match item {
+            BlockItem::Op(op) => std::slice::from_ref(op).iter().copied(),
+            BlockItem::Step(step) => step.ops.iter().copied(),
+        })
+    }
+
+    /// Keeps the ops for which `keep` holds, dropping emptied steps.
+    pub fn retain_ops(&mut self, mut keep: impl FnMut(OpId) -> bool) {
+        self.items.retain_mut(|item| match item {
+            BlockItem::Op(op) => keep(*op),
+            BlockItem::Step(step) => {
+                step.ops.retain(|op| keep(*op));
+                !step.ops.is_empty()
+            }
+        });
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub span: Span,
+    /// The values this op defines, in order (none for `store`).
+    pub results: Vec<ValueId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    /// `load param[index]`: one result of the region's shape.
+    Load {
+        param: ParamId,
+        index: Vec<Index>,
+    },
+    /// `store param[index] = value`; masked (tail) lanes are not stored.
+    Store {
+        param: ParamId,
+        index: Vec<Index>,
+        value: ValueId,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: ValueId,
+    },
+    /// Elementwise with numpy broadcasting.
+    Binary {
+        op: BinaryOp,
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    /// Keeps the reduced axis with extent 1; masked lanes are ignored.
+    Reduce {
+        op: ReduceOp,
+        arg: ValueId,
+        axis: usize,
+    },
+    MatMul {
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    Transpose {
+        arg: ValueId,
+    },
+    /// Converts to the result's dtype.
+    Cast {
+        arg: ValueId,
+    },
+    /// A tile (or rank-0 scalar) with every lane `value`.
+    Full {
+        value: f64,
+    },
+    /// An index expression as an `i32` scalar.
+    IndexValue {
+        expr: IndexExpr,
+    },
+    /// A loop-carried update `old op= value`: the result is `old` with the valid lanes
+    /// of `value` combined in; masked lanes keep the old value.
+    Update {
+        op: UpdateOp,
+        old: ValueId,
+        value: ValueId,
+    },
+    /// A tile moved to another memory space (same type); inserted by scope inference.
+    Copy {
+        arg: ValueId,
+    },
+    /// An elementwise expression tree over `args`, produced by fusion.
+    Fused {
+        args: Vec<ValueId>,
+        expr: FusedExpr,
+    },
+    For(ForOp),
+}
+
+/// A structured counted loop. `inits`, `args` (the body's block arguments), `yields`
+/// and the op's results correspond one to one and have equal types.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForOp {
+    pub var: LoopVarId,
+    pub start: i64,
+    pub end: i64,
+    pub step: i64,
+    /// `@buffers(n)`.
+    pub buffers: Option<u32>,
+    pub inits: Vec<ValueId>,
+    pub args: Vec<ValueId>,
+    pub body: Block,
+    pub yields: Vec<ValueId>,
+}
+
+impl ForOp {
+    pub fn trip_count(&self) -> u64 {
+        if self.step <= 0 || self.end <= self.start {
+            0
+        } else {
+            ((self.end - self.start) as u64).div_ceil(self.step as u64)
+        }
+    }
+}
+
+/// One axis of a tensor access.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Index {
+    Full,
+    /// `start .. start + len`; `clamped` ranges may pass the tensor's extent in a tail
+    /// iteration, where only the lanes inside it are valid.
+    Range {
+        start: IndexExpr,
+        len: u64,
+        clamped: bool,
+    },
+    /// A single position (the axis is kept with extent 1).
+    Single(IndexExpr),
+    /// Gather/scatter rows by an `i32` tile (first axis only).
+    Indirect(ValueId),
+}
+
+/// An integer expression over loop variables, as written in the source.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IndexExpr {
+    Const(i64),
+    Var(LoopVarId),
+    Add(Box<IndexExpr>, Box<IndexExpr>),
+    Sub(Box<IndexExpr>, Box<IndexExpr>),
+    Mul(Box<IndexExpr>, Box<IndexExpr>),
+    FloorDiv(Box<IndexExpr>, i64),
+    Mod(Box<IndexExpr>, i64),
+}
+
+/// The expression of a `fused` op. Its size is capped by fusion (`MAX_FUSED_NODES`), which
+/// bounds the recursion depth of everything that walks it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FusedExpr {
+    /// Operand `$i` of the fused op.
+    Arg(u32),
+    /// A scalar literal.
+    Const(f64),
+    Unary(UnaryOp, Box<FusedExpr>),
+    Binary(BinaryOp, Box<FusedExpr>, Box<FusedExpr>),
+}
+
+impl FusedExpr {
+    pub fn node_count(&self) -> usize {
+        match self {
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => 1,
+            FusedExpr::Unary(_, a) => 1 + a.node_count(),
+            FusedExpr::Binary(_, a, b) => 1 + a.node_count() + b.node_count(),
+        }
+    }
+}
+
+impl OpKind {
+    /// The values this op reads, in a fixed order (loop inits and yields for `for`; not
+    /// the values used inside its body).
+    pub fn operands(&self) -> Vec<ValueId> {
+        let mut out = Vec::new();
+        self.visit_operands(|v| out.push(v));
+        out
+    }
+
+    fn visit_operands(&self, mut f: impl FnMut(ValueId)) {
+        let index_values = |index: &[Index], f: &mut dyn FnMut(ValueId)| {
+            for ix in index {
+                if let Index::Indirect(v) = ix {
+                    f(*v);
+                }
+            }
+        };
+        match self {
+            OpKind::Load { index, .. } => index_values(index, &mut f),
+            OpKind::Store { index, value, .. } => {
+                index_values(index, &mut f);
+                f(*value);
+            }
+            OpKind::Unary { arg, .. }
+            | OpKind::Reduce { arg, .. }
+            | OpKind::Transpose { arg }
+            | OpKind::Cast { arg }
+            | OpKind::Copy { arg } => f(*arg),
+            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+                f(*lhs);
+                f(*rhs);
+            }
+            OpKind::Update { old, value, .. } => {
+                f(*old);
+                f(*value);
+            }
+            OpKind::Full { .. } | OpKind::IndexValue { .. } => {}
+            OpKind::Fused { args, .. } => args.iter().copied().for_each(f),
+            OpKind::For(l) => {
+                l.inits.iter().copied().for_each(&mut f);
+                l.yields.iter().copied().for_each(f);
+            }
+        }
+    }
+
+    /// Rewrites every operand (including loop inits and yields) through `f`.
+    pub fn map_operands(&mut self, mut f: impl FnMut(ValueId) -> ValueId) {
+        let map_index = |index: &mut [Index], f: &mut dyn FnMut(ValueId) -> ValueId| {
+            for ix in index {
+                if let Index::Indirect(v) = ix {
+                    *v = f(*v);
+                }
+            }
+        };
+        match self {
+            OpKind::Load { index, .. } => map_index(index, &mut f),
+            OpKind::Store { index, value, .. } => {
+                map_index(index, &mut f);
+                *value = f(*value);
+            }
+            OpKind::Unary { arg, .. }
+            | OpKind::Reduce { arg, .. }
+            | OpKind::Transpose { arg }
+            | OpKind::Cast { arg }
+            | OpKind::Copy { arg } => *arg = f(*arg),
+            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+                *lhs = f(*lhs);
+                *rhs = f(*rhs);
+            }
+            OpKind::Update { old, value, .. } => {
+                *old = f(*old);
+                *value = f(*value);
+            }
+            OpKind::Full { .. } | OpKind::IndexValue { .. } => {}
+            OpKind::Fused { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
+            OpKind::For(l) => {
+                l.inits.iter_mut().for_each(|a| *a = f(*a));
+                l.yields.iter_mut().for_each(|a| *a = f(*a));
+            }
+        }
+    }
+
+    /// True for ops whose only effect is their results: they may be removed when unused
+    /// and merged when identical. Loads are excluded because a store may change memory.
+    pub fn is_pure(&self) -> bool {
+        !matches!(
+            self,
+            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::For(_)
+        )
+    }
+
+    /// Elementwise ops that fusion may merge into a `fused` expression.
+    pub fn is_elementwise(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Unary { .. } | OpKind::Binary { .. } | OpKind::Fused { .. }
+        )
+    }
+}
+
+impl Kernel {
+    /// Appends a value defined by `def`.
+    pub fn add_value(&mut self, ty: TileType, name: Option<String>, def: ValueDef) -> ValueId {
+        self.values.push(Value {
+            ty,
+            name,
+            space: None,
+            attrs: ValueAttrs::default(),
+            def,
+        })
+    }
+
+    /// Appends an op with one fresh result of type `ty`.
+    pub fn add_op(
+        &mut self,
+        kind: OpKind,
+        span: Span,
+        ty: TileType,
+        name: Option<String>,
+    ) -> (OpId, ValueId) {
+        let op = self.ops.push(Op {
+            kind,
+            span,
+            results: Vec::new(),
+        });
+        let v = self.add_value(ty, name, ValueDef::Result { op, index: 0 });
+        self.ops[op].results.push(v);
+        (op, v)
+    }
+
+    /// Appends an op without results (`store`).
+    pub fn add_effect(&mut self, kind: OpKind, span: Span) -> OpId {
+        self.ops.push(Op {
+            kind,
+            span,
+            results: Vec::new(),
+        })
+    }
+
+    /// Calls `f` on every op reachable from the body in program order, loop ops before
+    /// their bodies. Iterative so deep nesting cannot overflow the stack.
+    pub fn walk_ops(&self, mut f: impl FnMut(OpId, &Op)) {
+        let mut stack: Vec<std::vec::IntoIter<OpId>> =
+            vec![self.body.ops().collect::<Vec<_>>().into_iter()];
+        while let Some(top) = stack.last_mut() {
+            let Some(id) = top.next() else {
+                stack.pop();
+                continue;
+            };
+            let Some(op) = self.ops.get(id) else { continue };
+            f(id, op);
+            if let OpKind::For(l) = &op.kind {
+                stack.push(l.body.ops().collect::<Vec<_>>().into_iter());
+            }
+        }
+    }
+
+    /// How many times each value is read (operands, yields, inits), indexed by value.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.values.len()];
+        self.walk_ops(|_, op| {
+            op.kind.visit_operands(|v| {
+                if let Some(c) = counts.get_mut(v.index()) {
+                    *c += 1;
+                }
+            })
+        });
+        counts
+    }
+
+    /// The block at `path` (a list of nested `for` ops), or the body for an empty path.
+    pub fn block_mut(&mut self, path: &[OpId]) -> Option<&mut Block> {
+        match path.last() {
+            None => Some(&mut self.body),
+            Some(op) => match &mut self.ops.get_mut(*op)?.kind {
+                OpKind::For(l) => Some(&mut l.body),
+                _ => None,
+            },
+        }
+    }
+
+    /// Every block as (path of enclosing `for` ops, ops in order), outermost first.
+    pub fn blocks(&self) -> Vec<(Vec<OpId>, Vec<OpId>)> {
+        let mut out = vec![(Vec::new(), self.body.ops().collect::<Vec<_>>())];
+        let mut i = 0;
+        while let Some((path, ops)) = out.get(i).cloned() {
+            for op in ops {
+                if let Some(Op {
+                    kind: OpKind::For(l),
+                    ..
+                }) = self.ops.get(op)
+                {
+                    let mut p = path.clone();
+                    p.push(op);
+                    out.push((p, l.body.ops().collect()));
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Replaces every use of `from` by `to` in the reachable ops.
+    pub fn replace_uses(&mut self, from: ValueId, to: ValueId) {
+        let mut ids = Vec::new();
+        self.walk_ops(|id, _| ids.push(id));
+        for id in ids {
+            self.ops[id]
+                .kind
+                .map_operands(|v| if v == from { to } else { v });
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! The textual form of the tile IR: one op per line, two spaces per nesting level, a type
+//! on every value. The text is stable (a pure function of the IR) because the playground
+//! diffs it between passes and tests snapshot it. It never panics, even on IR the
+//! verifier would reject: bad handles print as `<bad ...>`.
+
+use super::{
+    Block, BlockItem, ForOp, FusedExpr, Index, IndexExpr, Kernel, OpId, OpKind, Value, ValueId,
+};
+use crate::diag::Span;
+use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+/// Printed text plus, for each line, the source span of the op on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Printed {
+    pub text: String,
+    /// One entry per line of `text`; `None` for lines with no op (closing braces).
+    pub spans: Vec<Option<Span>>,
+}
+
+impl Printed {
+    pub fn line(&mut self, depth: usize, text: &str, span: Option<Span>) {
+        for _ in 0..depth {
+            self.text.push_str("  ");
+        }
+        self.text.push_str(text);
+        self.text.push('\n');
+        self.spans.push(span);
+    }
+}
+
+pub fn print(kernel: &Kernel) -> Printed {
+    let names = Names::assign(kernel);
+    let mut p = Printer {
+        k: kernel,
+        names,
+        out: Printed::default(),
+        seen: HashSet::new(),
+    };
+    p.kernel();
+    p.out
+}
+
+/// Unique printed names. Source names are kept; a repeated name gets `.1`, `.2`, ...
+/// (identifiers cannot contain `.`, so suffixed names never collide with source names);
+/// unnamed values are numbered `%0`, `%1`, ... in print order.
+#[derive(Default)]
+struct Names {
+    values: HashMap<ValueId, String>,
+    vars: HashMap<super::LoopVarId, String>,
+    params: Vec<String>,
+    taken: HashMap<String, u32>,
+    temps: u32,
+}
+
+impl Names {
+    fn unique(&mut self, base: Option<&str>) -> String {
+        match base {
+            Some(b) => {
+                let count = self.taken.entry(b.to_string()).or_insert(0);
+                let name = if *count == 0 {
+                    b.to_string()
+                } else {
+                    format!("{b}.{count}")
+                };
+                *count += 1;
+                name
+            }
+            None => {
+                self.temps += 1;
+                (self.temps - 1).to_string()
+            }
+        }
+    }
+
+    fn name_value(&mut self, k: &Kernel, v: ValueId) {
+        if !self.values.contains_key(&v) {
+            let base = k.values.get(v).and_then(|val| val.name.clone());
+            let name = self.unique(base.as_deref());
+            self.values.insert(v, name);
+        }
+    }
+
+    fn assign(k: &Kernel) -> Names {
+        let mut n = Names::default();
+        for p in &k.params {
+            let name = n.unique(Some(&p.name));
+            n.params.push(name);
+        }
+        // Loop results are named after the body, so a loop-carried `acc` reads
+        // `%acc`, `%acc.1` (block argument), `%acc.2` (updated), `%acc.3` (result).
+        let mut stack: Vec<(std::vec::IntoIter<OpId>, Option<OpId>)> =
+            vec![(k.body.ops().collect::<Vec<_>>().into_iter(), None)];
+        let mut seen = HashSet::new();
+        while let Some((iter, owner)) = stack.last_mut() {
+            let Some(id) = iter.next() else {
+                let owner = *owner;
+                stack.pop();
+                if let Some(op) = owner.and_then(|o| k.ops.get(o)) {
+                    for &r in &op.results {
+                        n.name_value(k, r);
+                    }
+                }
+                continue;
+            };
+            let Some(op) = k.ops.get(id) else { continue };
+            if !seen.insert(id) {
+                continue;
+            }
+            if let OpKind::For(l) = &op.kind {
+                if let Some(var) = k.loop_vars.get(l.var) {
+                    if !n.vars.contains_key(&l.var) {
+                        let name = n.unique(Some(&var.name));
+                        n.vars.insert(l.var, name);
+                    }
+                }
+                for &a in &l.args {
+                    n.name_value(k, a);
+                }
+                stack.push((l.body.ops().collect::<Vec<_>>().into_iter(), Some(id)));
+            } else {
+                for &r in &op.results {
+                    n.name_value(k, r);
+                }
+            }
+        }
+        n
+    }
+}
+
+struct Printer<'a> {
+    k: &'a Kernel,
+    names: Names,
+    out: Printed,
+    /// Ops already printed: a malformed IR that lists an op twice (or inside its own
+    /// body) prints a marker instead of looping.
+    seen: HashSet<OpId>,
+}
+
+impl Printer<'_> {
+    fn kernel(&mut self) {
+        let mut head = format!("kernel {}(", self.k.name);
+        for (i, p) in self.k.params.iter().enumerate() {
+            if i > 0 {
+                head.push_str(", ");
+            }
+            let out = if p.is_out { "out " } else { "" };
+            let _ = write!(head, "%{}: {out}{}", self.param(i), p.ty);
+        }
+        head.push_str(") {");
+        self.out.line(0, &head, Some(self.k.span));
+        self.block(&self.k.body, 1);
+        self.out.line(0, "}", None);
+    }
+
+    fn block(&mut self, block: &Block, depth: usize) {
+        for item in &block.items {
+            match item {
+                BlockItem::Op(op) => self.op(*op, depth),
+                BlockItem::Step(step) => {
+                    self.out.line(depth, "step {", Some(step.span));
+                    for &op in &step.ops {
+                        self.op(op, depth + 1);
+                    }
+                    self.out.line(depth, "}", None);
+                }
+            }
+        }
+    }
+
+    fn param(&self, i: usize) -> String {
+        self.names
+            .params
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("<bad param {i}>"))
+    }
+
+    fn v(&self, v: ValueId) -> String {
+        match self.names.values.get(&v) {
+            Some(n) => format!("%{n}"),
+            None => format!("<bad value {}>", v.index()),
+        }
+    }
+
+    /// `ub f32[8, 512] slots(2) at [0x0, 0x4000]`: space, type and set attributes.
+    fn ty(&self, v: ValueId) -> String {
+        let Some(val) = self.k.values.get(v) else {
+            return "<bad type>".into();
+        };
+        value_type(val)
+    }
+
+    fn op(&mut self, id: OpId, depth: usize) {
+        let Some(op) = self.k.ops.get(id) else {
+            self.out
+                .line(depth, &format!("<bad op {}>", id.index()), None);
+            return;
+        };
+        if !self.seen.insert(id) {
+            self.out.line(
+                depth,
+                &format!("<op {} printed twice>", id.index()),
+                Some(op.span),
+            );
+            return;
+        }
+        let span = Some(op.span);
+        let results: Vec<String> = op.results.iter().map(|&r| self.v(r)).collect();
+        let first = op.results.first().copied();
+        let typed = |p: &Self, text: String| match first {
+            Some(r) => format!("{} = {text} : {}", results.join(", "), p.ty(r)),
+            None => text,
+        };
+        let line = match &op.kind {
+            OpKind::Load { param, index } => typed(
+                self,
+                format!("load %{}[{}]", self.param(*param), self.index(index)),
+            ),
+            OpKind::Store {
+                param,
+                index,
+                value,
+            } => {
+                format!(
+                    "store %{}[{}], {}",
+                    self.param(*param),
+                    self.index(index),
+                    self.v(*value)
+                )
+            }
+            OpKind::Unary { op, arg } => typed(self, format!("{} {}", op.name(), self.v(*arg))),
+            OpKind::Binary { op, lhs, rhs } => typed(
+                self,
+                format!("{} {}, {}", op.name(), self.v(*lhs), self.v(*rhs)),
+            ),
+            OpKind::Reduce { op, arg, axis } => {
+                typed(self, format!("{} {}, axis={axis}", op.name(), self.v(*arg)))
+            }
+            OpKind::MatMul { lhs, rhs } => {
+                typed(self, format!("matmul {}, {}", self.v(*lhs), self.v(*rhs)))
+            }
+            OpKind::Transpose { arg } => typed(self, format!("transpose {}", self.v(*arg))),
+            OpKind::Cast { arg } => typed(self, format!("cast {}", self.v(*arg))),
+            OpKind::Copy { arg } => typed(self, format!("copy {}", self.v(*arg))),
+            OpKind::Full { value } => {
+                let scalar = first
+                    .and_then(|r| self.k.values.get(r))
+                    .is_some_and(|v| v.ty.rank() == 0);
+                let dtype = first.and_then(|r| self.k.values.get(r)).map(|v| v.ty.dtype);
+                let lit = literal(*value, dtype);
+                typed(
+                    self,
+                    if scalar {
+                        format!("const {lit}")
+                    } else {
+                        format!("full {lit}")
+                    },
+                )
+            }
+            OpKind::IndexValue { expr } => typed(self, format!("index {}", self.iexpr(expr, 0))),
+            OpKind::Update { op, old, value } => {
+                let name = match op {
+                    UpdateOp::Set => "set",
+                    UpdateOp::Add => "add",
+                    UpdateOp::Sub => "sub",
+                    UpdateOp::Mul => "mul",
+                };
+                typed(
+                    self,
+                    format!("update {name} {}, {}", self.v(*old), self.v(*value)),
+                )
+            }
+            OpKind::Fused { args, expr } => {
+                let args: Vec<String> = args.iter().map(|&a| self.v(a)).collect();
+                typed(
+                    self,
+                    format!("fused({}) {{ {} }}", args.join(", "), fused_text(expr, 0)),
+                )
+            }
+            OpKind::For(l) => return self.for_op(l, &results, depth, span),
+        };
+        self.out.line(depth, &line, span);
+    }
+
+    fn for_op(&mut self, l: &ForOp, results: &[String], depth: usize, span: Option<Span>) {
+        let var = self
+            .names
+            .vars
+            .get(&l.var)
+            .cloned()
+            .unwrap_or_else(|| "<bad var>".into());
+        let mut head = String::new();
+        if !results.is_empty() {
+            let _ = write!(head, "{} = ", results.join(", "));
+        }
+        let _ = write!(head, "for %{var} in {}..{} step {}", l.start, l.end, l.step);
+        if let Some(n) = l.buffers {
+            let _ = write!(head, " buffers({n})");
+        }
+        if !l.args.is_empty() || !l.inits.is_empty() {
+            let pairs: Vec<String> = (0..l.args.len().max(l.inits.len()))
+                .map(|i| {
+                    let arg = l
+                        .args
+                        .get(i)
+                        .map(|&a| format!("{}: {}", self.v(a), self.ty(a)));
+                    let init = l.inits.get(i).map(|&v| self.v(v));
+                    format!(
+                        "{} = {}",
+                        arg.unwrap_or_else(|| "<missing arg>".into()),
+                        init.unwrap_or_else(|| "<missing init>".into())
+                    )
+                })
+                .collect();
+            let _ = write!(head, " iter({})", pairs.join(", "));
+        }
+        head.push_str(" {");
+        self.out.line(depth, &head, span);
+        self.block(&l.body, depth + 1);
+        if !l.yields.is_empty() {
+            let ys: Vec<String> = l.yields.iter().map(|&y| self.v(y)).collect();
+            self.out
+                .line(depth + 1, &format!("yield {}", ys.join(", ")), span);
+        }
+        self.out.line(depth, "}", None);
+    }
+
+    fn index(&self, index: &[Index]) -> String {
+        let parts: Vec<String> = index
+            .iter()
+            .map(|ix| match ix {
+                Index::Full => ":".to_string(),
+                Index::Range {
+                    start,
+                    len,
+                    clamped,
+                } => {
+                    let end = IndexExpr::Add(
+                        Box::new(start.clone()),
+                        Box::new(IndexExpr::Const(*len as i64)),
+                    );
+                    let end = match start {
+                        IndexExpr::Const(s) => self.iexpr(&IndexExpr::Const(s + *len as i64), 0),
+                        _ => self.iexpr(&end, 0),
+                    };
+                    let clamp = if *clamped { " clamped" } else { "" };
+                    format!("{} .. {end}{clamp}", self.iexpr(start, 0))
+                }
+                Index::Single(e) => self.iexpr(e, 0),
+                Index::Indirect(v) => format!("indirect {}", self.v(*v)),
+            })
+            .collect();
+        parts.join(", ")
+    }
+
+    /// Index expression text; `prec` is the binding strength the context needs
+    /// (0 none, 1 additive, 2 multiplicative).
+    fn iexpr(&self, e: &IndexExpr, prec: u8) -> String {
+        let (text, own) = match e {
+            IndexExpr::Const(c) => (c.to_string(), 3),
+            IndexExpr::Var(v) => (
+                format!(
+                    "%{}",
+                    self.names
+                        .vars
+                        .get(v)
+                        .cloned()
+                        .unwrap_or_else(|| "<bad var>".into())
+                ),
+                3,
+            ),
+            IndexExpr::Add(a, b) => (format!("{} + {}", self.iexpr(a, 1), self.iexpr(b, 2)), 1),
+            IndexExpr::Sub(a, b) => (format!("{} - {}", self.iexpr(a, 1), self.iexpr(b, 2)), 1),
+            IndexExpr::Mul(a, b) => (format!("{} * {}", self.iexpr(a, 2), self.iexpr(b, 3)), 2),
+            IndexExpr::FloorDiv(a, d) => (format!("{} // {d}", self.iexpr(a, 2)), 2),
+            IndexExpr::Mod(a, d) => (format!("{} mod {d}", self.iexpr(a, 2)), 2),
+        };
+        if own < prec {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+}
+
+/// The type annotation of a value: memory space once known, type, then set attributes.
+pub fn value_type(val: &Value) -> String {
+    let mut s = String::new();
+    if let Some(space) = val.space {
+        let _ = write!(s, "{space} ");
+    }
+    let _ = write!(s, "{}", val.ty);
+    if let Some(n) = val.attrs.slots {
+        let _ = write!(s, " slots({n})");
+    }
+    if !val.attrs.addresses.is_empty() {
+        let addrs: Vec<String> = val
+            .attrs
+            .addresses
+            .iter()
+            .map(|a| format!("{a:#x}"))
+            .collect();
+        let _ = write!(s, " at [{}]", addrs.join(", "));
+    }
+    s
+}
+
+/// A literal as source would write it: integers for `i32`, floats with a point otherwise.
+fn literal(value: f64, dtype: Option<crate::types::DType>) -> String {
+    match dtype {
+        Some(crate::types::DType::I32) => format!("{}", value as i64),
+        _ => format!("{value:?}"),
+    }
+}
+
+/// `exp($0 - $1)`: infix arithmetic with minimal parentheses, calls for the rest.
+pub fn fused_text(e: &FusedExpr, prec: u8) -> String {
+    let (text, own) = match e {
+        FusedExpr::Arg(i) => (format!("${i}"), 4),
+        FusedExpr::Const(c) => (format!("{c:?}"), if *c < 0.0 { 3 } else { 4 }),
+        FusedExpr::Unary(UnaryOp::Neg, a) => (format!("-{}", fused_text(a, 4)), 3),
+        FusedExpr::Unary(op, a) => (format!("{}({})", op.name(), fused_text(a, 0)), 4),
+        FusedExpr::Binary(op, a, b) => {
+            let infix = match op {
+                BinaryOp::Add => Some(("+", 1)),
+                BinaryOp::Sub => Some(("-", 1)),
+                BinaryOp::Mul => Some(("*", 2)),
+                BinaryOp::Div => Some(("/", 2)),
+                BinaryOp::Maximum | BinaryOp::Minimum => None,
+            };
+            match infix {
+                Some((sym, p)) => (
+                    format!("{} {sym} {}", fused_text(a, p), fused_text(b, p + 1)),
+                    p,
+                ),
+                None => (
+                    format!("{}({}, {})", op.name(), fused_text(a, 0), fused_text(b, 0)),
+                    4,
+                ),
+            }
+        }
+    };
+    if own < prec {
+        format!("({text})")
+    } else {
+        text
+    }
+}

@@ -1,0 +1,196 @@
+//! The typing rule of each op: the result type an op must have given its operand types.
+//! The verifier checks every op against these; passes that build ops use them too.
+
+use super::{FusedExpr, Index, IndexExpr, LoopVarId, Param};
+use crate::types::{DType, TileType};
+
+/// numpy broadcasting of two shapes, or `None` when they do not agree.
+pub fn broadcast_shapes(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for (i, slot) in out.iter_mut().enumerate() {
+        // Right-aligned: axis `i` of the result is axis `i - (rank - len)` of each input.
+        let da = (i + a.len())
+            .checked_sub(rank)
+            .and_then(|j| a.get(j))
+            .copied()
+            .unwrap_or(1);
+        let db = (i + b.len())
+            .checked_sub(rank)
+            .and_then(|j| b.get(j))
+            .copied()
+            .unwrap_or(1);
+        *slot = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}
+
+/// True when `from` broadcasts to exactly `to`.
+pub fn broadcasts_to(from: &[u64], to: &[u64]) -> bool {
+    broadcast_shapes(from, to).as_deref() == Some(to)
+}
+
+/// The dtype two elementwise operands share: equal dtypes, or a rank-0 scalar taking the
+/// other operand's dtype.
+fn common_dtype(a: &TileType, b: &TileType) -> Result<DType, String> {
+    if a.dtype == b.dtype || b.rank() == 0 {
+        Ok(a.dtype)
+    } else if a.rank() == 0 {
+        Ok(b.dtype)
+    } else {
+        Err(format!("operand dtypes differ: {} and {}", a, b))
+    }
+}
+
+pub fn binary(a: &TileType, b: &TileType) -> Result<TileType, String> {
+    let dtype = common_dtype(a, b)?;
+    let shape = broadcast_shapes(&a.shape, &b.shape)
+        .ok_or_else(|| format!("shapes {} and {} do not broadcast", a, b))?;
+    Ok(TileType::new(dtype, shape))
+}
+
+pub fn reduce(arg: &TileType, axis: usize) -> Result<TileType, String> {
+    let mut shape = arg.shape.clone();
+    let slot = shape
+        .get_mut(axis)
+        .ok_or_else(|| format!("axis {axis} out of range for {arg}"))?;
+    *slot = 1;
+    Ok(TileType::new(arg.dtype, shape))
+}
+
+pub fn matmul(a: &TileType, b: &TileType) -> Result<TileType, String> {
+    match (a.shape.as_slice(), b.shape.as_slice()) {
+        ([m, k], [k2, n]) if k == k2 && a.dtype == b.dtype => {
+            let dtype = if a.dtype.is_float() {
+                DType::F32
+            } else {
+                a.dtype
+            };
+            Ok(TileType::new(dtype, vec![*m, *n]))
+        }
+        _ => Err(format!("matmul operands {a} and {b} do not agree")),
+    }
+}
+
+pub fn transpose(a: &TileType) -> Result<TileType, String> {
+    match a.shape.as_slice() {
+        [m, n] => Ok(TileType::new(a.dtype, vec![*n, *m])),
+        _ => Err(format!("transpose needs a 2-D tile, got {a}")),
+    }
+}
+
+/// The shape of `param[index]`. `indirect` gives the type of each indirect index value.
+pub fn region(
+    param: &Param,
+    index: &[Index],
+    indirect: impl Fn(super::ValueId) -> Option<TileType>,
+) -> Result<Vec<u64>, String> {
+    if index.len() != param.ty.rank() {
+        return Err(format!(
+            "`{}` has {} axes but is indexed with {}",
+            param.name,
+            param.ty.rank(),
+            index.len()
+        ));
+    }
+    let mut shape = Vec::with_capacity(index.len());
+    for (axis, (ix, extent)) in index.iter().zip(&param.ty.shape).enumerate() {
+        shape.push(match ix {
+            Index::Full => *extent,
+            Index::Range { len, .. } => *len,
+            Index::Single(_) => 1,
+            Index::Indirect(v) => {
+                let ty = indirect(*v).ok_or("indirect index refers to a missing value")?;
+                let n = match ty.shape.as_slice() {
+                    [n] | [n, 1] if ty.dtype == DType::I32 => *n,
+                    _ => {
+                        return Err(format!(
+                            "indirect index must be i32[n] or i32[n, 1], got {ty}"
+                        ))
+                    }
+                };
+                if axis != 0 {
+                    return Err("an indirect index is allowed on the first axis only".into());
+                }
+                n
+            }
+        });
+    }
+    Ok(shape)
+}
+
+/// The result type of a fused expression over operands of types `args`: the broadcast
+/// of every operand it reads, in their common dtype.
+pub fn fused(expr: &FusedExpr, args: &[TileType]) -> Result<TileType, String> {
+    let mut acc: Option<TileType> = None;
+    let mut err = None;
+    visit_args(expr, &mut |i| {
+        let Some(t) = args.get(i as usize) else {
+            err = Some(format!(
+                "fused expression reads ${i} but has {} operands",
+                args.len()
+            ));
+            return;
+        };
+        acc = Some(match acc.take() {
+            None => t.clone(),
+            Some(a) => match binary(&a, t) {
+                Ok(r) => r,
+                Err(e) => {
+                    err = Some(e);
+                    a
+                }
+            },
+        });
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    acc.ok_or_else(|| "fused expression reads no operand".to_string())
+}
+
+/// Calls `f` with each operand index the expression reads.
+pub fn visit_args(expr: &FusedExpr, f: &mut impl FnMut(u32)) {
+    match expr {
+        FusedExpr::Arg(i) => f(*i),
+        FusedExpr::Const(_) => {}
+        FusedExpr::Unary(_, a) => visit_args(a, f),
+        FusedExpr::Binary(_, a, b) => {
+            visit_args(a, f);
+            visit_args(b, f);
+        }
+    }
+}
+
+/// Calls `f` with each loop variable an index expression reads.
+pub fn visit_index_vars(expr: &IndexExpr, f: &mut impl FnMut(LoopVarId)) {
+    match expr {
+        IndexExpr::Const(_) => {}
+        IndexExpr::Var(v) => f(*v),
+        IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
+            visit_index_vars(a, f);
+            visit_index_vars(b, f);
+        }
+        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => visit_index_vars(a, f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_follows_numpy() {
+        assert_eq!(broadcast_shapes(&[8, 512], &[8, 1]), Some(vec![8, 512]));
+        assert_eq!(broadcast_shapes(&[512], &[8, 1]), Some(vec![8, 512]));
+        assert_eq!(broadcast_shapes(&[], &[3]), Some(vec![3]));
+        assert_eq!(broadcast_shapes(&[4, 2], &[4, 3]), None);
+        assert!(broadcasts_to(&[1], &[8, 4]));
+        assert!(!broadcasts_to(&[8, 4], &[1]));
+    }
+}

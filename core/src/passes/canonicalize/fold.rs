@@ -1,0 +1,376 @@
+//! Constant folding and algebraic simplification:
+//! - index expressions to affine normal form (`(%r + 1) * 8` -> `%r * 8 + 8`);
+//! - elementwise ops and casts of constants to constants, rounded to the result dtype
+//!   as the machine would round them;
+//! - exact identities: `x * 1`, `1 * x`, `x / 1`, `x - 0`, `neg(neg(x))` -> `x`
+//!   (`x + 0` is not folded: it turns `-0.0` into `+0.0`);
+//! - in kernels with no clamped range (so no masked lanes), `update op old, v` becomes
+//!   the plain elementwise op, which fusion can then merge.
+
+use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
+use crate::ir::{Index, IndexExpr, Kernel, LoopVarId, OpId, OpKind, ValueId};
+use crate::types::DType;
+use std::collections::{BTreeMap, HashMap};
+
+pub fn run(k: &mut Kernel) -> bool {
+    let mut ids = Vec::new();
+    k.walk_ops(|id, _| ids.push(id));
+    let unmasked = !has_clamped_range(k, &ids);
+    let mut changed = false;
+    let mut subst: HashMap<ValueId, ValueId> = HashMap::new();
+    for &id in &ids {
+        changed |= apply(k, id, &subst);
+        changed |= fold_indices(&mut k.ops[id].kind);
+        match fold_op(k, id, unmasked) {
+            Some(Folded::Kind(kind)) => {
+                k.ops[id].kind = kind;
+                changed = true;
+            }
+            // Counted as a change only once a use is rewritten: the replaced op stays
+            // (unused) until dead-code elimination.
+            Some(Folded::Value(v)) => {
+                if let Some(&r) = k.ops[id].results.first() {
+                    subst.insert(r, v);
+                }
+            }
+            None => {}
+        }
+    }
+    if !subst.is_empty() {
+        // Loop yields are read before their loop body's substitutions are known.
+        for &id in &ids {
+            changed |= apply(k, id, &subst);
+        }
+    }
+    changed
+}
+
+/// Rewrites the op's operands through `subst`; true if any changed.
+fn apply(k: &mut Kernel, id: OpId, subst: &HashMap<ValueId, ValueId>) -> bool {
+    let mut changed = false;
+    k.ops[id].kind.map_operands(|v| {
+        let w = resolve(subst, v);
+        changed |= w != v;
+        w
+    });
+    changed
+}
+
+fn resolve(subst: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+    // Chains are acyclic (each entry maps a result to an earlier value); the bound only
+    // makes that assumption harmless if broken.
+    for _ in 0..subst.len() {
+        match subst.get(&v) {
+            Some(&w) => v = w,
+            None => break,
+        }
+    }
+    v
+}
+
+fn has_clamped_range(k: &Kernel, ids: &[OpId]) -> bool {
+    ids.iter().any(|&id| match &k.ops[id].kind {
+        OpKind::Load { index, .. } | OpKind::Store { index, .. } => index
+            .iter()
+            .any(|ix| matches!(ix, Index::Range { clamped: true, .. })),
+        _ => false,
+    })
+}
+
+enum Folded {
+    /// Rewrite the op in place (same results).
+    Kind(OpKind),
+    /// The op's result equals an existing value.
+    Value(ValueId),
+}
+
+/// The constant an op produces, when it is a `full`/`const`.
+fn constant(k: &Kernel, v: ValueId) -> Option<f64> {
+    let crate::ir::ValueDef::Result { op, .. } = k.values.get(v)?.def else {
+        return None;
+    };
+    match k.ops.get(op)?.kind {
+        OpKind::Full { value } => Some(value),
+        _ => None,
+    }
+}
+
+fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
+    let op = &k.ops[id];
+    let result_ty = &k.values.get(*op.results.first()?)?.ty;
+    let dtype = result_ty.dtype;
+    let same_type = |v: ValueId| k.values.get(v).is_some_and(|x| &x.ty == result_ty);
+    let full = |value: Option<f64>| {
+        Some(Folded::Kind(OpKind::Full {
+            value: round(value?, dtype)?,
+        }))
+    };
+    match &op.kind {
+        OpKind::Unary {
+            op: UnaryOp::Neg,
+            arg,
+        } => {
+            let inner = match k.values.get(*arg)?.def {
+                crate::ir::ValueDef::Result { op, .. } => &k.ops.get(op)?.kind,
+                _ => return None,
+            };
+            match (inner, constant(k, *arg)) {
+                (_, Some(c)) => full(unary(UnaryOp::Neg, c, dtype)),
+                (
+                    OpKind::Unary {
+                        op: UnaryOp::Neg,
+                        arg: x,
+                    },
+                    _,
+                ) if same_type(*x) => Some(Folded::Value(*x)),
+                _ => None,
+            }
+        }
+        OpKind::Unary { op, arg } => full(unary(*op, constant(k, *arg)?, dtype)),
+        OpKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (constant(k, *lhs), constant(k, *rhs));
+            if let (Some(a), Some(b)) = (a, b) {
+                return full(binary(*op, a, b, dtype));
+            }
+            let identity = match (op, a, b) {
+                (BinaryOp::Mul, _, Some(1.0)) => Some(*lhs),
+                (BinaryOp::Mul, Some(1.0), _) => Some(*rhs),
+                (BinaryOp::Div, _, Some(1.0)) => Some(*lhs),
+                (BinaryOp::Sub, _, Some(b)) if b == 0.0 && b.is_sign_positive() => Some(*lhs),
+                _ => None,
+            };
+            identity.filter(|&v| same_type(v)).map(Folded::Value)
+        }
+        OpKind::Cast { arg } => full(constant(k, *arg)),
+        OpKind::IndexValue {
+            expr: IndexExpr::Const(c),
+        } => full(Some(*c as f64)),
+        OpKind::Update { op, old, value } if unmasked => match op {
+            UpdateOp::Set => same_type(*value).then_some(Folded::Value(*value)),
+            UpdateOp::Add | UpdateOp::Sub | UpdateOp::Mul => {
+                let op = match op {
+                    UpdateOp::Add => BinaryOp::Add,
+                    UpdateOp::Sub => BinaryOp::Sub,
+                    _ => BinaryOp::Mul,
+                };
+                Some(Folded::Kind(OpKind::Binary {
+                    op,
+                    lhs: *old,
+                    rhs: *value,
+                }))
+            }
+        },
+        _ => None,
+    }
+}
+
+/// Rounds a folded value to what a tile of `dtype` holds; `None` when the value does
+/// not fit (an `i32` result out of range or not an integer is left unfolded).
+fn round(v: f64, dtype: DType) -> Option<f64> {
+    Some(match dtype {
+        DType::F32 => v as f32 as f64,
+        DType::F16 => half::f16::from_f64(v).to_f64(),
+        DType::BF16 => half::bf16::from_f64(v).to_f64(),
+        DType::I32 => {
+            if v.fract() != 0.0 || v < i32::MIN as f64 || v > i32::MAX as f64 {
+                return None;
+            }
+            v
+        }
+    })
+}
+
+/// Folds in f32 as the vector unit computes (integers exactly); `None` when the op is
+/// not defined on integers.
+fn unary(op: UnaryOp, x: f64, dtype: DType) -> Option<f64> {
+    if dtype == DType::I32 {
+        return match op {
+            UnaryOp::Neg => Some(-x),
+            UnaryOp::Abs => Some(x.abs()),
+            UnaryOp::Relu => Some(x.max(0.0)),
+            _ => None,
+        };
+    }
+    let x = x as f32;
+    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
+    let r = match op {
+        UnaryOp::Neg => -x,
+        UnaryOp::Exp => x.exp(),
+        UnaryOp::Log => x.ln(),
+        UnaryOp::Sqrt => x.sqrt(),
+        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        UnaryOp::Abs => x.abs(),
+        UnaryOp::Relu => x.max(0.0),
+        UnaryOp::Sigmoid => sigmoid(x),
+        UnaryOp::Tanh => x.tanh(),
+        UnaryOp::Gelu => {
+            let c = (2.0 / std::f32::consts::PI).sqrt();
+            0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
+        }
+        UnaryOp::Silu => x * sigmoid(x),
+        UnaryOp::Recip => 1.0 / x,
+    };
+    Some(r as f64)
+}
+
+fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
+    if dtype == DType::I32 {
+        // Exact in f64 for i32 operands; `round` rejects results outside i32.
+        return match op {
+            BinaryOp::Add => Some(a + b),
+            BinaryOp::Sub => Some(a - b),
+            BinaryOp::Mul => Some(a * b),
+            BinaryOp::Maximum => Some(a.max(b)),
+            BinaryOp::Minimum => Some(a.min(b)),
+            BinaryOp::Div => None,
+        };
+    }
+    let (a, b) = (a as f32, b as f32);
+    let r = match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+        BinaryOp::Div => a / b,
+        BinaryOp::Maximum => a.max(b),
+        BinaryOp::Minimum => a.min(b),
+    };
+    Some(r as f64)
+}
+
+fn fold_indices(kind: &mut OpKind) -> bool {
+    let mut changed = false;
+    let mut fold = |e: &mut IndexExpr| {
+        let simple = simplify(e);
+        if simple != *e {
+            *e = simple;
+            changed = true;
+        }
+    };
+    match kind {
+        OpKind::Load { index, .. } | OpKind::Store { index, .. } => {
+            for ix in index {
+                if let Index::Range { start: e, .. } | Index::Single(e) = ix {
+                    fold(e);
+                }
+            }
+        }
+        OpKind::IndexValue { expr } => fold(expr),
+        _ => {}
+    }
+    changed
+}
+
+/// An affine form `constant + sum(coef * var)`.
+#[derive(Clone, Default)]
+struct Affine {
+    constant: i64,
+    terms: BTreeMap<LoopVarId, i64>,
+}
+
+impl Affine {
+    fn scale(mut self, c: i64) -> Option<Affine> {
+        self.constant = self.constant.checked_mul(c)?;
+        for t in self.terms.values_mut() {
+            *t = t.checked_mul(c)?;
+        }
+        Some(self)
+    }
+
+    fn add(mut self, other: Affine, sign: i64) -> Option<Affine> {
+        self.constant = self
+            .constant
+            .checked_add(other.constant.checked_mul(sign)?)?;
+        for (v, c) in other.terms {
+            let t = self.terms.entry(v).or_insert(0);
+            *t = t.checked_add(c.checked_mul(sign)?)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        Some(self)
+    }
+
+    fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.constant)
+    }
+
+    /// `%r * 8 + %c - 3`: variables in handle order, coefficient 1 omitted, constant last.
+    fn to_expr(&self) -> IndexExpr {
+        let mut out: Option<IndexExpr> = None;
+        for (&v, &c) in &self.terms {
+            let (term, negative) = match c {
+                1 => (IndexExpr::Var(v), false),
+                -1 if out.is_some() => (IndexExpr::Var(v), true),
+                c if c < 0 && out.is_some() && c != i64::MIN => (
+                    IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(-c))),
+                    true,
+                ),
+                c => (
+                    IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(c))),
+                    false,
+                ),
+            };
+            out = Some(match out {
+                None => term,
+                Some(acc) if negative => IndexExpr::Sub(Box::new(acc), Box::new(term)),
+                Some(acc) => IndexExpr::Add(Box::new(acc), Box::new(term)),
+            });
+        }
+        match (out, self.constant) {
+            (None, c) => IndexExpr::Const(c),
+            (Some(e), 0) => e,
+            (Some(e), c) if c < 0 && c != i64::MIN => {
+                IndexExpr::Sub(Box::new(e), Box::new(IndexExpr::Const(-c)))
+            }
+            (Some(e), c) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(c))),
+        }
+    }
+}
+
+/// The affine form of `e`, or `None` when it is not affine (products of variables,
+/// `//` or `mod` of a non-constant, or overflow).
+fn affine(e: &IndexExpr) -> Option<Affine> {
+    match e {
+        IndexExpr::Const(c) => Some(Affine {
+            constant: *c,
+            ..Affine::default()
+        }),
+        IndexExpr::Var(v) => Some(Affine {
+            constant: 0,
+            terms: BTreeMap::from([(*v, 1)]),
+        }),
+        IndexExpr::Add(a, b) => affine(a)?.add(affine(b)?, 1),
+        IndexExpr::Sub(a, b) => affine(a)?.add(affine(b)?, -1),
+        IndexExpr::Mul(a, b) => {
+            let (a, b) = (affine(a)?, affine(b)?);
+            match (a.as_const(), b.as_const()) {
+                (Some(c), _) => b.scale(c),
+                (_, Some(c)) => a.scale(c),
+                _ => None,
+            }
+        }
+        IndexExpr::FloorDiv(a, d) if *d > 0 => Some(Affine {
+            constant: affine(a)?.as_const()?.div_euclid(*d),
+            ..Affine::default()
+        }),
+        IndexExpr::Mod(a, d) if *d > 0 => Some(Affine {
+            constant: affine(a)?.as_const()?.rem_euclid(*d),
+            ..Affine::default()
+        }),
+        _ => None,
+    }
+}
+
+/// Affine normal form where possible; otherwise the same tree with simplified parts.
+pub fn simplify(e: &IndexExpr) -> IndexExpr {
+    if let Some(a) = affine(e) {
+        return a.to_expr();
+    }
+    let s = |x: &IndexExpr| Box::new(simplify(x));
+    match e {
+        IndexExpr::Const(_) | IndexExpr::Var(_) => e.clone(),
+        IndexExpr::Add(a, b) => IndexExpr::Add(s(a), s(b)),
+        IndexExpr::Sub(a, b) => IndexExpr::Sub(s(a), s(b)),
+        IndexExpr::Mul(a, b) => IndexExpr::Mul(s(a), s(b)),
+        IndexExpr::FloorDiv(a, d) => IndexExpr::FloorDiv(s(a), *d),
+        IndexExpr::Mod(a, d) => IndexExpr::Mod(s(a), *d),
+    }
+}

@@ -1,0 +1,49 @@
+//! Pass 2, `canonicalize`: constant folding, common-subexpression elimination, fusion of
+//! elementwise chains and dead-code elimination, repeated until nothing changes.
+
+pub mod cse;
+pub mod dce;
+pub mod fold;
+pub mod fuse;
+
+use super::{Context, Pass};
+use crate::diag::Diagnostics;
+use crate::ir::Kernel;
+
+/// Each round either changes nothing or shrinks or simplifies the kernel; the cap only
+/// guards against a rewrite that undoes another.
+const MAX_ROUNDS: usize = 8;
+
+pub struct Canonicalize;
+
+impl Pass for Canonicalize {
+    fn name(&self) -> &'static str {
+        "canonicalize"
+    }
+
+    fn description(&self) -> &'static str {
+        "fold constants, merge common subexpressions, fuse elementwise chains, drop dead code"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        canonicalize(cx.ir_mut(self.name())?);
+        Ok(())
+    }
+}
+
+/// Runs the sub-steps to a fixed point; returns whether anything changed.
+pub fn canonicalize(k: &mut Kernel) -> bool {
+    let mut any = false;
+    for _ in 0..MAX_ROUNDS {
+        let mut changed = fold::run(k);
+        changed |= cse::run(k);
+        changed |= dce::run(k);
+        changed |= fuse::run(k);
+        changed |= dce::run(k);
+        any |= changed;
+        if !changed {
+            break;
+        }
+    }
+    any
+}

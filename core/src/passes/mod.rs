@@ -1,0 +1,186 @@
+//! The pass manager: a context holding the kernel in its current forms and a linear list
+//! of passes (Cranelift style). After each pass the manager records the printed form
+//! of the most lowered representation present, whether it changed, and how long the
+//! pass took, and (when asked) verifies it.
+
+pub mod canonicalize;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::front::{self, hir};
+use crate::ir::{self, Printed};
+use serde::{Deserialize, Serialize};
+
+/// A clock in milliseconds. Injected because `std::time::Instant` panics on
+/// wasm32-unknown-unknown; the browser passes `performance.now()`.
+pub type Clock = fn() -> f64;
+
+/// Milliseconds since the first call, from `Instant`; the native default clock.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn native_clock() -> f64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs_f64()
+        * 1000.0
+}
+
+/// The clock used when the caller injects none: `Instant` natively, none on wasm32.
+pub fn default_clock() -> Option<Clock> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Some(native_clock)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        None
+    }
+}
+
+/// Everything passes read and write. Each representation is optional and set by the
+/// pass that produces it; later representations (the per-pipe program of passes 9-11)
+/// are added as further optional fields, checked first by `print` and `verify`.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub source: String,
+    /// The kernel to compile; the first of the file when `None`.
+    pub kernel_name: Option<String>,
+    pub hir: Option<hir::Kernel>,
+    pub ir: Option<ir::Kernel>,
+}
+
+impl Context {
+    pub fn new(source: impl Into<String>, kernel_name: Option<String>) -> Context {
+        Context {
+            source: source.into(),
+            kernel_name,
+            ..Context::default()
+        }
+    }
+
+    /// The printed form of the most lowered representation present.
+    pub fn print(&self) -> Printed {
+        match &self.ir {
+            Some(k) => ir::print(k),
+            None => Printed::default(),
+        }
+    }
+
+    /// Verifies the most lowered representation present.
+    pub fn verify(&self) -> Result<(), Diagnostics> {
+        match &self.ir {
+            Some(k) => ir::verify(k).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()),
+            None => Ok(()),
+        }
+    }
+
+    /// The tile IR, or an internal error naming `pass` when no pass produced it yet.
+    pub fn ir_mut(&mut self, pass: &str) -> Result<&mut ir::Kernel, Diagnostics> {
+        self.ir.as_mut().ok_or_else(|| {
+            vec![Diagnostic::global(format!(
+                "internal error: pass `{pass}` needs the tile IR"
+            ))]
+        })
+    }
+}
+
+pub trait Pass {
+    fn name(&self) -> &'static str;
+    /// One line for the playground's pass list.
+    fn description(&self) -> &'static str;
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics>;
+}
+
+/// What the manager records after each pass.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PassRecord {
+    pub name: String,
+    pub description: String,
+    /// The printed IR after the pass.
+    pub ir: String,
+    /// Source span of the op on each line of `ir`.
+    pub spans: Vec<Option<crate::diag::Span>>,
+    /// The text differs from the previous pass's.
+    pub changed: bool,
+    pub micros: u64,
+}
+
+pub struct PassManager {
+    pub passes: Vec<Box<dyn Pass>>,
+    /// Verify after every pass (always on in debug builds).
+    pub verify: bool,
+    pub clock: Option<Clock>,
+}
+
+/// The passes of SPEC 3 built so far, in order.
+pub fn pipeline() -> Vec<Box<dyn Pass>> {
+    vec![Box::new(ParsePass), Box::new(canonicalize::Canonicalize)]
+}
+
+impl PassManager {
+    pub fn new(passes: Vec<Box<dyn Pass>>, verify: bool, clock: Option<Clock>) -> PassManager {
+        PassManager {
+            passes,
+            verify,
+            clock,
+        }
+    }
+
+    /// Runs the passes in order, stopping at the first that fails. Returns the records of
+    /// every pass that ran to completion, and the first failure.
+    pub fn run(&self, cx: &mut Context) -> (Vec<PassRecord>, Result<(), Diagnostics>) {
+        let mut records: Vec<PassRecord> = Vec::new();
+        let now = || self.clock.map_or(0.0, |c| c());
+        for pass in &self.passes {
+            let start = now();
+            if let Err(d) = pass.run(cx) {
+                return (records, Err(d));
+            }
+            let elapsed_ms = (now() - start).max(0.0);
+            let printed = cx.print();
+            let changed = records.last().is_none_or(|prev| prev.ir != printed.text);
+            records.push(PassRecord {
+                name: pass.name().to_string(),
+                description: pass.description().to_string(),
+                ir: printed.text,
+                spans: printed.spans,
+                changed,
+                micros: (elapsed_ms * 1000.0) as u64,
+            });
+            if self.verify || cfg!(debug_assertions) {
+                if let Err(errors) = cx.verify() {
+                    let mut d = Diagnostic::global(format!(
+                        "internal error: the IR after pass `{}` does not verify",
+                        pass.name()
+                    ));
+                    for e in &errors {
+                        d = d.with_note(e.message.clone());
+                    }
+                    return (records, Err(vec![d]));
+                }
+            }
+        }
+        (records, Ok(()))
+    }
+}
+
+/// Pass 1: source -> checked kernel -> tile IR.
+pub struct ParsePass;
+
+impl Pass for ParsePass {
+    fn name(&self) -> &'static str {
+        "parse"
+    }
+
+    fn description(&self) -> &'static str {
+        "parse and type-check the source, then lower it to the tile IR"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let hir = front::frontend(&cx.source, cx.kernel_name.as_deref())?;
+        cx.ir = Some(ir::lower::lower(&hir)?);
+        cx.hir = Some(hir);
+        Ok(())
+    }
+}
