@@ -458,3 +458,25 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn deep_expressions_are_refused_not_overflowing() {
+    let depth_ok = tilescope::interp::MAX_EXPR_DEPTH - 1;
+    for (depth, ok) in [(depth_ok, true), (depth_ok + 10, false)] {
+        let mut b = KernelBuilder::new("deep");
+        let x = b.param("x", F32, &[2], false);
+        let y = b.param("y", F32, &[2], true);
+        let mut e = b.load_all(x);
+        for _ in 0..depth {
+            e = unary(UnaryOp::Neg, e);
+        }
+        b.k.body = vec![store(y, vec![Index::Full], e)];
+        let k = b.build();
+        let mut t = vec![
+            Tensor::from_f32(F32, vec![2], &[1.0, 2.0]),
+            Tensor::zeros(F32, vec![2]),
+        ];
+        let r = tilescope::interp::run(&k, &mut t);
+        assert_eq!(r.is_ok(), ok, "{r:?}");
+    }
+}

@@ -20,8 +20,9 @@ use value::internal;
 pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
 
 /// Expressions and loop nests deeper than this are refused rather than risking the
-/// stack; the parser's own limit is lower, so real kernels never reach it.
-pub const MAX_EXPR_DEPTH: usize = 1000;
+/// stack (each level costs a few KiB of stack in a debug build). The front end should
+/// reject deeper nesting first, with a span.
+pub const MAX_EXPR_DEPTH: usize = 128;
 
 /// Runs `kernel` on `tensors` (indexed by `ParamId`), writing results into its `out`
 /// parameters. The tensors are first checked against the parameters' types.
@@ -194,7 +195,7 @@ impl Machine<'_> {
             } => {
                 let value = self.expr(value, 0)?;
                 let p = param.0 as usize;
-                let region = self.region(p, index, stmt.span)?;
+                let region = self.region(p, index, stmt.span, 0)?;
                 let value = value.broadcast_to(&region.shape(), stmt.span)?;
                 let valid: Vec<usize> = region
                     .valid()
@@ -254,7 +255,13 @@ impl Machine<'_> {
     }
 
     /// Resolves the region `param[index]` touches, validating indirect rows.
-    fn region(&mut self, p: usize, index: &[Index], span: Span) -> Result<Region, Diagnostic> {
+    fn region(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        span: Span,
+        depth: usize,
+    ) -> Result<Region, Diagnostic> {
         let (name, tensor_shape) = match (self.kernel.params.get(p), self.params.get(p)) {
             (Some(param), Some(tile)) => (param.name.clone(), tile.shape.clone()),
             _ => return Err(internal("unknown parameter", span)),
@@ -288,7 +295,7 @@ impl Machine<'_> {
                 Index::Single(e) => {
                     AxisSel::range(eval_index(e, &self.vars, 0)?, 1, false, extent, e.span)?
                 }
-                Index::Indirect(e) if axis == 0 => self.indirect_rows(e, &name, extent)?,
+                Index::Indirect(e) if axis == 0 => self.indirect_rows(e, &name, extent, depth)?,
                 Index::Indirect(e) => {
                     return Err(internal("indirect index past the first axis", e.span))
                 }
@@ -303,8 +310,9 @@ impl Machine<'_> {
         e: &Expr,
         tensor: &str,
         extent: usize,
+        depth: usize,
     ) -> Result<AxisSel, Diagnostic> {
-        let idx = self.expr(e, 0)?;
+        let idx = self.expr(e, depth + 1)?;
         let values = idx.ints(e.span)?;
         let (len, valid) = match (idx.shape.as_slice(), idx.valid.as_slice()) {
             (&[n], &[v]) => (n, v),
@@ -331,57 +339,14 @@ impl Machine<'_> {
         Ok(AxisSel::Rows { rows, len })
     }
 
+    /// Kept small: it is the recursive part of evaluation, and its stack frame bounds
+    /// how deep an expression can nest (the leaves live in `leaf`).
     fn expr(&mut self, e: &Expr, depth: usize) -> Result<Tile, Diagnostic> {
         if depth > MAX_EXPR_DEPTH {
             return Err(Diagnostic::error("expression nested too deeply", e.span));
         }
         let d = depth + 1;
-        let shape = || e.ty.shape.iter().map(|&x| x as usize).collect::<Vec<_>>();
         let out = match &e.kind {
-            ExprKind::Local(id) => self
-                .locals
-                .get(id.0 as usize)
-                .and_then(Option::as_ref)
-                .cloned()
-                .ok_or_else(|| internal("use of a tile not yet defined", e.span))?,
-            ExprKind::Scalar(v) => Tile::full(e.ty.dtype, shape(), *v),
-            ExprKind::IndexValue(ix) => {
-                let v = eval_index(ix, &self.vars, 0)?;
-                let v = i32::try_from(v).map_err(|_| {
-                    Diagnostic::error(format!("index value {v} does not fit in i32"), ix.span)
-                })?;
-                let mut t = Tile::full(e.ty.dtype, shape(), 0.0);
-                t.data = match e.ty.dtype {
-                    DType::I32 => Data::I(vec![v; t.len()]),
-                    dtype => Data::F(vec![value::round_to(dtype, v as f32); t.len()]),
-                };
-                t
-            }
-            ExprKind::Load { param, index } => {
-                let p = param.0 as usize;
-                let region = self.region(p, index, e.span)?;
-                let (src, tensor_shape) = match self.params.get(p) {
-                    Some(t) => (&t.data, &t.shape),
-                    None => return Err(internal("unknown parameter", e.span)),
-                };
-                let mut out = Tile::zeros(e.ty.dtype, region.shape());
-                out.valid = region.valid();
-                let valid = out.valid.clone();
-                match (&mut out.data, src) {
-                    (Data::F(dst), Data::F(src)) => {
-                        region.for_each_run(tensor_shape, &valid, |t, g, n| {
-                            dst[t..t + n].copy_from_slice(&src[g..g + n]);
-                        })
-                    }
-                    (Data::I(dst), Data::I(src)) => {
-                        region.for_each_run(tensor_shape, &valid, |t, g, n| {
-                            dst[t..t + n].copy_from_slice(&src[g..g + n]);
-                        })
-                    }
-                    _ => return Err(internal("load into a tile of another dtype", e.span)),
-                }
-                out
-            }
             ExprKind::Unary { op, arg } => {
                 let a = self.expr(arg, d)?;
                 ops::unary(*op, a, &e.ty, e.span)?
@@ -402,9 +367,66 @@ impl Machine<'_> {
             }
             ExprKind::Transpose(arg) => ops::transpose(&self.expr(arg, d)?, e.span)?,
             ExprKind::Cast(arg) => ops::cast(self.expr(arg, d)?, e.ty.dtype),
-            ExprKind::Full { value } => Tile::full(e.ty.dtype, shape(), *value),
+            _ => self.leaf(e, depth)?,
         };
         out.expect_type(&e.ty, e.span)?;
+        Ok(out)
+    }
+
+    #[inline(never)]
+    fn leaf(&mut self, e: &Expr, depth: usize) -> Result<Tile, Diagnostic> {
+        let shape = || e.ty.shape.iter().map(|&x| x as usize).collect::<Vec<_>>();
+        Ok(match &e.kind {
+            ExprKind::Local(id) => self
+                .locals
+                .get(id.0 as usize)
+                .and_then(Option::as_ref)
+                .cloned()
+                .ok_or_else(|| internal("use of a tile not yet defined", e.span))?,
+            ExprKind::Scalar(v) | ExprKind::Full { value: v } => {
+                Tile::full(e.ty.dtype, shape(), *v)
+            }
+            ExprKind::IndexValue(ix) => {
+                let v = eval_index(ix, &self.vars, 0)?;
+                let v = i32::try_from(v).map_err(|_| {
+                    Diagnostic::error(format!("index value {v} does not fit in i32"), ix.span)
+                })?;
+                let mut t = Tile::full(e.ty.dtype, shape(), 0.0);
+                t.data = match e.ty.dtype {
+                    DType::I32 => Data::I(vec![v; t.len()]),
+                    dtype => Data::F(vec![value::round_to(dtype, v as f32); t.len()]),
+                };
+                t
+            }
+            ExprKind::Load { param, index } => self.load(param.0 as usize, index, e, depth)?,
+            _ => return Err(internal("not a leaf expression", e.span)),
+        })
+    }
+
+    fn load(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        e: &Expr,
+        depth: usize,
+    ) -> Result<Tile, Diagnostic> {
+        let region = self.region(p, index, e.span, depth)?;
+        let (src, tensor_shape) = match self.params.get(p) {
+            Some(t) => (&t.data, &t.shape),
+            None => return Err(internal("unknown parameter", e.span)),
+        };
+        let mut out = Tile::zeros(e.ty.dtype, region.shape());
+        out.valid = region.valid();
+        let valid = out.valid.clone();
+        match (&mut out.data, src) {
+            (Data::F(dst), Data::F(src)) => region.for_each_run(tensor_shape, &valid, |t, g, n| {
+                dst[t..t + n].copy_from_slice(&src[g..g + n]);
+            }),
+            (Data::I(dst), Data::I(src)) => region.for_each_run(tensor_shape, &valid, |t, g, n| {
+                dst[t..t + n].copy_from_slice(&src[g..g + n]);
+            }),
+            _ => return Err(internal("load into a tile of another dtype", e.span)),
+        }
         Ok(out)
     }
 }
