@@ -14,7 +14,7 @@ impl Span {
     pub const DUMMY: Span = Span { start: 0, end: 0 };
 
     pub fn new(start: usize, end: usize) -> Span {
-        // Sources are capped far below 4 GiB (front::MAX_SOURCE_BYTES), so this cannot truncate.
+        // Sources are capped far below 4 GiB (limits::MAX_SOURCE_BYTES), so this cannot truncate.
         Span { start: start as u32, end: end.max(start) as u32 }
     }
 
@@ -92,3 +92,92 @@ impl Diagnostic {
 
 /// Many diagnostics from one stage. Compile stages return `Result<T, Diagnostics>`.
 pub type Diagnostics = Vec<Diagnostic>;
+
+/// Renders diagnostics as the CLI prints them (clang style; line and column 1-based, the
+/// column counted in characters):
+///
+/// ```text
+/// softmax.tile:5:22: error: unknown name `q`
+///     let t = load q[r .. r + R, :];
+///                  ^
+/// ```
+///
+/// The carets cover the span when it lies on one line (else its first line). Each label
+/// follows as a `note:` with its own line and carets, then each note as `  = note: ...`.
+/// A diagnostic without a span renders as `file: error: message`.
+pub fn render(diags: &[Diagnostic], file_name: &str, source: &str) -> String {
+    let file = codespan_reporting::files::SimpleFile::new(file_name, source);
+    let mut out = String::new();
+    for d in diags {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        };
+        match d.span {
+            Some(span) => render_located(&mut out, &file, span, severity, &d.message),
+            None => out.push_str(&format!("{file_name}: {severity}: {}\n", d.message)),
+        }
+        for label in &d.labels {
+            render_located(&mut out, &file, label.span, "note", &label.message);
+        }
+        for note in &d.notes {
+            out.push_str(&format!("  = note: {note}\n"));
+        }
+    }
+    out
+}
+
+/// `file:line:col: severity: message`, the source line, and carets under the span.
+fn render_located(
+    out: &mut String,
+    file: &codespan_reporting::files::SimpleFile<&str, &str>,
+    span: Span,
+    severity: &str,
+    message: &str,
+) {
+    use codespan_reporting::files::Files;
+    let source = *file.source();
+    // Spans come from our own lexer, but a stale or foreign span must not panic: clamp
+    // it into the source and onto character boundaries.
+    let floor = |mut i: usize| {
+        i = i.min(source.len());
+        while !source.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(span.start as usize);
+    let end = floor(span.end as usize).max(start);
+    let located = file.line_index((), start).and_then(|line| {
+        let range = file.line_range((), line)?;
+        let col = file.column_number((), line, start)?;
+        Ok((line, range, col))
+    });
+    let Ok((line, range, col)) = located else {
+        out.push_str(&format!("{}: {severity}: {message}\n", file.name()));
+        return;
+    };
+    out.push_str(&format!(
+        "{}:{}:{col}: {severity}: {message}\n",
+        file.name(),
+        line + 1
+    ));
+    let text = source.get(range.start..range.end).unwrap_or("");
+    let text = text.trim_end_matches(['\n', '\r']);
+    out.push_str(text);
+    out.push('\n');
+    // Reproduce tabs before the caret so it lines up however tabs are displayed.
+    let prefix = source.get(range.start..start).unwrap_or("");
+    let mut carets: String = prefix
+        .chars()
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    let line_end = range.start + text.len();
+    let covered = source
+        .get(start..end.min(line_end))
+        .map_or(0, |s| s.chars().count());
+    carets.push_str(&"^".repeat(covered.max(1)));
+    out.push_str(&carets);
+    out.push('\n');
+}

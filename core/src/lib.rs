@@ -8,6 +8,7 @@ pub mod front;
 pub mod inputs;
 pub mod interp;
 pub mod ir;
+pub mod limits;
 pub mod npy;
 pub mod passes;
 pub mod tensor;

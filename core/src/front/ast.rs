@@ -75,6 +75,8 @@ pub enum AssignOp {
     Mul,
 }
 
+// `For` is the large variant, and statements are few: boxing it would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let name = value;`

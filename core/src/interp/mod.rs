@@ -12,17 +12,14 @@ pub use value::{Data, Tile};
 use crate::diag::{Diagnostic, Span};
 use crate::front::hir::{BinaryOp, Expr, ExprKind, Index, Kernel, Stmt, StmtKind, UpdateOp};
 use crate::tensor::Tensor;
+use crate::limits::MAX_LOOP_ITERATIONS;
 use crate::types::DType;
 use index::{eval_index, AxisSel, Region};
 use value::internal;
 
-/// SPEC 1.4: at most this many loop iterations per kernel run.
-pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
-
-/// Expressions and loop nests deeper than this are refused rather than risking the
-/// stack (each level costs a few KiB of stack in a debug build). The front end should
-/// reject deeper nesting first, with a span.
-pub const MAX_EXPR_DEPTH: usize = 128;
+/// Expressions and statements nested deeper than the front end's limit are refused
+/// rather than risking the stack (each level costs a few KiB in a debug build).
+pub use crate::limits::MAX_NESTING_DEPTH as MAX_EXPR_DEPTH;
 
 /// Runs `kernel` on `tensors` (indexed by `ParamId`), writing results into its `out`
 /// parameters. The tensors are first checked against the parameters' types.

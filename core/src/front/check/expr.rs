@@ -1,0 +1,567 @@
+//! Tile expressions: literals, names, elementwise and unary operations, reductions,
+//! matmul, transpose, casts, constructors and loads (SPEC 1.3).
+
+use super::consts::int_op;
+use super::shape::{broadcast, scalar, Limit};
+use super::{closest, show, Binding, Checker};
+use crate::diag::{Diagnostic, Span};
+use crate::front::ast;
+use crate::front::hir::{BinaryOp, Expr, ExprKind, IndexExpr, IndexExprKind, ReduceOp, UnaryOp};
+use crate::types::{DType, TileType};
+
+/// A literal not yet given a dtype: it takes the dtype of the tile it meets.
+#[derive(Clone, Copy, Debug)]
+pub struct Lit {
+    pub value: f64,
+    pub is_float: bool,
+    pub span: Span,
+}
+
+pub enum Val {
+    Tile(Expr),
+    Lit(Lit),
+}
+
+const CONSTRUCTORS: [&str; 2] = ["zeros", "full"];
+const BINARY_FUNCS: [&str; 2] = ["maximum", "minimum"];
+
+fn symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Maximum => "maximum",
+        BinaryOp::Minimum => "minimum",
+    }
+}
+
+/// The value of a unary op on a literal, computed like the interpreter does (in f64
+/// here; the literal is rounded to its dtype when it meets a tile).
+fn fold_unary(op: UnaryOp, x: f64) -> f64 {
+    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+    match op {
+        UnaryOp::Neg => -x,
+        UnaryOp::Exp => x.exp(),
+        UnaryOp::Log => x.ln(),
+        UnaryOp::Sqrt => x.sqrt(),
+        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        UnaryOp::Abs => x.abs(),
+        UnaryOp::Relu => x.max(0.0),
+        UnaryOp::Sigmoid => sigmoid(x),
+        UnaryOp::Tanh => x.tanh(),
+        UnaryOp::Gelu => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
+        }
+        UnaryOp::Silu => x * sigmoid(x),
+        UnaryOp::Recip => 1.0 / x,
+    }
+}
+
+fn works_on_ints(op: UnaryOp) -> bool {
+    matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu)
+}
+
+impl Checker<'_> {
+    /// Types a tile expression. Every tile it produces is within the tile size limit.
+    pub(super) fn value(&mut self, e: &ast::Expr) -> Option<Val> {
+        self.nested(e.span, |cx| {
+            let v = cx.value_inner(e)?;
+            if let Val::Tile(t) = &v {
+                cx.check_size(&t.ty, Limit::Tile, t.span)?;
+            }
+            Some(v)
+        })
+    }
+
+    /// A value that must be a tile (not a bare literal); `what` says where.
+    fn tile(&mut self, e: &ast::Expr, what: &str) -> Option<Expr> {
+        match self.value(e)? {
+            Val::Tile(t) => Some(t),
+            Val::Lit(_) => self.error(
+                format!("{what} needs a tile, but `{}` is a number", show::expr(e)),
+                e.span,
+            ),
+        }
+    }
+
+    /// A literal given the dtype of the tile it meets.
+    pub(super) fn typed_lit(&mut self, l: Lit, dtype: DType) -> Option<Expr> {
+        if l.is_float && dtype == DType::I32 {
+            return self.error(
+                format!(
+                    "the float {} cannot be used with an i32 tile: convert the tile with `as f32`",
+                    l.value
+                ),
+                l.span,
+            );
+        }
+        Some(scalar(l.value, dtype, l.span))
+    }
+
+    fn value_inner(&mut self, e: &ast::Expr) -> Option<Val> {
+        let span = e.span;
+        let lit = |value: f64, is_float| {
+            Some(Val::Lit(Lit {
+                value,
+                is_float,
+                span,
+            }))
+        };
+        let tile = |kind, ty| Some(Val::Tile(Expr { kind, ty, span }));
+        match &e.kind {
+            ast::ExprKind::Int(v) => lit(*v as f64, false),
+            ast::ExprKind::Float(v) => lit(*v, true),
+            ast::ExprKind::Name(name) => self.name_value(name, span),
+            ast::ExprKind::Neg(arg) => {
+                let v = self.value(arg)?;
+                self.unary(UnaryOp::Neg, v, span)
+            }
+            ast::ExprKind::Binary { op, lhs, rhs } => {
+                let op = match op {
+                    ast::BinaryOp::Add => BinaryOp::Add,
+                    ast::BinaryOp::Sub => BinaryOp::Sub,
+                    ast::BinaryOp::Mul => BinaryOp::Mul,
+                    ast::BinaryOp::Div => BinaryOp::Div,
+                    ast::BinaryOp::MatMul => return self.matmul(lhs, rhs, span),
+                    ast::BinaryOp::FloorDiv | ast::BinaryOp::Mod => {
+                        return self.int_only(e, *op, lhs, rhs)
+                    }
+                };
+                let a = self.value(lhs);
+                let b = self.value(rhs);
+                self.elementwise(op, a?, b?, span)
+            }
+            ast::ExprKind::Transpose(arg) => {
+                let t = self.tile(arg, "`.T`")?;
+                match t.ty.shape[..] {
+                    [m, n] => {
+                        let ty = TileType::new(t.ty.dtype, vec![n, m]);
+                        tile(ExprKind::Transpose(Box::new(t)), ty)
+                    }
+                    _ => self.error(
+                        format!("`.T` transposes a 2-D tile, but this one is {}", t.ty),
+                        arg.span,
+                    ),
+                }
+            }
+            ast::ExprKind::Cast { value, dtype, .. } => {
+                let t = match self.value(value)? {
+                    Val::Tile(t) => t,
+                    Val::Lit(l) => scalar(
+                        l.value,
+                        if l.is_float { DType::F32 } else { DType::I32 },
+                        l.span,
+                    ),
+                };
+                let ty = TileType::new(*dtype, t.ty.shape.clone());
+                tile(ExprKind::Cast(Box::new(t)), ty)
+            }
+            ast::ExprKind::Load { tensor, indices } => {
+                let param = self.tensor(tensor)?;
+                let (index, ty) = self.access(param, tensor, indices)?;
+                tile(ExprKind::Load { param, index }, ty)
+            }
+            ast::ExprKind::Call {
+                func,
+                ty,
+                args,
+                axis,
+            } => self.call(e, func, ty.as_ref(), args, axis.as_deref()),
+        }
+    }
+
+    fn name_value(&mut self, name: &str, span: Span) -> Option<Val> {
+        match self.lookup(name) {
+            Some((Binding::Local(id), _)) => {
+                let ty = self.locals.get(id.0 as usize)?.ty.clone();
+                Some(Val::Tile(Expr {
+                    kind: ExprKind::Local(id),
+                    ty,
+                    span,
+                }))
+            }
+            Some((Binding::Loop(id), _)) => {
+                let index = IndexExpr {
+                    kind: IndexExprKind::Var(id),
+                    span,
+                };
+                Some(Val::Tile(Expr {
+                    kind: ExprKind::IndexValue(index),
+                    ty: TileType::scalar(DType::I32),
+                    span,
+                }))
+            }
+            Some((Binding::Poisoned, _)) => None,
+            None => {
+                if let Some(v) = self.consts.get(name) {
+                    return v.map(|v| {
+                        Val::Lit(Lit {
+                            value: v as f64,
+                            is_float: false,
+                            span,
+                        })
+                    });
+                }
+                if self.param_ids.contains_key(name) {
+                    let d = Diagnostic::error(
+                        format!("`{name}` is a tensor in global memory, not a tile"),
+                        span,
+                    )
+                    .with_note(format!("read it into a tile with `load {name}[...]`"));
+                    self.report(d);
+                    return None;
+                }
+                self.unknown_name(name, span)
+            }
+        }
+    }
+
+    /// `//` and `%` between tiles: only literal integers fold; tiles have no such ops.
+    fn int_only(
+        &mut self,
+        e: &ast::Expr,
+        op: ast::BinaryOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+    ) -> Option<Val> {
+        let a = self.value(lhs);
+        let b = self.value(rhs);
+        match (a?, b?) {
+            (Val::Lit(a), Val::Lit(b)) if !a.is_float && !b.is_float => {
+                match int_op(op, a.value as i64, b.value as i64) {
+                    Ok(v) => Some(Val::Lit(Lit {
+                        value: v as f64,
+                        is_float: false,
+                        span: e.span,
+                    })),
+                    Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
+                }
+            }
+            _ => self.error(
+                format!(
+                    "`{}` is an integer operator for indices and constants; tiles have `/`",
+                    op.symbol()
+                ),
+                e.span,
+            ),
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, v: Val, span: Span) -> Option<Val> {
+        match v {
+            Val::Lit(l) => {
+                let is_float = l.is_float || !works_on_ints(op);
+                Some(Val::Lit(Lit {
+                    value: fold_unary(op, l.value),
+                    is_float,
+                    span,
+                }))
+            }
+            Val::Tile(t) => {
+                if !t.ty.dtype.is_float() && !works_on_ints(op) {
+                    return self.error(
+                        format!(
+                            "`{}` needs a float tile, but this one is {}: convert it with `as f32`",
+                            op.name(),
+                            t.ty
+                        ),
+                        t.span,
+                    );
+                }
+                let ty = t.ty.clone();
+                Some(Val::Tile(Expr {
+                    kind: ExprKind::Unary {
+                        op,
+                        arg: Box::new(t),
+                    },
+                    ty,
+                    span,
+                }))
+            }
+        }
+    }
+
+    fn elementwise(&mut self, op: BinaryOp, a: Val, b: Val, span: Span) -> Option<Val> {
+        let (a, b) = match (a, b) {
+            (Val::Lit(a), Val::Lit(b)) => {
+                let value = match op {
+                    BinaryOp::Add => a.value + b.value,
+                    BinaryOp::Sub => a.value - b.value,
+                    BinaryOp::Mul => a.value * b.value,
+                    BinaryOp::Div => a.value / b.value,
+                    BinaryOp::Maximum => a.value.max(b.value),
+                    BinaryOp::Minimum => a.value.min(b.value),
+                };
+                let is_float = a.is_float || b.is_float || op == BinaryOp::Div;
+                return Some(Val::Lit(Lit {
+                    value,
+                    is_float,
+                    span,
+                }));
+            }
+            (Val::Tile(a), Val::Lit(b)) => {
+                let b = self.typed_lit(b, a.ty.dtype)?;
+                (a, b)
+            }
+            (Val::Lit(a), Val::Tile(b)) => (self.typed_lit(a, b.ty.dtype)?, b),
+            (Val::Tile(a), Val::Tile(b)) => (a, b),
+        };
+        if a.ty.dtype != b.ty.dtype {
+            return self.error(
+                format!(
+                    "`{}` needs operands of one element type, but they are {} and {}: convert one with `as`",
+                    symbol(op),
+                    a.ty,
+                    b.ty
+                ),
+                span,
+            );
+        }
+        if op == BinaryOp::Div && a.ty.dtype == DType::I32 {
+            return self.error(
+                "`/` is not defined on i32 tiles: convert them with `as f32`",
+                span,
+            );
+        }
+        let Some(shape) = broadcast(&a.ty.shape, &b.ty.shape) else {
+            return self.error(
+                format!(
+                    "the shapes of {} and {} do not broadcast in `{}`",
+                    a.ty,
+                    b.ty,
+                    symbol(op)
+                ),
+                span,
+            );
+        };
+        let ty = TileType::new(a.ty.dtype, shape);
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            ty,
+            span,
+        }))
+    }
+
+    fn matmul(&mut self, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<Val> {
+        let a = self.tile(lhs, "`@`");
+        let b = self.tile(rhs, "`@`");
+        let (a, b) = (a?, b?);
+        let (&[m, k1], &[k2, n]) = (a.ty.shape.as_slice(), b.ty.shape.as_slice()) else {
+            return self.error(
+                format!(
+                    "`@` multiplies 2-D tiles, but the operands are {} and {}",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        };
+        if !a.ty.dtype.is_float() || a.ty.dtype != b.ty.dtype {
+            return self.error(
+                format!(
+                    "`@` needs two float operands of one element type, but they are {} and {}",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        }
+        if k1 != k2 {
+            return self.error(
+                format!(
+                    "`@` inner dimensions disagree: {} @ {} ({k1} != {k2})",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        }
+        let ty = TileType::new(DType::F32, vec![m, n]);
+        Some(Val::Tile(Expr {
+            kind: ExprKind::MatMul {
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            ty,
+            span,
+        }))
+    }
+
+    fn call(
+        &mut self,
+        e: &ast::Expr,
+        func: &ast::Ident,
+        ty: Option<&ast::TypeExpr>,
+        args: &[ast::Expr],
+        axis: Option<&ast::Expr>,
+    ) -> Option<Val> {
+        let name = func.name.as_str();
+        let is_reduce = ReduceOp::from_name(name).is_some();
+        let is_ctor = CONSTRUCTORS.contains(&name);
+        let unary = UnaryOp::from_name(name);
+        if unary.is_none() && !is_reduce && !is_ctor && !BINARY_FUNCS.contains(&name) {
+            let known = UnaryOp::ALL
+                .iter()
+                .map(|op| op.name())
+                .chain(["sum", "amax", "amin", "mean"])
+                .chain(CONSTRUCTORS)
+                .chain(BINARY_FUNCS);
+            let mut d = Diagnostic::error(
+                format!("unknown function `{}`", crate::front::lexer::truncate(name)),
+                func.span,
+            );
+            if let Some(close) = closest(name, known) {
+                d = d.with_note(format!("did you mean `{close}`?"));
+            }
+            self.report(d);
+            return None;
+        }
+        if let (Some(a), false) = (axis, is_reduce) {
+            return self.error(
+                format!("`{name}` takes no `axis=`; only reductions do"),
+                a.span,
+            );
+        }
+        if let (Some(t), false) = (ty, is_ctor) {
+            return self.error(
+                format!("`{name}` takes no type argument; only `zeros` and `full` do"),
+                t.span,
+            );
+        }
+        let arity = match (unary.is_some(), is_reduce, name) {
+            (true, _, _) | (_, true, _) => 1,
+            (_, _, "zeros") => 0,
+            (_, _, "full") => 1,
+            _ => 2,
+        };
+        if args.len() != arity {
+            let plural = if arity == 1 { "" } else { "s" };
+            return self.error(
+                format!(
+                    "`{name}` takes {arity} argument{plural}, but {} were given",
+                    args.len()
+                ),
+                e.span,
+            );
+        }
+        if let Some(op) = unary {
+            let v = self.value(args.first()?)?;
+            return self.unary(op, v, e.span);
+        }
+        if let Some(op) = ReduceOp::from_name(name) {
+            return self.reduce(op, e, args.first()?, axis);
+        }
+        if is_ctor {
+            return self.construct(e, name, ty, args.first());
+        }
+        let op = if name == "maximum" {
+            BinaryOp::Maximum
+        } else {
+            BinaryOp::Minimum
+        };
+        let a = self.value(args.first()?);
+        let b = self.value(args.get(1)?);
+        self.elementwise(op, a?, b?, e.span)
+    }
+
+    fn reduce(
+        &mut self,
+        op: ReduceOp,
+        e: &ast::Expr,
+        arg: &ast::Expr,
+        axis: Option<&ast::Expr>,
+    ) -> Option<Val> {
+        let t = self.tile(arg, &format!("`{}`", op.name()));
+        let Some(axis) = axis else {
+            return self.error(
+                format!(
+                    "`{}` needs the axis to reduce: `{}(t, axis=K)`",
+                    op.name(),
+                    op.name()
+                ),
+                e.span,
+            );
+        };
+        let k = self.const_expr(axis);
+        let (t, k) = (t?, k?);
+        let rank = t.ty.rank() as i64;
+        let normalised = if k < 0 { k.saturating_add(rank) } else { k };
+        if !(0..rank).contains(&normalised) {
+            return self.error(
+                format!(
+                    "axis {k} is out of range for {}, which has {rank} axes",
+                    t.ty
+                ),
+                axis.span,
+            );
+        }
+        if op == ReduceOp::Mean && !t.ty.dtype.is_float() {
+            return self.error(
+                format!(
+                    "`mean` needs a float tile, but this one is {}: convert it with `as f32`",
+                    t.ty
+                ),
+                e.span,
+            );
+        }
+        let axis = normalised as usize;
+        let mut ty = t.ty.clone();
+        if let Some(d) = ty.shape.get_mut(axis) {
+            *d = 1;
+        }
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Reduce {
+                op,
+                arg: Box::new(t),
+                axis,
+            },
+            ty,
+            span: e.span,
+        }))
+    }
+
+    fn construct(
+        &mut self,
+        e: &ast::Expr,
+        name: &str,
+        ty: Option<&ast::TypeExpr>,
+        arg: Option<&ast::Expr>,
+    ) -> Option<Val> {
+        let Some(ty) = ty else {
+            return self.error(
+                format!(
+                    "`{name}` needs a type first: `{name}(f32[8, 8]{})`",
+                    if name == "full" { ", v" } else { "" }
+                ),
+                e.span,
+            );
+        };
+        let ty = self.type_expr(ty, Limit::Tile)?;
+        let value = match arg {
+            None => 0.0,
+            Some(a) => match self.value(a)? {
+                Val::Lit(l) => {
+                    self.typed_lit(l, ty.dtype)?;
+                    l.value
+                }
+                Val::Tile(_) => {
+                    return self.error(
+                        format!(
+                            "`full` fills with a constant number, but `{}` is a tile",
+                            show::expr(a)
+                        ),
+                        a.span,
+                    )
+                }
+            },
+        };
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Full { value },
+            ty,
+            span: e.span,
+        }))
+    }
+}

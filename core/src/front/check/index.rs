@@ -1,0 +1,452 @@
+//! Tensor accesses `x[i, a .. b, :, idx]`: index expressions, constant range extents
+//! (by affine normal form) and bounds (by interval analysis over the loop variables).
+
+use super::consts::int_op;
+use super::expr::Val;
+use super::{show, Binding, Checker};
+use crate::front::ast::{self, BinaryOp, ExprKind};
+use crate::front::hir::{Index, IndexExpr, IndexExprKind, LoopId, ParamId};
+use crate::limits::MAX_NESTING_DEPTH;
+use crate::types::{DType, TileType};
+use std::collections::BTreeMap;
+
+/// `constant + sum(coefficient * atom)`. Atoms are loop variables and `//`/`%`
+/// subterms that do not fold, keyed by their canonical text so that two occurrences of
+/// `(i // 4)` compare equal.
+#[derive(Default)]
+struct Affine {
+    constant: i64,
+    terms: BTreeMap<String, i64>,
+}
+
+impl Affine {
+    fn is_constant(&self) -> bool {
+        self.terms.values().all(|&c| c == 0)
+    }
+
+    fn combine(mut self, other: Affine, sign: i64) -> Option<Affine> {
+        self.constant = self
+            .constant
+            .checked_add(other.constant.checked_mul(sign)?)?;
+        for (k, c) in other.terms {
+            let slot = self.terms.entry(k).or_insert(0);
+            *slot = slot.checked_add(c.checked_mul(sign)?)?;
+        }
+        Some(self)
+    }
+
+    fn scale(mut self, by: i64) -> Option<Affine> {
+        self.constant = self.constant.checked_mul(by)?;
+        for c in self.terms.values_mut() {
+            *c = c.checked_mul(by)?;
+        }
+        Some(self)
+    }
+}
+
+/// Canonical text of an index expression, ignoring spans.
+fn canonical(e: &IndexExpr) -> String {
+    match &e.kind {
+        IndexExprKind::Const(c) => c.to_string(),
+        IndexExprKind::Var(id) => format!("v{}", id.0),
+        IndexExprKind::Add(a, b) => format!("({}+{})", canonical(a), canonical(b)),
+        IndexExprKind::Sub(a, b) => format!("({}-{})", canonical(a), canonical(b)),
+        IndexExprKind::Mul(a, b) => format!("({}*{})", canonical(a), canonical(b)),
+        IndexExprKind::FloorDiv(a, d) => format!("({}//{d})", canonical(a)),
+        IndexExprKind::Mod(a, d) => format!("({}%{d})", canonical(a)),
+    }
+}
+
+/// The affine form, or `None` on overflow. Products are affine here because
+/// `index_expr` rejected products of two variable terms.
+fn affine(e: &IndexExpr) -> Option<Affine> {
+    Some(match &e.kind {
+        IndexExprKind::Const(c) => Affine {
+            constant: *c,
+            terms: BTreeMap::new(),
+        },
+        IndexExprKind::Var(id) => Affine {
+            constant: 0,
+            terms: BTreeMap::from([(format!("v{}", id.0), 1)]),
+        },
+        IndexExprKind::Add(a, b) => affine(a)?.combine(affine(b)?, 1)?,
+        IndexExprKind::Sub(a, b) => affine(a)?.combine(affine(b)?, -1)?,
+        IndexExprKind::Mul(a, b) => {
+            let (a, b) = (affine(a)?, affine(b)?);
+            if a.is_constant() {
+                b.scale(a.constant)?
+            } else {
+                a.scale(b.constant)?
+            }
+        }
+        IndexExprKind::FloorDiv(..) | IndexExprKind::Mod(..) => Affine {
+            constant: 0,
+            terms: BTreeMap::from([(canonical(e), 1)]),
+        },
+    })
+}
+
+/// Inclusive bounds of a value over all iterations, in i128 with saturation so that
+/// intermediate products cannot overflow.
+type Interval = (i128, i128);
+
+fn floor_div_i128(a: i128, d: i128) -> i128 {
+    a.div_euclid(d)
+}
+
+impl Checker<'_> {
+    /// Checks `tensor[indices]` and returns the indices and the region's type.
+    pub(super) fn access(
+        &mut self,
+        param: ParamId,
+        tensor: &ast::Ident,
+        indices: &[ast::Index],
+    ) -> Option<(Vec<Index>, TileType)> {
+        let ty = self.params.get(param.0 as usize)?.ty.clone();
+        if indices.len() != ty.rank() {
+            let span = match (indices.first(), indices.last()) {
+                (Some(a), Some(b)) => a.span.to(b.span),
+                _ => tensor.span,
+            };
+            return self.error(
+                format!(
+                    "`{}` has {} axes ({ty}) but {} {} given: write one per axis (`:` for a whole axis)",
+                    tensor.name,
+                    ty.rank(),
+                    indices.len(),
+                    if indices.len() == 1 { "index is" } else { "indices are" }
+                ),
+                span,
+            );
+        }
+        let mut out = Vec::new();
+        let mut shape = Vec::new();
+        let mut ok = true;
+        for (axis, (ix, &extent)) in indices.iter().zip(&ty.shape).enumerate() {
+            match self.one_index(ix, axis, extent, &tensor.name) {
+                Some((index, len)) => {
+                    out.push(index);
+                    shape.push(len);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then(|| (out, TileType::new(ty.dtype, shape)))
+    }
+
+    fn one_index(
+        &mut self,
+        ix: &ast::Index,
+        axis: usize,
+        extent: u64,
+        tensor: &str,
+    ) -> Option<(Index, u64)> {
+        match &ix.kind {
+            ast::IndexKind::Full => Some((Index::Full, extent)),
+            ast::IndexKind::Range(a, b) => self.range(ix, a, b, axis, extent, tensor),
+            ast::IndexKind::Point(e) if self.is_index_expr(e) => {
+                let ie = self.index_expr(e)?;
+                let (lo, hi) = self.interval(&ie);
+                if lo < 0 || hi >= i128::from(extent) {
+                    let reached = if lo < 0 { lo } else { hi };
+                    return self.error(
+                        format!(
+                            "index `{}` on axis {axis} of `{tensor}` reaches {reached}, outside 0..{extent}",
+                            show::expr(e)
+                        ),
+                        ix.span,
+                    );
+                }
+                Some((Index::Single(ie), 1))
+            }
+            ast::IndexKind::Point(e) => self.indirect(e, axis),
+        }
+    }
+
+    /// `a .. b` with a constant positive extent, within the tensor or clamped in a tail.
+    fn range(
+        &mut self,
+        ix: &ast::Index,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        axis: usize,
+        extent: u64,
+        tensor: &str,
+    ) -> Option<(Index, u64)> {
+        let start = self.index_expr(a);
+        let end = self.index_expr(b);
+        let (start, end) = (start?, end?);
+        let shown = show::index(ix);
+        let len = match (affine(&end), affine(&start)) {
+            (Some(e), Some(s)) => e.combine(s, -1),
+            _ => None,
+        };
+        let Some(len) = len else {
+            return self.error(format!("the extent of range `{shown}` overflows"), ix.span);
+        };
+        if !len.is_constant() {
+            return self.error(
+                format!(
+                    "the extent of range `{shown}` is not a constant: write it as `a .. a + N`"
+                ),
+                ix.span,
+            );
+        }
+        if len.constant <= 0 {
+            return self.error(
+                format!("range `{shown}` is empty: its extent is {}", len.constant),
+                ix.span,
+            );
+        }
+        let len_u = len.constant as u64;
+        let (lo, hi) = self.interval(&start);
+        let extent_i = i128::from(extent);
+        let last_end = hi.saturating_add(i128::from(len.constant));
+        let clamped = if lo >= 0 && last_end <= extent_i {
+            false
+        } else if lo >= 0 && hi < extent_i && self.depends_on_tail_loop(&start) {
+            true
+        } else {
+            let reached = if lo < 0 { lo } else { last_end };
+            let what = if lo < 0 { "starts at" } else { "reaches" };
+            return self.error(
+                format!(
+                    "range `{shown}` on axis {axis} of `{tensor}` {what} {reached}, outside the extent {extent}"
+                ),
+                ix.span,
+            );
+        };
+        Some((
+            Index::Range {
+                start,
+                len: len_u,
+                clamped,
+            },
+            len_u,
+        ))
+    }
+
+    /// An `i32` tile of shape `[n]` or `[n, 1]` on the first axis: gathers `n` rows.
+    fn indirect(&mut self, e: &ast::Expr, axis: usize) -> Option<(Index, u64)> {
+        let t = match self.value(e)? {
+            Val::Tile(t) => t,
+            Val::Lit(_) => {
+                return self.error(
+                    format!("index `{}` must be an integer", show::expr(e)),
+                    e.span,
+                )
+            }
+        };
+        if axis != 0 {
+            return self.error(
+                format!(
+                    "an indirect index (a tile, here {}) is allowed on the first axis only",
+                    t.ty
+                ),
+                e.span,
+            );
+        }
+        let n = match t.ty.shape[..] {
+            [n] | [n, 1] if t.ty.dtype == DType::I32 => n,
+            _ => {
+                return self.error(
+                    format!("an indirect index must be an i32 tile of shape [n] or [n, 1], but this one is {}", t.ty),
+                    e.span,
+                )
+            }
+        };
+        Some((Index::Indirect(Box::new(t)), n))
+    }
+
+    /// True when `e` reads as an integer index (over loop variables and constants)
+    /// rather than a tile; the latter makes a `Point` an indirect index.
+    fn is_index_expr(&self, e: &ast::Expr) -> bool {
+        self.is_index_expr_at(e, 0)
+    }
+
+    fn is_index_expr_at(&self, e: &ast::Expr, depth: usize) -> bool {
+        if depth > MAX_NESTING_DEPTH {
+            // Too deep to be either; `index_expr` reports the nesting error.
+            return true;
+        }
+        let is_index = |x: &ast::Expr| self.is_index_expr_at(x, depth + 1);
+        match &e.kind {
+            ExprKind::Int(_) => true,
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some((Binding::Loop(_), _)) => true,
+                Some(_) => false,
+                None => !self.param_ids.contains_key(n),
+            },
+            ExprKind::Neg(a) => is_index(a),
+            ExprKind::Binary { op, lhs, rhs } => {
+                *op != BinaryOp::MatMul && is_index(lhs) && is_index(rhs)
+            }
+            _ => false,
+        }
+    }
+
+    /// Converts an integer index expression, folding constant subterms.
+    pub(super) fn index_expr(&mut self, e: &ast::Expr) -> Option<IndexExpr> {
+        self.nested(e.span, |cx| cx.index_expr_inner(e))
+    }
+
+    fn index_expr_inner(&mut self, e: &ast::Expr) -> Option<IndexExpr> {
+        let span = e.span;
+        let make = |kind| Some(IndexExpr { kind, span });
+        match &e.kind {
+            ExprKind::Int(v) => make(IndexExprKind::Const(*v)),
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some((Binding::Loop(id), _)) => make(IndexExprKind::Var(id)),
+                Some((Binding::Local(_), _)) => self.error(
+                    format!("`{n}` is a tile; a range bound must be an integer expression of loop variables and constants"),
+                    span,
+                ),
+                Some((Binding::Poisoned, _)) => None,
+                None => Some(IndexExpr { kind: IndexExprKind::Const(self.const_expr(e)?), span }),
+            },
+            ExprKind::Neg(a) => {
+                let a = self.index_expr(a)?;
+                self.index_binary(BinaryOp::Sub, IndexExpr { kind: IndexExprKind::Const(0), span }, a, e)
+            }
+            ExprKind::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul), lhs, rhs } => {
+                let a = self.index_expr(lhs);
+                let b = self.index_expr(rhs);
+                self.index_binary(*op, a?, b?, e)
+            }
+            ExprKind::Binary { op: op @ (BinaryOp::FloorDiv | BinaryOp::Mod), lhs, rhs } => {
+                let a = self.index_expr(lhs);
+                let d = self.const_expr(rhs);
+                let (a, d) = (a?, d?);
+                if d <= 0 {
+                    return self.error(
+                        format!("`{}` in an index needs a positive constant divisor, but `{}` is {d}", op.symbol(), show::expr(rhs)),
+                        rhs.span,
+                    );
+                }
+                if let IndexExprKind::Const(c) = a.kind {
+                    return self.fold(*op, c, d, e);
+                }
+                let kind = if *op == BinaryOp::FloorDiv {
+                    IndexExprKind::FloorDiv(Box::new(a), d)
+                } else {
+                    IndexExprKind::Mod(Box::new(a), d)
+                };
+                make(kind)
+            }
+            ExprKind::Binary { op: BinaryOp::Div, .. } => {
+                self.error(format!("`/` is true division; an integer index uses `//`: `{}`", show::expr(e)), span)
+            }
+            _ => self.error(
+                format!("`{}` is not an integer index (loop variables, constants, `+ - * // %`)", show::expr(e)),
+                span,
+            ),
+        }
+    }
+
+    fn fold(&mut self, op: BinaryOp, a: i64, b: i64, e: &ast::Expr) -> Option<IndexExpr> {
+        match int_op(op, a, b) {
+            Ok(v) => Some(IndexExpr {
+                kind: IndexExprKind::Const(v),
+                span: e.span,
+            }),
+            Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
+        }
+    }
+
+    fn index_binary(
+        &mut self,
+        op: BinaryOp,
+        a: IndexExpr,
+        b: IndexExpr,
+        e: &ast::Expr,
+    ) -> Option<IndexExpr> {
+        if let (IndexExprKind::Const(x), IndexExprKind::Const(y)) = (&a.kind, &b.kind) {
+            return self.fold(op, *x, *y, e);
+        }
+        let (a, b) = (Box::new(a), Box::new(b));
+        let kind = match op {
+            BinaryOp::Add => IndexExprKind::Add(a, b),
+            BinaryOp::Sub => IndexExprKind::Sub(a, b),
+            _ => {
+                let variable = |x: &IndexExpr| affine(x).is_none_or(|f| !f.is_constant());
+                if variable(&a) && variable(&b) {
+                    return self.error(
+                        format!(
+                            "index `{}` multiplies two loop-variable terms: indices must be affine",
+                            show::expr(e)
+                        ),
+                        e.span,
+                    );
+                }
+                IndexExprKind::Mul(a, b)
+            }
+        };
+        Some(IndexExpr { kind, span: e.span })
+    }
+
+    fn loop_interval(&self, id: LoopId) -> Interval {
+        match self.loops.get(id.0 as usize) {
+            Some(l) => {
+                let trips = i128::from(l.trip_count()).max(1);
+                let start = i128::from(l.start);
+                (start, start + (trips - 1) * i128::from(l.step))
+            }
+            None => (0, 0),
+        }
+    }
+
+    fn interval(&self, e: &IndexExpr) -> Interval {
+        match &e.kind {
+            IndexExprKind::Const(c) => (i128::from(*c), i128::from(*c)),
+            IndexExprKind::Var(id) => self.loop_interval(*id),
+            IndexExprKind::Add(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.interval(a), self.interval(b));
+                (al.saturating_add(bl), ah.saturating_add(bh))
+            }
+            IndexExprKind::Sub(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.interval(a), self.interval(b));
+                (al.saturating_sub(bh), ah.saturating_sub(bl))
+            }
+            IndexExprKind::Mul(a, b) => {
+                let ((al, ah), (bl, bh)) = (self.interval(a), self.interval(b));
+                let p = [
+                    al.saturating_mul(bl),
+                    al.saturating_mul(bh),
+                    ah.saturating_mul(bl),
+                    ah.saturating_mul(bh),
+                ];
+                (
+                    p.iter().copied().min().unwrap_or(0),
+                    p.iter().copied().max().unwrap_or(0),
+                )
+            }
+            IndexExprKind::FloorDiv(a, d) => {
+                let (lo, hi) = self.interval(a);
+                let d = i128::from(*d).max(1);
+                (floor_div_i128(lo, d), floor_div_i128(hi, d))
+            }
+            IndexExprKind::Mod(a, d) => {
+                let (lo, hi) = self.interval(a);
+                let d = i128::from(*d).max(1);
+                if floor_div_i128(lo, d) == floor_div_i128(hi, d) {
+                    (lo.rem_euclid(d), hi.rem_euclid(d))
+                } else {
+                    (0, d - 1)
+                }
+            }
+        }
+    }
+
+    fn depends_on_tail_loop(&self, e: &IndexExpr) -> bool {
+        match &e.kind {
+            IndexExprKind::Const(_) => false,
+            IndexExprKind::Var(id) => self.loops.get(id.0 as usize).is_some_and(|l| l.has_tail()),
+            IndexExprKind::Add(a, b) | IndexExprKind::Sub(a, b) | IndexExprKind::Mul(a, b) => {
+                self.depends_on_tail_loop(a) || self.depends_on_tail_loop(b)
+            }
+            IndexExprKind::FloorDiv(a, _) | IndexExprKind::Mod(a, _) => {
+                self.depends_on_tail_loop(a)
+            }
+        }
+    }
+}

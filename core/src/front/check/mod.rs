@@ -1,0 +1,597 @@
+//! Syntax tree -> checked kernel (`hir`): resolves names, folds constants, checks every
+//! static rule of SPEC 1.4 and types every tile expression. The checker keeps going
+//! after an error (a failed expression yields `None` and its `let` binds a poisoned
+//! name that stays silent) so one run reports as many independent errors as it can.
+//!
+//! `consts` evaluates constant expressions, `index` checks tensor accesses, `expr`
+//! types tile expressions, `shape` holds broadcasting and size rules, `show` prints
+//! syntax for messages.
+
+mod consts;
+mod expr;
+mod index;
+mod shape;
+mod show;
+
+use super::ast;
+use super::hir::{self, LocalId, LoopId, ParamId};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::limits::{MAX_DIAGNOSTICS, MAX_LOOP_ITERATIONS, MAX_LOOP_NESTING, MAX_NESTING_DEPTH};
+use crate::types::TileType;
+use std::collections::HashMap;
+
+pub fn check(file: &ast::File, kernel: Option<&str>) -> Result<hir::Kernel, Diagnostics> {
+    let mut cx = Checker::new(file);
+    cx.check_const_items();
+    cx.check_duplicate_kernels();
+    let selected = match kernel {
+        None => file.kernels.first(),
+        Some(name) => file.kernels.iter().find(|k| k.name.name == name),
+    };
+    let Some(k) = selected else {
+        let message = match kernel {
+            None => "the file has no kernel".to_string(),
+            Some(name) => format!("no kernel named `{name}`"),
+        };
+        let names: Vec<&str> = file.kernels.iter().map(|k| k.name.name.as_str()).collect();
+        let mut d = Diagnostic::global(message);
+        if !names.is_empty() {
+            d = d.with_note(format!("available kernels: {}", names.join(", ")));
+        }
+        cx.diags.push(d);
+        return Err(cx.diags);
+    };
+    let out = cx.kernel(k);
+    if cx.diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(cx.diags)
+    }
+}
+
+/// What a name in a kernel body refers to.
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Local(LocalId),
+    Loop(LoopId),
+    /// A `let` whose value had an error: uses stay silent instead of cascading.
+    Poisoned,
+}
+
+struct Scope {
+    names: HashMap<String, (Binding, Span)>,
+}
+
+struct Checker<'a> {
+    file: &'a ast::File,
+    diags: Diagnostics,
+    /// Constants that evaluated, by name.
+    /// Constants checked so far, by name; `None` when its value had an error.
+    consts: HashMap<String, Option<i64>>,
+    params: Vec<hir::Param>,
+    param_ids: HashMap<String, ParamId>,
+    locals: Vec<hir::Local>,
+    loops: Vec<hir::Loop>,
+    scopes: Vec<Scope>,
+    /// Loops enclosing the statement being checked, outermost first.
+    loop_stack: Vec<LoopId>,
+    /// Sum over loops of the product of enclosing trip counts (SPEC 1.4).
+    iterations: u64,
+    iteration_limit_reported: bool,
+    depth: usize,
+}
+
+impl<'a> Checker<'a> {
+    fn new(file: &'a ast::File) -> Checker<'a> {
+        Checker {
+            file,
+            diags: Vec::new(),
+            consts: HashMap::new(),
+            params: Vec::new(),
+            param_ids: HashMap::new(),
+            locals: Vec::new(),
+            loops: Vec::new(),
+            scopes: Vec::new(),
+            loop_stack: Vec::new(),
+            iterations: 0,
+            iteration_limit_reported: false,
+            depth: 0,
+        }
+    }
+
+    fn report(&mut self, d: Diagnostic) {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(d);
+        }
+    }
+
+    fn error<T>(&mut self, message: impl Into<String>, span: Span) -> Option<T> {
+        self.report(Diagnostic::error(message, span));
+        None
+    }
+
+    /// Runs `f` one recursion level deeper; past the limit reports once and fails. The
+    /// parser already bounds its trees, but `check` accepts any `ast::File`.
+    fn nested<T>(&mut self, span: Span, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            return self.error(
+                format!("nested too deeply (the limit is {MAX_NESTING_DEPTH} levels)"),
+                span,
+            );
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn check_duplicate_kernels(&mut self) {
+        let mut seen = HashMap::new();
+        for k in &self.file.kernels {
+            self.first_definition(&mut seen, "kernel", &k.name);
+        }
+    }
+
+    /// Records `name` in `seen`; a second definition is an error pointing at the first.
+    /// True when `name` is new.
+    fn first_definition(
+        &mut self,
+        seen: &mut HashMap<&'a str, Span>,
+        what: &str,
+        name: &'a ast::Ident,
+    ) -> bool {
+        if let Some(&first) = seen.get(name.name.as_str()) {
+            let d = Diagnostic::error(
+                format!("{what} `{}` is defined twice", name.name),
+                name.span,
+            )
+            .with_label(first, "first defined here");
+            self.report(d);
+            return false;
+        }
+        seen.insert(&name.name, name.span);
+        true
+    }
+
+    // ---- names ----
+
+    fn lookup(&self, name: &str) -> Option<(Binding, Span)> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.names.get(name).copied())
+    }
+
+    /// Binds `name` in the innermost block; a second binding in the same block, or a
+    /// name that is already a parameter or constant, is an error.
+    fn bind(&mut self, name: &ast::Ident, binding: Binding) {
+        let clash =
+            if let Some(&(_, first)) = self.scopes.last().and_then(|s| s.names.get(&name.name)) {
+                Some((
+                    format!("`{}` is already defined in this block", name.name),
+                    first,
+                    "first defined here",
+                ))
+            } else if let Some(id) = self.param_ids.get(&name.name) {
+                let span = self
+                    .params
+                    .get(id.0 as usize)
+                    .map_or(Span::DUMMY, |p| p.span);
+                Some((
+                    format!("`{}` is already a kernel parameter", name.name),
+                    span,
+                    "parameter declared here",
+                ))
+            } else {
+                self.const_item(&name.name).map(|c| {
+                    (
+                        format!("`{}` is already a constant", name.name),
+                        c.name.span,
+                        "constant defined here",
+                    )
+                })
+            };
+        if let Some((message, first, label)) = clash {
+            let d = Diagnostic::error(message, name.span)
+                .with_label(first, label)
+                .with_note("shadowing is allowed only in a nested block; choose another name");
+            self.report(d);
+        }
+        if let Some(scope) = self.scopes.last_mut() {
+            scope
+                .names
+                .entry(name.name.clone())
+                .or_insert((binding, name.span));
+        }
+    }
+
+    fn const_item(&self, name: &str) -> Option<&'a ast::ConstItem> {
+        self.file.consts.iter().find(|c| c.name.name == name)
+    }
+
+    // ---- kernel ----
+
+    fn kernel(&mut self, k: &ast::Kernel) -> hir::Kernel {
+        for p in &k.params {
+            self.param(p);
+        }
+        let body = self.block(&k.body, None);
+        hir::Kernel {
+            name: k.name.name.clone(),
+            span: k.name.span,
+            params: std::mem::take(&mut self.params),
+            locals: std::mem::take(&mut self.locals),
+            loops: std::mem::take(&mut self.loops),
+            body,
+        }
+    }
+
+    fn param(&mut self, p: &ast::Param) {
+        if let Some(first) = self
+            .param_ids
+            .get(&p.name.name)
+            .and_then(|id| self.params.get(id.0 as usize))
+        {
+            let d = Diagnostic::error(
+                format!("parameter `{}` is declared twice", p.name.name),
+                p.name.span,
+            )
+            .with_label(first.span, "first declared here");
+            self.report(d);
+            return;
+        }
+        let Some(ty) = self.type_expr(&p.ty, shape::Limit::Tensor) else {
+            return;
+        };
+        let id = ParamId(self.params.len() as u32);
+        self.param_ids.insert(p.name.name.clone(), id);
+        self.params.push(hir::Param {
+            name: p.name.name.clone(),
+            ty,
+            is_out: p.is_out,
+            span: p.name.span,
+        });
+    }
+
+    /// A written type with constant extents, each positive, within the size `limit`.
+    fn type_expr(&mut self, t: &ast::TypeExpr, limit: shape::Limit) -> Option<TileType> {
+        let mut shape = Vec::new();
+        let mut ok = true;
+        for e in &t.shape {
+            match self.const_expr(e) {
+                Some(v) if v > 0 => shape.push(v as u64),
+                Some(v) => {
+                    self.error::<()>(
+                        format!("an extent must be positive, but `{}` is {v}", show::expr(e)),
+                        e.span,
+                    );
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let ty = TileType::new(t.dtype, shape);
+        self.check_size(&ty, limit, t.span)?;
+        Some(ty)
+    }
+
+    /// Checks a block in a new scope; a loop's variable is bound in its body's scope, so
+    /// the body cannot redefine it.
+    fn block(&mut self, b: &ast::Block, loop_var: Option<(&ast::Ident, LoopId)>) -> Vec<hir::Stmt> {
+        self.scopes.push(Scope {
+            names: HashMap::new(),
+        });
+        if let Some((var, id)) = loop_var {
+            self.bind(var, Binding::Loop(id));
+        }
+        let mut out = Vec::new();
+        for s in &b.stmts {
+            if let Some(s) = self.nested(s.span, |cx| cx.stmt(s)) {
+                out.push(s);
+            }
+        }
+        self.scopes.pop();
+        out
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::Stmt> {
+        let kind = match &s.kind {
+            ast::StmtKind::Let { name, value } => {
+                let value = match self.value(value) {
+                    Some(expr::Val::Tile(t)) if t.ty.rank() > 0 => Some(t),
+                    Some(_) => self.error(
+                        format!(
+                            "`{}` would be a scalar: a tile needs a shape: use full(...)",
+                            name.name
+                        ),
+                        value.span,
+                    ),
+                    None => None,
+                };
+                let Some(value) = value else {
+                    self.bind(name, Binding::Poisoned);
+                    return None;
+                };
+                let local = LocalId(self.locals.len() as u32);
+                self.locals.push(hir::Local {
+                    name: name.name.clone(),
+                    ty: value.ty.clone(),
+                    span: name.span,
+                });
+                self.bind(name, Binding::Local(local));
+                hir::StmtKind::Let { local, value }
+            }
+            ast::StmtKind::Assign { name, op, value } => self.update(name, *op, value)?,
+            ast::StmtKind::Store {
+                tensor,
+                indices,
+                value,
+            } => self.store(tensor, indices, value, s.span)?,
+            ast::StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                attrs,
+                body,
+            } => self.for_loop(s.span, var, start, end, step.as_ref(), attrs, body)?,
+        };
+        Some(hir::Stmt { kind, span: s.span })
+    }
+
+    fn update(
+        &mut self,
+        name: &ast::Ident,
+        op: ast::AssignOp,
+        value: &ast::Expr,
+    ) -> Option<hir::StmtKind> {
+        let target = match self.lookup(&name.name) {
+            Some((Binding::Local(id), _)) => Some(id),
+            Some((Binding::Poisoned, _)) => None,
+            Some((Binding::Loop(_), _)) => self.error(
+                format!("`{}` is a loop variable and cannot be assigned", name.name),
+                name.span,
+            ),
+            None if self.param_ids.contains_key(&name.name) => self.error(
+                format!(
+                    "`{}` is a tensor in global memory: write it with `store {}[...] = ...`",
+                    name.name, name.name
+                ),
+                name.span,
+            ),
+            None => self.unknown_name(&name.name, name.span),
+        };
+        let value = self.value(value);
+        let local = target?;
+        let ty = self.locals.get(local.0 as usize)?.ty.clone();
+        let value = self.fit(value?, &ty, &format!("`{}`", name.name))?;
+        let op = match op {
+            ast::AssignOp::Set => hir::UpdateOp::Set,
+            ast::AssignOp::Add => hir::UpdateOp::Add,
+            ast::AssignOp::Sub => hir::UpdateOp::Sub,
+            ast::AssignOp::Mul => hir::UpdateOp::Mul,
+        };
+        Some(hir::StmtKind::Update { local, op, value })
+    }
+
+    fn store(
+        &mut self,
+        tensor: &ast::Ident,
+        indices: &[ast::Index],
+        value: &ast::Expr,
+        span: Span,
+    ) -> Option<hir::StmtKind> {
+        let param = self.tensor(tensor);
+        if let Some(p) = param.and_then(|id| self.params.get(id.0 as usize)) {
+            if !p.is_out {
+                let d = Diagnostic::error(
+                    format!("cannot store to `{}`: it is not an `out` parameter", p.name),
+                    span,
+                )
+                .with_label(p.span, format!("declare it as `{}: out {}`", p.name, p.ty));
+                self.report(d);
+            }
+        }
+        let region = param.and_then(|id| self.access(id, tensor, indices));
+        let value = self.value(value);
+        let (param, (index, region_ty)) = (param?, region?);
+        let value = self.fit(
+            value?,
+            &region_ty,
+            &format!("the region of `{}`", tensor.name),
+        )?;
+        Some(hir::StmtKind::Store {
+            param,
+            index,
+            value,
+        })
+    }
+
+    /// Resolves the tensor named by `load` or `store`.
+    fn tensor(&mut self, name: &ast::Ident) -> Option<ParamId> {
+        if let Some(&id) = self.param_ids.get(&name.name) {
+            return Some(id);
+        }
+        match self.lookup(&name.name) {
+            Some((Binding::Local(_), _)) => self.error(
+                format!(
+                    "`{}` is a tile, not a kernel parameter: only tensors are loaded and stored",
+                    name.name
+                ),
+                name.span,
+            ),
+            Some((Binding::Loop(_), _)) => self.error(
+                format!("`{}` is a loop variable, not a kernel parameter", name.name),
+                name.span,
+            ),
+            Some((Binding::Poisoned, _)) => None,
+            None => self.unknown_name(&name.name, name.span),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn for_loop(
+        &mut self,
+        span: Span,
+        var: &ast::Ident,
+        start: &ast::Expr,
+        end: &ast::Expr,
+        step: Option<&ast::Expr>,
+        attrs: &[ast::Attr],
+        body: &ast::Block,
+    ) -> Option<hir::StmtKind> {
+        let lo = self.const_expr(start);
+        let hi = self.const_expr(end);
+        let step_value = match step {
+            None => Some(1),
+            Some(e) => match self.const_expr(e)? {
+                s if s > 0 => Some(s),
+                s => self.error(
+                    format!(
+                        "a loop step must be positive, but `{}` is {s}",
+                        show::expr(e)
+                    ),
+                    e.span,
+                ),
+            },
+        };
+        let buffers = self.loop_attrs(attrs);
+        if self.loop_stack.len() >= MAX_LOOP_NESTING {
+            return self.error(
+                format!("loops nest too deeply (the limit is {MAX_LOOP_NESTING})"),
+                var.span,
+            );
+        }
+        let (lo, hi, step_value, buffers) = (lo?, hi?, step_value?, buffers?);
+        if hi.checked_sub(lo).is_none() {
+            // `hir::Loop::trip_count` computes `end - start`; keep it representable.
+            return self.error(
+                format!(
+                    "loop `{}` spans {lo}..{hi}, more than a 64-bit integer holds",
+                    var.name
+                ),
+                start.span.to(end.span),
+            );
+        }
+        let header = hir::Loop {
+            var: var.name.clone(),
+            start: lo,
+            end: hi,
+            step: step_value,
+            buffers,
+            span,
+        };
+        let trips = header.trip_count();
+        if trips == 0 {
+            return self.error(
+                format!("loop `{}` never runs: {lo}..{hi} is empty", var.name),
+                start.span.to(end.span),
+            );
+        }
+        let enclosing: u64 = self
+            .loop_stack
+            .iter()
+            .filter_map(|id| self.loops.get(id.0 as usize))
+            .fold(trips, |acc, l| acc.saturating_mul(l.trip_count()));
+        self.iterations = self.iterations.saturating_add(enclosing);
+        if self.iterations > MAX_LOOP_ITERATIONS && !self.iteration_limit_reported {
+            self.iteration_limit_reported = true;
+            self.error::<()>(
+                format!(
+                    "the kernel runs at least {} loop iterations here; the limit is {MAX_LOOP_ITERATIONS}",
+                    self.iterations
+                ),
+                span,
+            );
+        }
+        let id = LoopId(self.loops.len() as u32);
+        self.loops.push(header);
+        self.loop_stack.push(id);
+        let body = self.block(body, Some((var, id)));
+        self.loop_stack.pop();
+        Some(hir::StmtKind::For { id, body })
+    }
+
+    /// `@buffers(N)`, 2 <= N <= 16; anything else is an error.
+    fn loop_attrs(&mut self, attrs: &[ast::Attr]) -> Option<Option<u32>> {
+        let mut buffers = None;
+        let mut ok = true;
+        for a in attrs {
+            if a.name.name != "buffers" {
+                self.error::<()>(
+                    format!(
+                        "unknown attribute `@{}`: the only one is `@buffers(N)`",
+                        a.name.name
+                    ),
+                    a.span,
+                );
+                ok = false;
+                continue;
+            }
+            if buffers.is_some() {
+                self.error::<()>("`@buffers` is given twice", a.span);
+                ok = false;
+                continue;
+            }
+            let [arg] = a.args.as_slice() else {
+                self.error::<()>(
+                    "`@buffers` takes one argument: the number of slots, 2 to 16",
+                    a.span,
+                );
+                ok = false;
+                continue;
+            };
+            match self.const_expr(arg) {
+                Some(n @ 2..=16) => buffers = Some(n as u32),
+                Some(n) => {
+                    self.error::<()>(
+                        format!("`@buffers({n})`: the number of slots must be 2 to 16"),
+                        a.span,
+                    );
+                    ok = false;
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(buffers)
+    }
+
+    fn unknown_name<T>(&mut self, name: &str, span: Span) -> Option<T> {
+        let mut candidates: Vec<String> = self
+            .scopes
+            .iter()
+            .flat_map(|s| s.names.keys().cloned())
+            .collect();
+        candidates.extend(self.param_ids.keys().cloned());
+        candidates.extend(self.file.consts.iter().map(|c| c.name.name.clone()));
+        let mut d = Diagnostic::error(
+            format!("unknown name `{}`", crate::front::lexer::truncate(name)),
+            span,
+        );
+        if let Some(close) = closest(name, candidates.iter().map(String::as_str)) {
+            d = d.with_note(format!("did you mean `{close}`?"));
+        }
+        self.report(d);
+        None
+    }
+}
+
+/// The candidate closest to `name` by edit distance, if close enough to be a likely typo.
+fn closest<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    if name.len() > 64 {
+        return None;
+    }
+    // One edit per three characters: `exq` -> `exp`, but `q` suggests nothing.
+    let limit = name.chars().count() / 3;
+    if limit == 0 {
+        return None;
+    }
+    candidates
+        .map(|c| (strsim::levenshtein(name, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,150 @@
+//! Prints syntax back as source-like text for messages ("range `r .. r + R`"). The
+//! checker sees only the tree, not the source, and the tree prints more regularly.
+
+use crate::front::ast::{BinaryOp, Expr, ExprKind, Index, IndexKind};
+use crate::front::lexer::truncate;
+use std::fmt::Write;
+
+/// Longest printed expression; deeper or longer trees end in `...`.
+const MAX_CHARS: usize = 80;
+/// Deepest nesting printed.
+const MAX_DEPTH: usize = 32;
+
+pub fn expr(e: &Expr) -> String {
+    let mut out = String::new();
+    write_expr(&mut out, e, 0, 0);
+    cap(out)
+}
+
+pub fn index(i: &Index) -> String {
+    let mut out = String::new();
+    write_index(&mut out, i, 0);
+    cap(out)
+}
+
+fn cap(out: String) -> String {
+    if out.len() > MAX_CHARS {
+        let mut end = MAX_CHARS;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &out[..end])
+    } else {
+        out
+    }
+}
+
+fn precedence(op: BinaryOp) -> u8 {
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => 1,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod => 2,
+        BinaryOp::MatMul => 3,
+    }
+}
+
+fn write_index(out: &mut String, i: &Index, depth: usize) {
+    match &i.kind {
+        IndexKind::Full => out.push(':'),
+        IndexKind::Range(a, b) => {
+            write_expr(out, a, 0, depth);
+            out.push_str(" .. ");
+            write_expr(out, b, 0, depth);
+        }
+        IndexKind::Point(e) => write_expr(out, e, 0, depth),
+    }
+}
+
+/// Writes `e`, parenthesised when it binds looser than `outer` requires.
+fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
+    // Past the cap the text is cut anyway; the depth bound keeps trees built by hand
+    // (the parser already bounds its own) from recursing without limit.
+    if out.len() > MAX_CHARS || depth > MAX_DEPTH {
+        out.push_str("...");
+        return;
+    }
+    let depth = depth + 1;
+    match &e.kind {
+        ExprKind::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        ExprKind::Float(v) if v.is_infinite() => {
+            out.push_str(if *v > 0.0 { "inf" } else { "-inf" })
+        }
+        ExprKind::Float(v) => {
+            let _ = write!(out, "{v:?}");
+        }
+        ExprKind::Name(n) => out.push_str(&truncate(n)),
+        ExprKind::Neg(a) => {
+            out.push('-');
+            write_expr(out, a, 4, depth);
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let p = precedence(*op);
+            if p < outer {
+                out.push('(');
+            }
+            write_expr(out, lhs, p, depth);
+            let _ = write!(out, " {} ", op.symbol());
+            write_expr(out, rhs, p + 1, depth);
+            if p < outer {
+                out.push(')');
+            }
+        }
+        ExprKind::Transpose(a) => {
+            write_expr(out, a, 5, depth);
+            out.push_str(".T");
+        }
+        ExprKind::Cast { value, dtype, .. } => {
+            if outer > 3 {
+                out.push('(');
+            }
+            write_expr(out, value, 4, depth);
+            let _ = write!(out, " as {dtype}");
+            if outer > 3 {
+                out.push(')');
+            }
+        }
+        ExprKind::Load { tensor, indices } => {
+            let _ = write!(out, "load {}[", truncate(&tensor.name));
+            for (k, i) in indices.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write_index(out, i, depth);
+            }
+            out.push(']');
+        }
+        ExprKind::Call {
+            func,
+            ty,
+            args,
+            axis,
+        } => {
+            let _ = write!(out, "{}(", truncate(&func.name));
+            let mut parts = Vec::new();
+            if let Some(t) = ty {
+                let mut s = format!("{}[", t.dtype);
+                for (k, d) in t.shape.iter().enumerate() {
+                    if k > 0 {
+                        s.push_str(", ");
+                    }
+                    write_expr(&mut s, d, 0, depth);
+                }
+                s.push(']');
+                parts.push(s);
+            }
+            for a in args {
+                let mut s = String::new();
+                write_expr(&mut s, a, 0, depth);
+                parts.push(s);
+            }
+            if let Some(a) = axis {
+                let mut s = String::from("axis=");
+                write_expr(&mut s, a, 0, depth);
+                parts.push(s);
+            }
+            out.push_str(&parts.join(", "));
+            out.push(')');
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Source text -> tokens (SPEC 1.1). Hand-written: the token set is tiny, and the one
+//! subtle rule (`0..64` is `Int DotDot Int`, `1.0` is a float) is clearer as code than
+//! as a lexer-generator pattern.
+
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::limits::MAX_DIAGNOSTICS;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tok {
+    Ident,
+    Int(i64),
+    Float(f64),
+    // Keywords.
+    Const,
+    Kernel,
+    Let,
+    For,
+    In,
+    Step,
+    Load,
+    Store,
+    Out,
+    As,
+    // Operators and punctuation.
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    SlashSlash,
+    Percent,
+    At,
+    Eq,
+    PlusEq,
+    MinusEq,
+    StarEq,
+    DotDot,
+    Dot,
+    Colon,
+    Comma,
+    Semi,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Eof,
+}
+
+impl Tok {
+    /// How the token reads in "expected ..., found ..." messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tok::Ident => "a name",
+            Tok::Int(_) => "an integer",
+            Tok::Float(_) => "a float",
+            Tok::Const => "`const`",
+            Tok::Kernel => "`kernel`",
+            Tok::Let => "`let`",
+            Tok::For => "`for`",
+            Tok::In => "`in`",
+            Tok::Step => "`step`",
+            Tok::Load => "`load`",
+            Tok::Store => "`store`",
+            Tok::Out => "`out`",
+            Tok::As => "`as`",
+            Tok::Plus => "`+`",
+            Tok::Minus => "`-`",
+            Tok::Star => "`*`",
+            Tok::Slash => "`/`",
+            Tok::SlashSlash => "`//`",
+            Tok::Percent => "`%`",
+            Tok::At => "`@`",
+            Tok::Eq => "`=`",
+            Tok::PlusEq => "`+=`",
+            Tok::MinusEq => "`-=`",
+            Tok::StarEq => "`*=`",
+            Tok::DotDot => "`..`",
+            Tok::Dot => "`.`",
+            Tok::Colon => "`:`",
+            Tok::Comma => "`,`",
+            Tok::Semi => "`;`",
+            Tok::LParen => "`(`",
+            Tok::RParen => "`)`",
+            Tok::LBracket => "`[`",
+            Tok::RBracket => "`]`",
+            Tok::LBrace => "`{`",
+            Tok::RBrace => "`}`",
+            Tok::Eof => "the end of the file",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Token {
+    pub tok: Tok,
+    pub span: Span,
+}
+
+fn keyword(word: &str) -> Option<Tok> {
+    Some(match word {
+        "const" => Tok::Const,
+        "kernel" => Tok::Kernel,
+        "let" => Tok::Let,
+        "for" => Tok::For,
+        "in" => Tok::In,
+        "step" => Tok::Step,
+        "load" => Tok::Load,
+        "store" => Tok::Store,
+        "out" => Tok::Out,
+        "as" => Tok::As,
+        "inf" => Tok::Float(f64::INFINITY),
+        _ => return None,
+    })
+}
+
+/// Splits `source` into tokens ending with `Eof`. Characters outside the language are
+/// reported (a run of them as one error) and skipped.
+pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
+    let bytes = source.as_bytes();
+    let mut tokens = Vec::new();
+    let mut diags = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        let c = bytes[i];
+        let single = |tok| (tok, 1);
+        let two = |next: u8, both, one| {
+            if bytes.get(i + 1) == Some(&next) {
+                (both, 2)
+            } else {
+                (one, 1)
+            }
+        };
+        let (tok, len) = match c {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') && bytes.get(i + 2) == Some(&b'/') => {
+                // `///` is still a comment, as in C and Rust.
+                i = line_end(bytes, i);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                // `//` is both the comment marker and floor division. A comment starts
+                // a line's trailing text; floor division sits between two operands, so
+                // it is followed by a space or an operand on the same line. We follow
+                // SPEC 1.1: `//` starts a comment unless an operand came right before
+                // it on this line (`a // b`, `(r + 1) // 2`).
+                if previous_is_operand(&tokens, source, start) {
+                    (Tok::SlashSlash, 2)
+                } else {
+                    i = line_end(bytes, i);
+                    continue;
+                }
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                let end = scan(bytes, i, |b| b.is_ascii_alphanumeric() || b == b'_');
+                let word = &source[i..end];
+                (keyword(word).unwrap_or(Tok::Ident), end - i)
+            }
+            b'0'..=b'9' => {
+                let (tok, end) = number(source, i, &mut diags);
+                (tok, end - i)
+            }
+            b'+' => two(b'=', Tok::PlusEq, Tok::Plus),
+            b'-' => two(b'=', Tok::MinusEq, Tok::Minus),
+            b'*' => two(b'=', Tok::StarEq, Tok::Star),
+            b'/' => single(Tok::Slash),
+            b'%' => single(Tok::Percent),
+            b'@' => single(Tok::At),
+            b'=' => single(Tok::Eq),
+            b'.' => two(b'.', Tok::DotDot, Tok::Dot),
+            b':' => single(Tok::Colon),
+            b',' => single(Tok::Comma),
+            b';' => single(Tok::Semi),
+            b'(' => single(Tok::LParen),
+            b')' => single(Tok::RParen),
+            b'[' => single(Tok::LBracket),
+            b']' => single(Tok::RBracket),
+            b'{' => single(Tok::LBrace),
+            b'}' => single(Tok::RBrace),
+            _ => {
+                let end = invalid_run(source, i);
+                if diags.len() < MAX_DIAGNOSTICS {
+                    let text = &source[i..end];
+                    let what = if text.chars().count() == 1 {
+                        format!("unexpected character `{}`", text.escape_debug())
+                    } else {
+                        format!("unexpected characters `{}`", text.escape_debug())
+                    };
+                    diags.push(Diagnostic::error(what, Span::new(i, end)));
+                }
+                i = end;
+                continue;
+            }
+        };
+        i += len;
+        tokens.push(Token {
+            tok,
+            span: Span::new(start, i),
+        });
+    }
+    tokens.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(bytes.len(), bytes.len()),
+    });
+    (tokens, diags)
+}
+
+fn scan(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
+    let mut end = from;
+    while bytes.get(end).is_some_and(|&b| keep(b)) {
+        end += 1;
+    }
+    end
+}
+
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    scan(bytes, from, |b| b != b'\n')
+}
+
+/// True when the token before byte `at` ends an operand on the same line, so a `//`
+/// at `at` is floor division rather than a comment.
+fn previous_is_operand(tokens: &[Token], source: &str, at: usize) -> bool {
+    let Some(prev) = tokens.last() else {
+        return false;
+    };
+    let operand_end = matches!(
+        prev.tok,
+        Tok::Ident | Tok::Int(_) | Tok::Float(_) | Tok::RParen | Tok::RBracket
+    );
+    let between = source.get(prev.span.end as usize..at).unwrap_or("\n");
+    operand_end && !between.contains('\n')
+}
+
+/// The run of characters starting at `from` that no token can start with.
+fn invalid_run(source: &str, from: usize) -> usize {
+    let mut end = from;
+    for (offset, ch) in source[from..].char_indices() {
+        let known = ch.is_ascii_alphanumeric()
+            || ch.is_ascii_whitespace()
+            || "_+-*/%@=.:,;()[]{}".contains(ch);
+        if known && offset > 0 {
+            break;
+        }
+        end = from + offset + ch.len_utf8();
+    }
+    end
+}
+
+/// An integer or float literal starting at `from`: digits, then `.digits` (a dot only
+/// when a digit follows, so `0..64` stays an integer range), then an exponent.
+fn number(source: &str, from: usize, diags: &mut Diagnostics) -> (Tok, usize) {
+    let bytes = source.as_bytes();
+    let digits = |at| scan(bytes, at, |b| b.is_ascii_digit());
+    let mut end = digits(from);
+    let mut is_float = false;
+    if bytes.get(end) == Some(&b'.') && bytes.get(end + 1).is_some_and(u8::is_ascii_digit) {
+        end = digits(end + 1);
+        is_float = true;
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        if bytes.get(end + 1 + sign).is_some_and(u8::is_ascii_digit) {
+            end = digits(end + 1 + sign);
+            is_float = true;
+        }
+    }
+    let text = &source[from..end];
+    let span = Span::new(from, end);
+    let tok = if is_float {
+        // Rust's float parser accepts every string this scanner produces.
+        Tok::Float(text.parse().unwrap_or(f64::NAN))
+    } else {
+        match text.parse::<i64>() {
+            Ok(v) => Tok::Int(v),
+            Err(_) => {
+                if diags.len() < MAX_DIAGNOSTICS {
+                    diags.push(Diagnostic::error(
+                        format!("integer literal `{}` is too large", truncate(text)),
+                        span,
+                    ));
+                }
+                Tok::Int(0)
+            }
+        }
+    };
+    (tok, end)
+}
+
+/// Shortens user text quoted in a message, so a megabyte-long token stays readable.
+pub fn truncate(text: &str) -> String {
+    const MAX: usize = 40;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let head: String = text.chars().take(MAX).collect();
+        format!("{head}...")
+    }
+}

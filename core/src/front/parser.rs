@@ -1,0 +1,642 @@
+//! Tokens -> syntax tree (SPEC 1.2), by recursive descent with one function per
+//! precedence level. Errors are recorded and parsing resumes at the next statement
+//! (`;`, `}`) or item (`const`, `kernel`), so one run reports several errors.
+
+use super::ast::*;
+use super::lexer::{truncate, Tok, Token};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::limits::{MAX_DIAGNOSTICS, MAX_NESTING_DEPTH};
+use crate::types::DType;
+
+/// A parse failure already recorded in `Parser::diags`; the caller recovers.
+struct Failed;
+
+type PResult<T> = Result<T, Failed>;
+
+struct Parser<'s> {
+    source: &'s str,
+    tokens: Vec<Token>,
+    pos: usize,
+    depth: usize,
+    diags: Diagnostics,
+    /// Set once `MAX_DIAGNOSTICS` errors are recorded: parsing stops.
+    gave_up: bool,
+}
+
+/// The binary operator `tok` stands for at precedence `level`, if any.
+fn binary_op(level: u8, tok: Tok, matmul: bool) -> Option<BinaryOp> {
+    Some(match (level, tok) {
+        (0, Tok::Plus) => BinaryOp::Add,
+        (0, Tok::Minus) => BinaryOp::Sub,
+        (1, Tok::Star) => BinaryOp::Mul,
+        (1, Tok::Slash) => BinaryOp::Div,
+        (1, Tok::SlashSlash) => BinaryOp::FloorDiv,
+        (1, Tok::Percent) => BinaryOp::Mod,
+        (2, Tok::At) if matmul => BinaryOp::MatMul,
+        _ => return None,
+    })
+}
+
+pub fn parse_file(source: &str, tokens: Vec<Token>, diags: Diagnostics) -> (File, Diagnostics) {
+    let mut p = Parser {
+        source,
+        tokens,
+        pos: 0,
+        depth: 0,
+        diags,
+        gave_up: false,
+    };
+    let file = p.file();
+    (file, p.diags)
+}
+
+impl<'s> Parser<'s> {
+    // ---- token access ----
+
+    fn peek(&self) -> Token {
+        self.peek_at(0)
+    }
+
+    fn peek_at(&self, ahead: usize) -> Token {
+        // The token list always ends with `Eof`, which is never consumed.
+        let eof = Token {
+            tok: Tok::Eof,
+            span: Span::new(self.source.len(), self.source.len()),
+        };
+        self.tokens.get(self.pos + ahead).copied().unwrap_or(eof)
+    }
+
+    fn at(&self, tok: Tok) -> bool {
+        self.peek().tok == tok
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek();
+        if t.tok != Tok::Eof {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn eat(&mut self, tok: Tok) -> Option<Token> {
+        if self.at(tok) {
+            Some(self.bump())
+        } else {
+            None
+        }
+    }
+
+    fn text(&self, span: Span) -> &'s str {
+        self.source
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
+    }
+
+    fn prev_end(&self) -> Span {
+        let end = match self.pos.checked_sub(1).and_then(|i| self.tokens.get(i)) {
+            Some(t) => t.span.end as usize,
+            None => 0,
+        };
+        Span::new(end, end)
+    }
+
+    fn error(&mut self, message: impl Into<String>, span: Span) -> Failed {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(Diagnostic::error(message, span));
+        } else {
+            self.gave_up = true;
+        }
+        Failed
+    }
+
+    fn found(&self) -> String {
+        let t = self.peek();
+        match t.tok {
+            Tok::Ident => format!("`{}`", truncate(self.text(t.span))),
+            Tok::Int(_) | Tok::Float(_) => format!("`{}`", truncate(self.text(t.span))),
+            other => other.describe().to_string(),
+        }
+    }
+
+    fn expected(&mut self, what: &str) -> Failed {
+        let message = format!("expected {what}, found {}", self.found());
+        self.error(message, self.peek().span)
+    }
+
+    fn expect(&mut self, tok: Tok) -> PResult<Token> {
+        match self.eat(tok) {
+            Some(t) => Ok(t),
+            None => Err(self.expected(tok.describe())),
+        }
+    }
+
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        if self.at(Tok::Ident) {
+            let t = self.bump();
+            Ok(Ident {
+                name: self.text(t.span).to_string(),
+                span: t.span,
+            })
+        } else {
+            Err(self.expected(what))
+        }
+    }
+
+    /// Guards one level of recursion over user input.
+    fn enter(&mut self) -> PResult<()> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            let span = self.peek().span;
+            return Err(self.error(
+                format!("nested too deeply (the limit is {MAX_NESTING_DEPTH} levels)"),
+                span,
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        self.enter()?;
+        let r = f(self);
+        self.leave();
+        r
+    }
+
+    // ---- recovery ----
+
+    fn at_item_start(&self) -> bool {
+        matches!(self.peek().tok, Tok::Const | Tok::Kernel | Tok::Eof)
+    }
+
+    /// Skips to the next item keyword.
+    fn sync_item(&mut self) {
+        while !self.at_item_start() {
+            self.bump();
+        }
+    }
+
+    /// Skips past the next `;`, or to a `}` or item keyword (left for the caller).
+    fn sync_stmt(&mut self) {
+        loop {
+            match self.peek().tok {
+                Tok::Semi => {
+                    self.bump();
+                    return;
+                }
+                Tok::RBrace | Tok::Const | Tok::Kernel | Tok::Eof => return,
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    // ---- items ----
+
+    fn file(&mut self) -> File {
+        let mut file = File::default();
+        while !self.at(Tok::Eof) && !self.gave_up {
+            let result = match self.peek().tok {
+                Tok::Const => self.const_item().map(|c| file.consts.push(c)),
+                Tok::Kernel => self.kernel().map(|k| file.kernels.push(k)),
+                _ => {
+                    let e = self.expected("`const` or `kernel`");
+                    self.bump();
+                    Err(e)
+                }
+            };
+            if result.is_err() {
+                self.sync_item();
+            }
+        }
+        file
+    }
+
+    fn const_item(&mut self) -> PResult<ConstItem> {
+        let start = self.expect(Tok::Const)?.span;
+        let name = self.ident("a constant name")?;
+        self.expect(Tok::Eq)?;
+        let value = self.expr()?;
+        let end = self.expect(Tok::Semi)?.span;
+        Ok(ConstItem {
+            name,
+            value,
+            span: start.to(end),
+        })
+    }
+
+    fn kernel(&mut self) -> PResult<Kernel> {
+        let start = self.expect(Tok::Kernel)?.span;
+        let name = self.ident("a kernel name")?;
+        let (params, _) = self.delimited(Tok::LParen, Tok::RParen, 0, Self::param)?;
+        let body = self.block()?;
+        Ok(Kernel {
+            span: start.to(body.span),
+            name,
+            params,
+            body,
+        })
+    }
+
+    fn param(&mut self) -> PResult<Param> {
+        let name = self.ident("a parameter name")?;
+        self.expect(Tok::Colon)?;
+        let is_out = self.eat(Tok::Out).is_some();
+        let ty = self.type_expr()?;
+        Ok(Param {
+            span: name.span.to(ty.span),
+            name,
+            is_out,
+            ty,
+        })
+    }
+
+    fn dtype(&mut self) -> PResult<(DType, Span)> {
+        let t = self.peek();
+        match DType::from_name(self.text(t.span)).filter(|_| t.tok == Tok::Ident) {
+            Some(d) => {
+                self.bump();
+                Ok((d, t.span))
+            }
+            None => Err(self.expected("an element type (`f32`, `f16`, `bf16` or `i32`)")),
+        }
+    }
+
+    /// `f32[64, R]`
+    fn type_expr(&mut self) -> PResult<TypeExpr> {
+        let (dtype, dtype_span) = self.dtype()?;
+        let (shape, end) = self.delimited(Tok::LBracket, Tok::RBracket, 1, Self::expr)?;
+        Ok(TypeExpr {
+            dtype,
+            dtype_span,
+            shape,
+            span: dtype_span.to(end),
+        })
+    }
+
+    // ---- statements ----
+
+    fn block(&mut self) -> PResult<Block> {
+        self.nested(|p| {
+            let start = p.expect(Tok::LBrace)?.span;
+            let mut stmts = Vec::new();
+            loop {
+                match p.peek().tok {
+                    Tok::RBrace => break,
+                    Tok::Eof | Tok::Const | Tok::Kernel => {
+                        return Err(p.error("unclosed block: expected `}`", start));
+                    }
+                    _ if p.gave_up => return Err(Failed),
+                    _ => match p.stmt() {
+                        Ok(s) => stmts.push(s),
+                        Err(Failed) => p.sync_stmt(),
+                    },
+                }
+            }
+            let end = p.bump().span;
+            Ok(Block {
+                stmts,
+                span: start.to(end),
+            })
+        })
+    }
+
+    fn stmt(&mut self) -> PResult<Stmt> {
+        let start = self.peek().span;
+        let kind = match self.peek().tok {
+            Tok::Let => {
+                self.bump();
+                let name = self.ident("a name after `let`")?;
+                self.expect(Tok::Eq)?;
+                let value = self.expr()?;
+                StmtKind::Let { name, value }
+            }
+            Tok::Store => {
+                self.bump();
+                let tensor = self.ident("a tensor name after `store`")?;
+                let indices = self.indices()?;
+                self.expect(Tok::Eq)?;
+                let value = self.expr()?;
+                StmtKind::Store {
+                    tensor,
+                    indices,
+                    value,
+                }
+            }
+            Tok::For => return self.for_stmt(),
+            Tok::Ident => {
+                let name = self.ident("a name")?;
+                let op = match self.peek().tok {
+                    Tok::Eq => AssignOp::Set,
+                    Tok::PlusEq => AssignOp::Add,
+                    Tok::MinusEq => AssignOp::Sub,
+                    Tok::StarEq => AssignOp::Mul,
+                    _ => return Err(self.expected("`=`, `+=`, `-=` or `*=`")),
+                };
+                self.bump();
+                let value = self.expr()?;
+                StmtKind::Assign { name, op, value }
+            }
+            _ => return Err(self.expected("a statement (`let`, `store`, `for` or an update)")),
+        };
+        let end = self.expect(Tok::Semi)?.span;
+        Ok(Stmt {
+            kind,
+            span: start.to(end),
+        })
+    }
+
+    fn for_stmt(&mut self) -> PResult<Stmt> {
+        let start = self.expect(Tok::For)?.span;
+        let var = self.ident("a loop variable")?;
+        self.expect(Tok::In)?;
+        let lo = self.const_operand()?;
+        self.expect(Tok::DotDot)?;
+        let hi = self.const_operand()?;
+        let step = match self.eat(Tok::Step) {
+            Some(_) => Some(self.const_operand()?),
+            None => None,
+        };
+        let mut attrs = Vec::new();
+        while let Some(at) = self.eat(Tok::At) {
+            let name = self.ident("an attribute name after `@`")?;
+            let (args, end) = if self.at(Tok::LParen) {
+                self.delimited(Tok::LParen, Tok::RParen, 0, Self::expr)?
+            } else {
+                (Vec::new(), name.span)
+            };
+            attrs.push(Attr {
+                name,
+                args,
+                span: at.span.to(end),
+            });
+        }
+        let body = self.block()?;
+        let span = start.to(body.span);
+        Ok(Stmt {
+            kind: StmtKind::For {
+                var,
+                start: lo,
+                end: hi,
+                step,
+                attrs,
+                body,
+            },
+            span,
+        })
+    }
+
+    fn indices(&mut self) -> PResult<Vec<Index>> {
+        Ok(self
+            .delimited(Tok::LBracket, Tok::RBracket, 1, Self::index)?
+            .0)
+    }
+
+    /// `open item, item, ... close` with an optional trailing comma and at least `min`
+    /// items; returns the items and the closing token's span.
+    fn delimited<T>(
+        &mut self,
+        open: Tok,
+        close: Tok,
+        min: usize,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<(Vec<T>, Span)> {
+        self.expect(open)?;
+        let mut items = Vec::new();
+        while items.len() < min || !self.at(close) {
+            items.push(item(self)?);
+            if self.eat(Tok::Comma).is_none() {
+                break;
+            }
+        }
+        let end = self.expect(close)?.span;
+        Ok((items, end))
+    }
+
+    fn index(&mut self) -> PResult<Index> {
+        if let Some(colon) = self.eat(Tok::Colon) {
+            return Ok(Index {
+                kind: IndexKind::Full,
+                span: colon.span,
+            });
+        }
+        let lo = self.expr()?;
+        if self.eat(Tok::DotDot).is_some() {
+            let hi = self.expr()?;
+            let span = lo.span.to(hi.span);
+            Ok(Index {
+                kind: IndexKind::Range(lo, hi),
+                span,
+            })
+        } else {
+            let span = lo.span;
+            Ok(Index {
+                kind: IndexKind::Point(lo),
+                span,
+            })
+        }
+    }
+
+    // ---- expressions, loosest first ----
+
+    fn expr(&mut self) -> PResult<Expr> {
+        self.nested(|p| p.binary_level(0, true))
+    }
+
+    /// A loop bound or step: an expression without `@`, so that `step R @buffers(2)`
+    /// reads the `@` as the start of an attribute.
+    fn const_operand(&mut self) -> PResult<Expr> {
+        self.nested(|p| p.binary_level(0, false))
+    }
+
+    fn binary(lhs: Expr, op: BinaryOp, rhs: Expr) -> Expr {
+        let span = lhs.span.to(rhs.span);
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            span,
+        }
+    }
+
+    /// One binary precedence level: `+ -` (0), `* / // %` (1), `@` (2), all left-associative.
+    fn binary_level(&mut self, level: u8, matmul: bool) -> PResult<Expr> {
+        let operand = |p: &mut Self| {
+            if level >= 2 {
+                p.cast()
+            } else {
+                p.binary_level(level + 1, matmul)
+            }
+        };
+        let mut lhs = operand(self)?;
+        while let Some(op) = binary_op(level, self.peek().tok, matmul) {
+            self.bump();
+            let rhs = operand(self)?;
+            lhs = Self::binary(lhs, op, rhs);
+        }
+        Ok(lhs)
+    }
+
+    fn cast(&mut self) -> PResult<Expr> {
+        let mut value = self.unary()?;
+        while self.eat(Tok::As).is_some() {
+            let (dtype, dtype_span) = self.dtype()?;
+            let span = value.span.to(dtype_span);
+            value = Expr {
+                kind: ExprKind::Cast {
+                    value: Box::new(value),
+                    dtype,
+                    dtype_span,
+                },
+                span,
+            };
+        }
+        Ok(value)
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        if let Some(minus) = self.eat(Tok::Minus) {
+            let arg = self.nested(|p| p.unary())?;
+            let span = minus.span.to(arg.span);
+            return Ok(Expr {
+                kind: ExprKind::Neg(Box::new(arg)),
+                span,
+            });
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut value = self.primary()?;
+        while self.at(Tok::Dot) {
+            self.bump();
+            let field = self.ident("`T` after `.`")?;
+            if field.name != "T" {
+                return Err(self.error(
+                    format!(
+                        "unknown suffix `.{}`: only `.T` (transpose) exists",
+                        truncate(&field.name)
+                    ),
+                    field.span,
+                ));
+            }
+            let span = value.span.to(field.span);
+            value = Expr {
+                kind: ExprKind::Transpose(Box::new(value)),
+                span,
+            };
+        }
+        Ok(value)
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let t = self.peek();
+        match t.tok {
+            Tok::Int(v) => {
+                self.bump();
+                Ok(Expr {
+                    kind: ExprKind::Int(v),
+                    span: t.span,
+                })
+            }
+            Tok::Float(v) => {
+                self.bump();
+                Ok(Expr {
+                    kind: ExprKind::Float(v),
+                    span: t.span,
+                })
+            }
+            Tok::LParen => {
+                self.bump();
+                let mut inner = self.expr()?;
+                let end = self.expect(Tok::RParen)?.span;
+                // The parentheses belong to the expression's extent in messages.
+                inner.span = t.span.to(end);
+                Ok(inner)
+            }
+            Tok::Load => {
+                self.bump();
+                let tensor = self.ident("a tensor name after `load`")?;
+                let indices = self.indices()?;
+                let span = t.span.to(self.prev_end());
+                Ok(Expr {
+                    kind: ExprKind::Load { tensor, indices },
+                    span,
+                })
+            }
+            Tok::Ident => {
+                let name = self.ident("a name")?;
+                if self.at(Tok::LParen) {
+                    self.call(name)
+                } else {
+                    Ok(Expr {
+                        kind: ExprKind::Name(name.name),
+                        span: name.span,
+                    })
+                }
+            }
+            _ => Err(self.expected("an expression")),
+        }
+    }
+
+    /// `f(args)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.
+    fn call(&mut self, func: Ident) -> PResult<Expr> {
+        self.expect(Tok::LParen)?;
+        let mut ty = None;
+        let mut args = Vec::new();
+        let mut axis = None;
+        let first = self.peek();
+        let starts_type = first.tok == Tok::Ident
+            && DType::from_name(self.text(first.span)).is_some()
+            && self.peek_at(1).tok == Tok::LBracket;
+        let mut more = true;
+        if starts_type {
+            ty = Some(self.type_expr()?);
+            // Without a comma the type is the only argument.
+            more = self.eat(Tok::Comma).is_some();
+        }
+        while more && !self.at(Tok::RParen) {
+            let keyword = self.at(Tok::Ident) && self.peek_at(1).tok == Tok::Eq;
+            if keyword {
+                let key = self.ident("a name")?;
+                if key.name != "axis" {
+                    return Err(self.error(
+                        format!(
+                            "unknown keyword argument `{}`: only `axis=` exists",
+                            truncate(&key.name)
+                        ),
+                        key.span,
+                    ));
+                }
+                if axis.is_some() {
+                    return Err(self.error("`axis=` is given twice", key.span));
+                }
+                self.bump();
+                axis = Some(Box::new(self.expr()?));
+            } else if axis.is_some() {
+                return Err(self.expected("`)` after `axis=`"));
+            } else {
+                args.push(self.expr()?);
+            }
+            if self.eat(Tok::Comma).is_none() {
+                break;
+            }
+        }
+        let end = self.expect(Tok::RParen)?.span;
+        Ok(Expr {
+            kind: ExprKind::Call {
+                func: func.clone(),
+                ty,
+                args,
+                axis,
+            },
+            span: func.span.to(end),
+        })
+    }
+}

@@ -1,0 +1,42 @@
+//! Golden per-pass IR dumps of every example kernel: the text users read in the
+//! playground and in `tilescope compile --emit passes`. Reviewed when they change.
+
+use std::path::{Path, PathBuf};
+use tilescope::compile::{compile, CompileOptions};
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("static/examples exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The `--emit passes` text: each pass's IR under a header naming the pass.
+fn dump(source: &str) -> String {
+    let options = CompileOptions { verify: true, ..CompileOptions::default() };
+    let result = compile(source, &options);
+    assert!(result.diagnostics.is_empty(), "diagnostics: {:#?}", result.diagnostics);
+    let mut out = String::new();
+    for pass in &result.passes {
+        out.push_str(&format!("=== after {} ===\n{}\n", pass.name, pass.ir));
+    }
+    out
+}
+
+#[test]
+fn there_are_at_least_twelve_examples() {
+    assert!(examples().len() >= 12, "{:?}", examples());
+}
+
+#[test]
+fn every_example_compiles_through_every_pass() {
+    for path in examples() {
+        let source = std::fs::read_to_string(&path).expect("readable example");
+        let name = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        insta::assert_snapshot!(format!("passes_{name}"), dump(&source));
+    }
+}

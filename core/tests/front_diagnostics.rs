@@ -1,0 +1,417 @@
+//! One small source per static rule (SPEC 1.4 and the front end's own rules), each with
+//! a phrase its diagnostic must contain; the rendered text of all of them is a golden.
+
+mod common;
+
+use tilescope::diag::render;
+use tilescope::front;
+
+/// A kernel with the usual parameters around `body`.
+fn k(body: &str) -> String {
+    format!(
+        "kernel k(x: f32[64, 32], y: out f32[64, 32], h: f16[64, 32], n: i32[64, 32], idx: i32[8], z: f32[64, 32]) {{\n{body}\n}}\n"
+    )
+}
+
+struct Case {
+    name: &'static str,
+    source: String,
+    kernel: Option<&'static str>,
+    expect: &'static str,
+}
+
+fn case(name: &'static str, source: impl Into<String>, expect: &'static str) -> Case {
+    Case {
+        name,
+        source: source.into(),
+        kernel: None,
+        expect,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let deep = format!("const X = {}1{};", "(".repeat(200), ")".repeat(200));
+    let nested_loops = (0..17).fold("let t = load x[0 .. 1, :];".to_string(), |body, i| {
+        format!("for v{i} in 0..1 {{ {body} }}")
+    });
+    vec![
+        // Lexical and syntax.
+        case(
+            "unexpected_character",
+            k("let t = load x[:, :] # 2;"),
+            "unexpected character `#`",
+        ),
+        case(
+            "integer_too_large",
+            "const A = 99999999999999999999;",
+            "too large",
+        ),
+        case(
+            "expected_expression",
+            k("let t = ;"),
+            "expected an expression",
+        ),
+        case(
+            "missing_semicolon",
+            k("let t = load x[:, :]\nstore y[:, :] = t;"),
+            "expected `;`",
+        ),
+        case(
+            "unclosed_block",
+            "kernel k(x: f32[4]) {\n let t = load x[:];\n",
+            "unclosed block",
+        ),
+        case(
+            "expected_item",
+            "let t = 1;",
+            "expected `const` or `kernel`",
+        ),
+        case("nesting_limit", deep, "nested too deeply"),
+        case("bad_suffix", k("let t = (load x[:, :]).X;"), "only `.T`"),
+        case(
+            "unknown_keyword_argument",
+            k("let t = sum(load x[:, :], dim=1);"),
+            "unknown keyword argument",
+        ),
+        case(
+            "bad_dtype",
+            "kernel k(x: f64[4]) { }",
+            "expected an element type",
+        ),
+        case(
+            "source_too_large",
+            " ".repeat(tilescope::limits::MAX_SOURCE_BYTES + 1),
+            "the limit is",
+        ),
+        // Items.
+        case("no_kernel", "const A = 1;", "the file has no kernel"),
+        Case {
+            name: "unknown_kernel",
+            source: "kernel a(x: f32[4]) { }\nkernel b(x: f32[4]) { }".into(),
+            kernel: Some("c"),
+            expect: "available kernels: a, b",
+        },
+        case(
+            "duplicate_kernel",
+            "kernel a(x: f32[4]) { }\nkernel a(x: f32[4]) { }",
+            "defined twice",
+        ),
+        // Constants.
+        case(
+            "const_overflow",
+            format!("const A = {} + 1;\n{}", i64::MAX, k("")),
+            "overflows",
+        ),
+        case(
+            "const_division_by_zero",
+            format!("const A = 4 // (2 - 2);\n{}", k("")),
+            "division by zero",
+        ),
+        case(
+            "const_before_definition",
+            format!("const A = B;\nconst B = 1;\n{}", k("")),
+            "used before its definition",
+        ),
+        case(
+            "const_duplicate",
+            format!("const A = 1;\nconst A = 2;\n{}", k("")),
+            "defined twice",
+        ),
+        case(
+            "const_float",
+            format!("const A = 1.5;\n{}", k("")),
+            "expected an integer constant",
+        ),
+        case(
+            "const_from_tile",
+            k("let t = load x[:, :];\nfor i in 0..t { }"),
+            "a constant is needed",
+        ),
+        // Parameters.
+        case(
+            "param_duplicate",
+            "kernel k(x: f32[4], x: f32[4]) { }",
+            "declared twice",
+        ),
+        case(
+            "param_extent_not_positive",
+            "kernel k(x: f32[4, 0]) { }",
+            "must be positive",
+        ),
+        case(
+            "tensor_too_large",
+            "kernel k(x: f32[8192, 4096]) { }",
+            "at most 2^24",
+        ),
+        // Names.
+        case(
+            "unknown_name",
+            k("let t = load x[:, :];\nlet u = exp(tt);"),
+            "unknown name `tt`",
+        ),
+        case("param_as_value", k("let t = x + 1.0;"), "load x[...]"),
+        case(
+            "shadowing_in_block",
+            k("let t = load x[:, :];\nlet t = load z[:, :];"),
+            "already defined in this block",
+        ),
+        case(
+            "shadowing_param",
+            k("let x = load z[:, :];"),
+            "already a kernel parameter",
+        ),
+        case(
+            "loop_var_redefined",
+            k("for i in 0..4 { let i = load x[:, :]; }"),
+            "already defined",
+        ),
+        // Loops.
+        case(
+            "step_not_positive",
+            k("for i in 0..4 step 0 { }"),
+            "step must be positive",
+        ),
+        case(
+            "buffers_too_few",
+            k("for i in 0..4 @buffers(1) { }"),
+            "2 to 16",
+        ),
+        case(
+            "buffers_too_many",
+            k("for i in 0..4 @buffers(17) { }"),
+            "2 to 16",
+        ),
+        case(
+            "buffers_twice",
+            k("for i in 0..4 @buffers(2) @buffers(2) { }"),
+            "given twice",
+        ),
+        case(
+            "unknown_attribute",
+            k("for i in 0..4 @unroll(2) { }"),
+            "unknown attribute `@unroll`",
+        ),
+        case("empty_loop", k("for i in 4..4 { }"), "never runs"),
+        case(
+            "iteration_limit",
+            k("for i in 0..1000 { for j in 0..1001 { let t = load x[0, :]; } }"),
+            "the limit is 1000000",
+        ),
+        case(
+            "loop_nesting_limit",
+            k(&nested_loops),
+            "loops nest too deeply",
+        ),
+        // Indices.
+        case("index_count", k("let t = load x[:];"), "2 axes"),
+        case(
+            "index_product_of_loop_vars",
+            k("for i in 0..4 { for j in 0..4 { let t = load x[i * j, :]; } }"),
+            "two loop-variable terms",
+        ),
+        case(
+            "range_extent_not_constant",
+            k("for i in 0..4 { let t = load x[i .. 2 * i + 1, :]; }"),
+            "not a constant",
+        ),
+        case("range_empty", k("let t = load x[4 .. 4, :];"), "is empty"),
+        case(
+            "range_out_of_bounds",
+            k("for i in 0..64 step 8 { let t = load x[i .. i + 16, :]; }"),
+            "reaches 72",
+        ),
+        case(
+            "range_negative_start",
+            k("for i in 0..64 step 8 { let t = load x[i - 1 .. i + 7, :]; }"),
+            "starts at -1",
+        ),
+        case(
+            "range_tail_past_extent",
+            k("for i in 0..70 step 8 { let t = load x[i .. i + 8, :]; }"),
+            "outside the extent 64",
+        ),
+        case(
+            "single_out_of_bounds",
+            k("for i in 0..65 { let t = load x[i, :]; }"),
+            "reaches 64",
+        ),
+        case(
+            "index_divisor_not_positive",
+            k("for i in 0..4 { let t = load x[i // 0, :]; }"),
+            "positive constant divisor",
+        ),
+        case(
+            "index_true_division",
+            k("for i in 0..4 { let t = load x[i / 2, :]; }"),
+            "uses `//`",
+        ),
+        case(
+            "indirect_not_first_axis",
+            k("let i = load idx[:];\nlet t = load x[0, i];"),
+            "first axis only",
+        ),
+        case(
+            "indirect_wrong_type",
+            k("let i = load x[0 .. 8, 0 .. 1];\nlet t = load x[i, :];"),
+            "i32 tile of shape [n] or [n, 1]",
+        ),
+        // Tile expressions.
+        case(
+            "float_literal_with_i32",
+            k("let t = load n[:, :] + 1.5;"),
+            "cannot be used with an i32 tile",
+        ),
+        case(
+            "dtype_mismatch",
+            k("let t = load x[:, :] + load h[:, :];"),
+            "convert one with `as`",
+        ),
+        case(
+            "division_of_i32",
+            k("let t = load n[:, :] / load n[:, :];"),
+            "not defined on i32",
+        ),
+        case(
+            "float_op_on_i32",
+            k("let t = exp(load n[:, :]);"),
+            "needs a float tile",
+        ),
+        case(
+            "broadcast_mismatch",
+            k("let t = load x[:, :] + load x[0 .. 8, 0 .. 8];"),
+            "do not broadcast",
+        ),
+        case(
+            "reduce_without_axis",
+            k("let t = sum(load x[:, :]);"),
+            "needs the axis",
+        ),
+        case(
+            "reduce_axis_out_of_range",
+            k("let t = sum(load x[:, :], axis=2);"),
+            "out of range",
+        ),
+        case(
+            "mean_of_i32",
+            k("let t = mean(load n[:, :], axis=0);"),
+            "`mean` needs a float tile",
+        ),
+        case(
+            "matmul_not_2d",
+            k("let t = load idx[:] @ load idx[:];"),
+            "2-D tiles",
+        ),
+        case(
+            "matmul_inner_mismatch",
+            k("let t = load x[:, :] @ load x[:, :];"),
+            "inner dimensions disagree",
+        ),
+        case(
+            "matmul_dtype_mismatch",
+            k("let t = load x[:, :] @ (load h[:, :]).T;"),
+            "one element type",
+        ),
+        case(
+            "transpose_not_2d",
+            k("let t = (load idx[:]).T;"),
+            "2-D tile",
+        ),
+        case(
+            "let_scalar",
+            k("let t = 1.0 + 2;"),
+            "a tile needs a shape: use full(...)",
+        ),
+        case(
+            "tile_too_large",
+            k("let t = zeros(f32[2048, 1024]);"),
+            "at most 2^20",
+        ),
+        case(
+            "floor_division_of_tiles",
+            k("let t = load x[:, :] // 2;"),
+            "integer operator",
+        ),
+        case(
+            "unknown_function",
+            k("let t = exq(load x[:, :]);"),
+            "did you mean `exp`?",
+        ),
+        case(
+            "wrong_arity",
+            k("let t = maximum(load x[:, :]);"),
+            "takes 2 arguments",
+        ),
+        case(
+            "full_with_tile",
+            k("let t = full(f32[4, 4], load x[0 .. 4, 0 .. 4]);"),
+            "constant number",
+        ),
+        case(
+            "axis_on_elementwise",
+            k("let t = exp(load x[:, :], axis=1);"),
+            "takes no `axis=`",
+        ),
+        case(
+            "load_from_tile",
+            k("let t = load x[:, :];\nlet u = load t[:, :];"),
+            "is a tile, not a kernel parameter",
+        ),
+        // Updates and stores.
+        case("update_param", k("x += 1.0;"), "store x[...]"),
+        case(
+            "update_loop_var",
+            k("for i in 0..4 { i += 1; }"),
+            "loop variable",
+        ),
+        case(
+            "update_changes_shape",
+            k("let acc = zeros(f32[8, 1]);\nacc += load x[0 .. 8, :];"),
+            "does not broadcast",
+        ),
+        case(
+            "update_changes_dtype",
+            k("let acc = zeros(f32[8, 32]);\nacc += load h[0 .. 8, :];"),
+            "convert with `as f32`",
+        ),
+        case(
+            "store_to_input",
+            k("store x[:, :] = load z[:, :];"),
+            "not an `out` parameter",
+        ),
+        case(
+            "store_shape_mismatch",
+            k("store y[0 .. 8, :] = load x[:, :];"),
+            "does not broadcast",
+        ),
+        case(
+            "store_dtype_mismatch",
+            k("store y[:, :] = load h[:, :];"),
+            "convert with `as f32`",
+        ),
+    ]
+}
+
+#[test]
+fn every_rule_reports_its_diagnostic() {
+    let mut golden = String::new();
+    for c in cases() {
+        let result = front::frontend(&c.source, c.kernel);
+        let diags = result.err().unwrap_or_default();
+        let rendered = render(&diags, "test.tile", &c.source);
+        assert!(
+            rendered.contains(c.expect),
+            "{}: expected `{}` in:\n{rendered}",
+            c.name,
+            c.expect
+        );
+        golden.push_str(&format!("=== {}\n{rendered}", c.name));
+    }
+    insta::assert_snapshot!("diagnostics", golden);
+}
+
+#[test]
+fn nested_blocks_may_shadow() {
+    let source =
+        k("let t = load x[:, :];\nfor i in 0..2 { let t = load z[:, :]; store y[:, :] = t; }");
+    assert_eq!(common::diagnose(&source), "");
+}
