@@ -5,11 +5,14 @@
 pub mod compile;
 pub mod diag;
 pub mod front;
+pub mod inputs;
+pub mod interp;
 pub mod ir;
 pub mod isa;
 pub mod limits;
 pub mod lowered;
 pub mod machine;
+pub mod npy;
 pub mod passes;
 pub mod sim;
 pub mod tensor;

@@ -79,3 +79,116 @@ impl Tensor {
         (0..self.len()).map(|i| self.get(i)).collect()
     }
 }
+
+/// How closely an actual tensor matches an expected one (SPEC 4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub matches: bool,
+    /// Largest `|actual - expected|` over elements where both are numbers.
+    pub max_abs_err: f64,
+    /// Largest `|actual - expected| / |expected|` (denominator at least the smallest
+    /// normal f32, so an exact zero expected value gives a large but finite error).
+    pub max_rel_err: f64,
+    /// Elements outside tolerance (all of them when dtypes or shapes differ).
+    pub mismatches: usize,
+    /// Flat index of the first element outside tolerance.
+    pub first_mismatch: Option<usize>,
+}
+
+/// Relative tolerance for f32 results (SPEC 4).
+pub const F32_RTOL: f64 = 1e-5;
+/// Absolute floor for f32 results: below |expected| = 0.1 the relative bound would
+/// demand more than f32 resolves after cancellation (e.g. `x - mean(x)`), so differences
+/// up to 1e-6 pass regardless of magnitude.
+pub const F32_ATOL: f64 = 1e-6;
+
+/// One unit in the last place of `dtype` at the magnitude of `v`: the gap between `|v|`
+/// rounded into that type and the next representable value away from zero.
+fn ulp(dtype: DType, v: f32) -> f64 {
+    let a = v.abs();
+    match dtype {
+        DType::F16 => {
+            let h = f16::from_f32(a);
+            let next = f16::from_bits(h.to_bits().saturating_add(1));
+            if next.is_finite() {
+                (next.to_f32() - h.to_f32()) as f64
+            } else {
+                32.0
+            }
+        }
+        DType::BF16 => {
+            let h = bf16::from_f32(a);
+            let next = bf16::from_bits(h.to_bits().saturating_add(1));
+            if next.is_finite() {
+                (next.to_f32() - h.to_f32()) as f64
+            } else {
+                2f64.powi(120)
+            }
+        }
+        DType::F32 | DType::I32 => 0.0,
+    }
+}
+
+/// Compares element by element with the dtype's tolerance: f32 within
+/// `max(F32_RTOL * |e|, F32_ATOL)`, f16/bf16 within one ulp of the type at `|e|`, i32
+/// exactly. NaN matches NaN; infinities match only themselves. Tensors whose dtype or
+/// shape differ do not match at all.
+pub fn compare(expected: &Tensor, actual: &Tensor) -> Comparison {
+    let n = expected.len();
+    let well_formed = |t: &Tensor| t.data.len() as u64 == t.len() as u64 * t.dtype.bytes();
+    if expected.dtype != actual.dtype
+        || expected.shape != actual.shape
+        || !well_formed(expected)
+        || !well_formed(actual)
+    {
+        let mismatches = n.max(actual.len());
+        return Comparison {
+            matches: false,
+            max_abs_err: f64::INFINITY,
+            max_rel_err: f64::INFINITY,
+            mismatches,
+            first_mismatch: (mismatches > 0).then_some(0),
+        };
+    }
+    let mut c = Comparison {
+        matches: true,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        mismatches: 0,
+        first_mismatch: None,
+    };
+    for i in 0..n {
+        let ok = if expected.dtype == DType::I32 {
+            let (e, a) = (expected.get_i32(i), actual.get_i32(i));
+            let diff = (e as f64 - a as f64).abs();
+            c.max_abs_err = c.max_abs_err.max(diff);
+            c.max_rel_err = c.max_rel_err.max(diff / (e as f64).abs().max(1.0));
+            e == a
+        } else {
+            let (e, a) = (expected.get(i), actual.get(i));
+            if e.is_nan() || a.is_nan() {
+                e.is_nan() && a.is_nan()
+            } else if e.is_infinite() || a.is_infinite() {
+                e == a
+            } else {
+                let (e64, a64) = (e as f64, a as f64);
+                let diff = (a64 - e64).abs();
+                c.max_abs_err = c.max_abs_err.max(diff);
+                c.max_rel_err = c
+                    .max_rel_err
+                    .max(diff / e64.abs().max(f32::MIN_POSITIVE as f64));
+                let tol = match expected.dtype {
+                    DType::F32 => (F32_RTOL * e64.abs()).max(F32_ATOL),
+                    dtype => ulp(dtype, e),
+                };
+                diff <= tol
+            }
+        };
+        if !ok {
+            c.matches = false;
+            c.mismatches += 1;
+            c.first_mismatch.get_or_insert(i);
+        }
+    }
+    c
+}

@@ -1,0 +1,429 @@
+//! The reference interpreter: executes a checked kernel directly on host tensors. It is
+//! the oracle the compiled program's functional simulation is compared against, so it
+//! follows the semantics documented in `front::hir` and SPEC 1.3 as literally as it can
+//! and optimises nothing beyond avoiding per-element dispatch.
+
+mod index;
+mod ops;
+mod value;
+
+pub use value::{Data, Tile};
+
+use crate::diag::{Diagnostic, Span};
+use crate::front::hir::{BinaryOp, Expr, ExprKind, Index, Kernel, Stmt, StmtKind, UpdateOp};
+use crate::tensor::Tensor;
+use crate::limits::MAX_LOOP_ITERATIONS;
+use crate::types::DType;
+use index::{eval_index, AxisSel, Region};
+use value::internal;
+
+/// Expressions and statements nested deeper than the front end's limit are refused
+/// rather than risking the stack (each level costs a few KiB in a debug build).
+pub use crate::limits::MAX_NESTING_DEPTH as MAX_EXPR_DEPTH;
+
+/// Runs `kernel` on `tensors` (indexed by `ParamId`), writing results into its `out`
+/// parameters. The tensors are first checked against the parameters' types.
+pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
+    validate(kernel, tensors)?;
+    let mut m = Machine {
+        kernel,
+        params: tensors.iter().map(decode).collect(),
+        locals: vec![None; kernel.locals.len()],
+        vars: vec![0; kernel.loops.len()],
+        iterations: 0,
+    };
+    m.block(&kernel.body, 0)?;
+    for (param, (tile, tensor)) in kernel
+        .params
+        .iter()
+        .zip(m.params.iter().zip(tensors.iter_mut()))
+    {
+        if param.is_out {
+            *tensor = encode(tile);
+        }
+    }
+    Ok(())
+}
+
+fn validate(kernel: &Kernel, tensors: &[Tensor]) -> Result<(), Diagnostic> {
+    if tensors.len() != kernel.params.len() {
+        return Err(Diagnostic::error(
+            format!(
+                "kernel `{}` takes {} tensors, {} were given",
+                kernel.name,
+                kernel.params.len(),
+                tensors.len()
+            ),
+            kernel.span,
+        ));
+    }
+    for (p, t) in kernel.params.iter().zip(tensors) {
+        let bytes = t
+            .shape
+            .iter()
+            .try_fold(t.dtype.bytes(), |acc, &d| acc.checked_mul(d));
+        if t.dtype != p.ty.dtype || t.shape != p.ty.shape || bytes != Some(t.data.len() as u64) {
+            return Err(Diagnostic::error(
+                format!(
+                    "parameter `{}` expects {}, the tensor given is {}[{}] with {} bytes of data",
+                    p.name,
+                    p.ty,
+                    t.dtype,
+                    t.shape
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    t.data.len()
+                ),
+                p.span,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Tensor bytes -> widened tile. `validate` has checked the byte length.
+fn decode(t: &Tensor) -> Tile {
+    let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
+    let data = match t.dtype {
+        DType::I32 => Data::I(
+            t.data
+                .chunks_exact(4)
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        DType::F32 => Data::F(
+            t.data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        DType::F16 => Data::F(
+            t.data
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+        ),
+        DType::BF16 => Data::F(
+            t.data
+                .chunks_exact(2)
+                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+        ),
+    };
+    Tile {
+        dtype: t.dtype,
+        valid: shape.clone(),
+        shape,
+        data,
+    }
+}
+
+fn encode(tile: &Tile) -> Tensor {
+    let shape = tile.shape.iter().map(|&d| d as u64).collect();
+    let data = match (&tile.data, tile.dtype) {
+        (Data::I(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        (Data::F(v), DType::F16) => v
+            .iter()
+            .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+            .collect(),
+        (Data::F(v), DType::BF16) => v
+            .iter()
+            .flat_map(|&x| half::bf16::from_f32(x).to_le_bytes())
+            .collect(),
+        (Data::F(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    };
+    Tensor {
+        dtype: tile.dtype,
+        shape,
+        data,
+    }
+}
+
+struct Machine<'k> {
+    kernel: &'k Kernel,
+    /// Parameter tensors, widened for the duration of the run.
+    params: Vec<Tile>,
+    locals: Vec<Option<Tile>>,
+    /// Current value of each loop's induction variable, by `LoopId`.
+    vars: Vec<i64>,
+    iterations: u64,
+}
+
+impl Machine<'_> {
+    fn block(&mut self, stmts: &[Stmt], depth: usize) -> Result<(), Diagnostic> {
+        stmts.iter().try_for_each(|s| self.stmt(s, depth))
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Result<(), Diagnostic> {
+        if depth > MAX_EXPR_DEPTH {
+            return Err(Diagnostic::error("loops nested too deeply", stmt.span));
+        }
+        match &stmt.kind {
+            StmtKind::Let { local, value } => {
+                let tile = self.expr(value, 0)?;
+                let slot = self
+                    .locals
+                    .get_mut(local.0 as usize)
+                    .ok_or_else(|| internal("unknown local", stmt.span))?;
+                *slot = Some(tile);
+            }
+            StmtKind::Update { local, op, value } => {
+                let value = self.expr(value, 0)?;
+                let cur = self
+                    .locals
+                    .get_mut(local.0 as usize)
+                    .and_then(Option::as_mut)
+                    .ok_or_else(|| internal("update of a tile not yet defined", stmt.span))?;
+                let value = value.broadcast_to(&cur.shape, stmt.span)?;
+                let op = match op {
+                    UpdateOp::Set => None,
+                    UpdateOp::Add => Some(BinaryOp::Add),
+                    UpdateOp::Sub => Some(BinaryOp::Sub),
+                    UpdateOp::Mul => Some(BinaryOp::Mul),
+                };
+                ops::update_in_place(cur, &value, op, stmt.span)?;
+            }
+            StmtKind::Store {
+                param,
+                index,
+                value,
+            } => {
+                let value = self.expr(value, 0)?;
+                let p = param.0 as usize;
+                let region = self.region(p, index, stmt.span, 0)?;
+                let value = value.broadcast_to(&region.shape(), stmt.span)?;
+                let valid: Vec<usize> = region
+                    .valid()
+                    .iter()
+                    .zip(&value.valid)
+                    .map(|(&a, &b)| a.min(b))
+                    .collect();
+                let target = self
+                    .params
+                    .get_mut(p)
+                    .ok_or_else(|| internal("unknown parameter", stmt.span))?;
+                if target.dtype != value.dtype {
+                    return Err(internal("store of a value of another dtype", stmt.span));
+                }
+                let tensor_shape = target.shape.clone();
+                match (&mut target.data, &value.data) {
+                    (Data::F(dst), Data::F(src)) => {
+                        region.for_each_run(&tensor_shape, &valid, |t, g, n| {
+                            dst[g..g + n].copy_from_slice(&src[t..t + n]);
+                        })
+                    }
+                    (Data::I(dst), Data::I(src)) => {
+                        region.for_each_run(&tensor_shape, &valid, |t, g, n| {
+                            dst[g..g + n].copy_from_slice(&src[t..t + n]);
+                        })
+                    }
+                    _ => return Err(internal("store of a value of another dtype", stmt.span)),
+                }
+            }
+            StmtKind::For { id, body } => {
+                let l = self
+                    .kernel
+                    .loops
+                    .get(id.0 as usize)
+                    .ok_or_else(|| internal("unknown loop", stmt.span))?;
+                if l.step <= 0 {
+                    return Err(internal("loop step is not positive", l.span));
+                }
+                let mut v = l.start;
+                while v < l.end {
+                    self.iterations += 1;
+                    if self.iterations > MAX_LOOP_ITERATIONS {
+                        return Err(Diagnostic::error(
+                            format!(
+                                "the kernel runs more than {MAX_LOOP_ITERATIONS} loop iterations"
+                            ),
+                            l.span,
+                        ));
+                    }
+                    self.vars[id.0 as usize] = v;
+                    self.block(body, depth + 1)?;
+                    v = v.saturating_add(l.step);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves the region `param[index]` touches, validating indirect rows.
+    fn region(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        span: Span,
+        depth: usize,
+    ) -> Result<Region, Diagnostic> {
+        let (name, tensor_shape) = match (self.kernel.params.get(p), self.params.get(p)) {
+            (Some(param), Some(tile)) => (param.name.clone(), tile.shape.clone()),
+            _ => return Err(internal("unknown parameter", span)),
+        };
+        if index.len() != tensor_shape.len() {
+            return Err(internal(
+                format!(
+                    "{} indices for rank-{} `{name}`",
+                    index.len(),
+                    tensor_shape.len()
+                ),
+                span,
+            ));
+        }
+        let mut sels = Vec::with_capacity(index.len());
+        for (axis, (ix, &extent)) in index.iter().zip(&tensor_shape).enumerate() {
+            let sel = match ix {
+                Index::Full => AxisSel::Range {
+                    start: 0,
+                    len: extent,
+                    valid: extent,
+                },
+                Index::Range {
+                    start,
+                    len,
+                    clamped,
+                } => {
+                    let s = eval_index(start, &self.vars, 0)?;
+                    AxisSel::range(s, *len, *clamped, extent, start.span)?
+                }
+                Index::Single(e) => {
+                    AxisSel::range(eval_index(e, &self.vars, 0)?, 1, false, extent, e.span)?
+                }
+                Index::Indirect(e) if axis == 0 => self.indirect_rows(e, &name, extent, depth)?,
+                Index::Indirect(e) => {
+                    return Err(internal("indirect index past the first axis", e.span))
+                }
+            };
+            sels.push(sel);
+        }
+        Ok(Region { sels })
+    }
+
+    fn indirect_rows(
+        &mut self,
+        e: &Expr,
+        tensor: &str,
+        extent: usize,
+        depth: usize,
+    ) -> Result<AxisSel, Diagnostic> {
+        let idx = self.expr(e, depth + 1)?;
+        let values = idx.ints(e.span)?;
+        let (len, valid) = match (idx.shape.as_slice(), idx.valid.as_slice()) {
+            (&[n], &[v]) => (n, v),
+            (&[n, 1], &[v, w]) => (n, if w == 0 { 0 } else { v }),
+            _ => {
+                return Err(internal(
+                    format!("indirect index of type {}", idx.type_string()),
+                    e.span,
+                ))
+            }
+        };
+        let mut rows = Vec::with_capacity(valid);
+        for &v in &values[..valid] {
+            match usize::try_from(v) {
+                Ok(r) if r < extent => rows.push(r),
+                _ => {
+                    return Err(Diagnostic::error(
+                        format!("index {v} is out of range for `{tensor}`, whose first axis has extent {extent}"),
+                        e.span,
+                    ))
+                }
+            }
+        }
+        Ok(AxisSel::Rows { rows, len })
+    }
+
+    /// Kept small: it is the recursive part of evaluation, and its stack frame bounds
+    /// how deep an expression can nest (the leaves live in `leaf`).
+    fn expr(&mut self, e: &Expr, depth: usize) -> Result<Tile, Diagnostic> {
+        if depth > MAX_EXPR_DEPTH {
+            return Err(Diagnostic::error("expression nested too deeply", e.span));
+        }
+        let d = depth + 1;
+        let out = match &e.kind {
+            ExprKind::Unary { op, arg } => {
+                let a = self.expr(arg, d)?;
+                ops::unary(*op, a, &e.ty, e.span)?
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.expr(lhs, d)?;
+                let b = self.expr(rhs, d)?;
+                ops::binary(*op, &a, &b, &e.ty, e.span)?
+            }
+            ExprKind::Reduce { op, arg, axis } => {
+                let a = self.expr(arg, d)?;
+                ops::reduce(*op, &a, *axis, &e.ty, e.span)?
+            }
+            ExprKind::MatMul { lhs, rhs } => {
+                let a = self.expr(lhs, d)?;
+                let b = self.expr(rhs, d)?;
+                ops::matmul(&a, &b, &e.ty, e.span)?
+            }
+            ExprKind::Transpose(arg) => ops::transpose(&self.expr(arg, d)?, e.span)?,
+            ExprKind::Cast(arg) => ops::cast(self.expr(arg, d)?, e.ty.dtype),
+            _ => self.leaf(e, depth)?,
+        };
+        out.expect_type(&e.ty, e.span)?;
+        Ok(out)
+    }
+
+    #[inline(never)]
+    fn leaf(&mut self, e: &Expr, depth: usize) -> Result<Tile, Diagnostic> {
+        let shape = || e.ty.shape.iter().map(|&x| x as usize).collect::<Vec<_>>();
+        Ok(match &e.kind {
+            ExprKind::Local(id) => self
+                .locals
+                .get(id.0 as usize)
+                .and_then(Option::as_ref)
+                .cloned()
+                .ok_or_else(|| internal("use of a tile not yet defined", e.span))?,
+            ExprKind::Scalar(v) | ExprKind::Full { value: v } => {
+                Tile::full(e.ty.dtype, shape(), *v)
+            }
+            ExprKind::IndexValue(ix) => {
+                let v = eval_index(ix, &self.vars, 0)?;
+                let v = i32::try_from(v).map_err(|_| {
+                    Diagnostic::error(format!("index value {v} does not fit in i32"), ix.span)
+                })?;
+                let mut t = Tile::full(e.ty.dtype, shape(), 0.0);
+                t.data = match e.ty.dtype {
+                    DType::I32 => Data::I(vec![v; t.len()]),
+                    dtype => Data::F(vec![value::round_to(dtype, v as f32); t.len()]),
+                };
+                t
+            }
+            ExprKind::Load { param, index } => self.load(param.0 as usize, index, e, depth)?,
+            _ => return Err(internal("not a leaf expression", e.span)),
+        })
+    }
+
+    fn load(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        e: &Expr,
+        depth: usize,
+    ) -> Result<Tile, Diagnostic> {
+        let region = self.region(p, index, e.span, depth)?;
+        let (src, tensor_shape) = match self.params.get(p) {
+            Some(t) => (&t.data, &t.shape),
+            None => return Err(internal("unknown parameter", e.span)),
+        };
+        let mut out = Tile::zeros(e.ty.dtype, region.shape());
+        out.valid = region.valid();
+        let valid = out.valid.clone();
+        match (&mut out.data, src) {
+            (Data::F(dst), Data::F(src)) => region.for_each_run(tensor_shape, &valid, |t, g, n| {
+                dst[t..t + n].copy_from_slice(&src[g..g + n]);
+            }),
+            (Data::I(dst), Data::I(src)) => region.for_each_run(tensor_shape, &valid, |t, g, n| {
+                dst[t..t + n].copy_from_slice(&src[g..g + n]);
+            }),
+            _ => return Err(internal("load into a tile of another dtype", e.span)),
+        }
+        Ok(out)
+    }
+}
