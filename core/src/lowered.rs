@@ -115,7 +115,10 @@ impl Lowered {
 
     /// A program holding only the tensor declarations, for printing instruction text.
     fn names(&self) -> crate::isa::Program {
-        crate::isa::Program { tensors: self.tensors.clone(), instrs: Vec::new() }
+        crate::isa::Program {
+            tensors: self.tensors.clone(),
+            instrs: Vec::new(),
+        }
     }
 }
 
@@ -126,14 +129,26 @@ pub fn print(lowered: &Lowered) -> crate::ir::Printed {
     let names = lowered.names();
     for t in &lowered.tensors {
         let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
-        out.line(0, &format!(".tensor {} {}[{}]", t.name, t.dtype, dims.join(", ")), None);
+        out.line(
+            0,
+            &format!(".tensor {} {}[{}]", t.name, t.dtype, dims.join(", ")),
+            None,
+        );
     }
     for (i, b) in lowered.buffers.iter().enumerate() {
         let addrs: Vec<String> = b.addrs.iter().map(|a| format!("{a:#x}")).collect();
-        let rotation = b.rotates_with.map_or(String::new(), |l| format!(" rotates with loop {}", l.0));
+        let rotation = b
+            .rotates_with
+            .map_or(String::new(), |l| format!(" rotates with loop {}", l.0));
         out.line(
             0,
-            &format!(".buffer b{i} %{} {} {} bytes at [{}]{rotation}", b.name, b.space, b.bytes, addrs.join(", ")),
+            &format!(
+                ".buffer b{i} %{} {} {} bytes at [{}]{rotation}",
+                b.name,
+                b.space,
+                b.bytes,
+                addrs.join(", ")
+            ),
             None,
         );
     }
@@ -143,11 +158,20 @@ pub fn print(lowered: &Lowered) -> crate::ir::Printed {
 
 /// Loop nesting is bounded by the front end's limits; the depth cap here only keeps the
 /// indentation sane.
-fn print_items(out: &mut crate::ir::Printed, names: &crate::isa::Program, items: &[Item], depth: usize) {
+fn print_items(
+    out: &mut crate::ir::Printed,
+    names: &crate::isa::Program,
+    items: &[Item],
+    depth: usize,
+) {
     for item in items {
         match item {
             Item::Instr(ins) => {
-                let mut text = format!("{:<5} {}", ins.pipe().name(), crate::isa::asm::op_text(names, &ins.op));
+                let mut text = format!(
+                    "{:<5} {}",
+                    ins.pipe().name(),
+                    crate::isa::asm::op_text(names, &ins.op)
+                );
                 if let Some(step) = ins.prov.step {
                     text.push_str(&format!("  !step {step}"));
                 }
@@ -158,10 +182,15 @@ fn print_items(out: &mut crate::ir::Printed, names: &crate::isa::Program, items:
                     Val::Imm(n) => n.to_string(),
                     Val::Reg(r) => format!("r{}", r.0),
                 };
-                let slots = l.slots.map_or(String::new(), |(n, r)| format!(" slots {n} in r{}", r.0));
+                let slots = l
+                    .slots
+                    .map_or(String::new(), |(n, r)| format!(" slots {n} in r{}", r.0));
                 out.line(
                     depth.min(32),
-                    &format!("S     loop r{}, {count}{slots}  ; loop {}", l.counter.0, l.id.0),
+                    &format!(
+                        "S     loop r{}, {count}{slots}  ; loop {}",
+                        l.counter.0, l.id.0
+                    ),
                     Some(l.span),
                 );
                 print_items(out, names, &l.body, depth + 1);

@@ -17,9 +17,16 @@ fn examples() -> Vec<PathBuf> {
 
 /// The `--emit passes` text: each pass's IR under a header naming the pass.
 fn dump(source: &str) -> String {
-    let options = CompileOptions { verify: true, ..CompileOptions::default() };
+    let options = CompileOptions {
+        verify: true,
+        ..CompileOptions::default()
+    };
     let result = compile(source, &options);
-    assert!(result.diagnostics.is_empty(), "diagnostics: {:#?}", result.diagnostics);
+    assert!(
+        result.diagnostics.is_empty(),
+        "diagnostics: {:#?}",
+        result.diagnostics
+    );
     let mut out = String::new();
     for pass in &result.passes {
         out.push_str(&format!("=== after {} ===\n{}\n", pass.name, pass.ir));
@@ -36,7 +43,11 @@ fn there_are_at_least_twelve_examples() {
 fn every_example_compiles_through_every_pass() {
     for path in examples() {
         let source = std::fs::read_to_string(&path).expect("readable example");
-        let name = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("utf-8 name")
+            .to_string();
         insta::assert_snapshot!(format!("passes_{name}"), dump(&source));
     }
 }

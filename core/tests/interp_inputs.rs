@@ -115,7 +115,11 @@ fn bf16_parameters_take_uint16_npy_files() {
     let bits: Vec<u16> = vec![0x3F80, 0x4000, 0x4040, 0xBF80, 0, 0x3F00];
     let data: Vec<u8> = bits.iter().flat_map(|b| b.to_le_bytes()).collect();
     // `npy::write` stores bf16 as `<u2`, exactly what numpy code writes for bf16 bits.
-    let file = tilescope::npy::write(&Tensor { dtype: BF16, shape: vec![2, 3], data });
+    let file = tilescope::npy::write(&Tensor {
+        dtype: BF16,
+        shape: vec![2, 3],
+        data,
+    });
     assert!(file.windows(3).any(|w| w == b"<u2"));
     let w = tilescope::npy::read(&file).expect("u2 file");
     let t = inputs::prepare(&k, vec![("w".into(), w)], 0).expect("prepare");

@@ -11,8 +11,8 @@ pub use value::{Data, Tile};
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::hir::{BinaryOp, Expr, ExprKind, Index, Kernel, Stmt, StmtKind, UpdateOp};
-use crate::tensor::Tensor;
 use crate::limits::MAX_LOOP_ITERATIONS;
+use crate::tensor::Tensor;
 use crate::types::DType;
 use index::{eval_index, AxisSel, Region};
 use value::internal;

@@ -22,7 +22,10 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), Failed> {
 
 /// Prints diagnostics against their source to stderr.
 pub fn report(diags: &[Diagnostic], path: &Path, source: &str) {
-    eprint!("{}", diag::render(diags, &path.display().to_string(), source));
+    eprint!(
+        "{}",
+        diag::render(diags, &path.display().to_string(), source)
+    );
 }
 
 /// Prints an error with no source location and returns the failure.

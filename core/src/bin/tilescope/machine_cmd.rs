@@ -10,5 +10,7 @@ pub struct Args {
 }
 
 pub fn run(_args: Args) -> Result<(), Failed> {
-    Err(crate::io::fail("machine presets are not available in this build"))
+    Err(crate::io::fail(
+        "machine presets are not available in this build",
+    ))
 }

@@ -11,7 +11,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "tilescope", version, about = "Kernel compiler and pipe-level simulator for a tile accelerator")]
+#[command(
+    name = "tilescope",
+    version,
+    about = "Kernel compiler and pipe-level simulator for a tile accelerator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
