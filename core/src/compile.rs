@@ -5,8 +5,37 @@
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front;
+use crate::isa::Program;
+use crate::machine::Machine;
 use crate::passes::{self, Clock, Context, PassManager, PassRecord};
 use serde::{Deserialize, Serialize};
+
+pub use crate::steps::{step_graph, steps_dot, StepEdge, StepEdgeKind, StepGraph, StepNode};
+
+/// The machine compiled for when neither a preset nor a machine is given. `a3` rather
+/// than `teach`: the examples are sized for a real core, and `teach` exists to show the
+/// capacity error.
+pub fn default_machine() -> Machine {
+    Machine::a3()
+}
+
+/// The machine `options` select, or an error naming the unknown preset.
+pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> {
+    if let Some(m) = &options.machine {
+        m.validate()
+            .map_err(|e| Diagnostic::global(format!("invalid machine: {e}")))?;
+        return Ok(m.clone());
+    }
+    match options.preset.as_deref() {
+        None => Ok(default_machine()),
+        Some(name) => Machine::preset(name).ok_or_else(|| {
+            Diagnostic::global(format!(
+                "unknown machine preset `{name}` (presets: {})",
+                Machine::preset_names().join(", ")
+            ))
+        }),
+    }
+}
 
 /// How `insert-sync` orders cross-pipe hazards (SPEC 3, pass 10).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,8 +54,11 @@ pub struct CompileOptions {
     pub kernel: Option<String>,
     /// Verify the IR after every pass (always done in debug builds).
     pub verify: bool,
-    /// Machine preset name (`teach`, `a3`); `None` for the default preset.
+    /// Machine preset name (`teach`, `a3`); `None` for the default preset (`a3`).
     pub preset: Option<String>,
+    /// A full machine description (e.g. read from a JSON preset file); takes precedence
+    /// over `preset`.
+    pub machine: Option<Machine>,
     pub sync: SyncStrategy,
     /// Let the compiler choose multi-buffering for loops without `@buffers`.
     pub auto_multi_buffer: bool,
@@ -42,6 +74,7 @@ impl Default for CompileOptions {
             kernel: None,
             verify: false,
             preset: None,
+            machine: None,
             sync: SyncStrategy::Auto,
             auto_multi_buffer: true,
             clock: passes::default_clock(),
@@ -59,6 +92,11 @@ pub struct CompileResult {
     /// One record per pass that completed, in order; empty on a front-end error.
     pub passes: Vec<PassRecord>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The step graph, once lower-to-pipes and emit ran.
+    pub steps: Option<StepGraph>,
+    /// The final program and its assembly text.
+    pub program: Option<Program>,
+    pub asm: Option<String>,
 }
 
 impl CompileResult {
@@ -75,15 +113,52 @@ pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
     let (file, _) = front::parse(source);
     let kernels: Vec<String> = file.kernels.iter().map(|k| k.name.name.clone()).collect();
     let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
+    let (result, _) = compile_with_context(source, options);
+    let _ = kernels;
+    let _ = kernel;
+    result
+}
+
+/// Compiles and also returns the pass context (the checked kernel, the IR, the lowered
+/// and final programs), for `run` and for tests.
+pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileResult, Context) {
+    let (file, _) = front::parse(source);
+    let kernels: Vec<String> = file.kernels.iter().map(|k| k.name.name.clone()).collect();
+    let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
     let mut cx = Context::new(source, options.kernel.clone());
+    cx.sync = options.sync;
+    cx.auto_multi_buffer = options.auto_multi_buffer;
+    match resolve_machine(options) {
+        Ok(m) => cx.machine = Some(m),
+        Err(d) => {
+            let result = CompileResult {
+                kernels,
+                kernel,
+                diagnostics: vec![d],
+                ..CompileResult::default()
+            };
+            return (result, cx);
+        }
+    }
     let manager = PassManager::new(passes::pipeline(), options.verify, options.clock);
     let (passes, outcome) = manager.run(&mut cx);
     let diagnostics: Diagnostics = outcome.err().unwrap_or_default();
     let kernel = cx.hir.as_ref().map(|k| k.name.clone()).or(kernel);
-    CompileResult {
+    let ok = diagnostics.is_empty();
+    let program = cx.program.clone().filter(|_| ok);
+    let asm = program.as_ref().map(crate::isa::asm::print);
+    let steps = match (&cx.ir, &program) {
+        (Some(ir), Some(p)) => Some(step_graph(ir, cx.lowered.as_ref(), p)),
+        _ => None,
+    };
+    let result = CompileResult {
         kernels,
         kernel,
         passes,
         diagnostics,
-    }
+        steps,
+        program,
+        asm,
+    };
+    (result, cx)
 }

@@ -14,6 +14,8 @@ pub mod lowered;
 pub mod machine;
 pub mod npy;
 pub mod passes;
+pub mod run;
 pub mod sim;
+pub mod steps;
 pub mod tensor;
 pub mod types;

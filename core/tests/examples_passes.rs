@@ -1,19 +1,10 @@
 //! Golden per-pass IR dumps of every example kernel: the text users read in the
 //! playground and in `tilescope compile --emit passes`. Reviewed when they change.
 
-use std::path::{Path, PathBuf};
 use tilescope::compile::{compile, CompileOptions};
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/examples");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("static/examples exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
-        .collect();
-    files.sort();
-    files
-}
+mod examples_support;
+use examples_support::examples;
 
 /// The `--emit passes` text: each pass's IR under a header naming the pass.
 fn dump(source: &str) -> String {

@@ -153,6 +153,7 @@ fn compile_result_round_trips_through_json() {
             "example",
             tilescope::diag::Span::new(3, 9),
         )],
+        ..CompileResult::default()
     };
     let json = serde_json::to_string(&result).expect("serialises");
     let back: CompileResult = serde_json::from_str(&json).expect("deserialises");

@@ -158,6 +158,7 @@ pub struct Kernel {
     pub ops: Arena<Op>,
     pub loop_vars: Arena<LoopVar>,
     pub body: Block,
+    pub op_attrs: std::collections::BTreeMap<OpId, OpAttrs>,
 }
 
 /// A tensor in global memory.
@@ -225,6 +226,63 @@ pub enum BlockItem {
 pub struct Step {
     pub ops: Vec<OpId>,
     pub span: Span,
+    /// Kernel-wide step number (instructions carry it as `prov.step`).
+    pub id: u32,
+    pub kind: StepKind,
+}
+
+/// What a step does, from its ops: any of load, compute, store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepKind {
+    pub load: bool,
+    pub compute: bool,
+    pub store: bool,
+}
+
+impl StepKind {
+    pub fn name(self) -> String {
+        let parts: Vec<&str> = [
+            (self.load, "load"),
+            (self.compute, "compute"),
+            (self.store, "store"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
+        parts.join(", ")
+    }
+}
+
+/// Annotations later passes attach to single ops (kept beside the op so that passes
+/// that do not know them keep working).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpAttrs {
+    /// DMA descriptors of a load or store, from decompose-transfer.
+    pub transfer: Option<Transfer>,
+    /// A scratch UB area for the intermediates of a fused op: bytes, then its address
+    /// once planned.
+    pub scratch: Option<(u64, Option<u64>)>,
+}
+
+/// A load or store as DMA descriptors: `dims` (outermost first) of which the first
+/// `peel` become loops around a descriptor of the remaining dimensions.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Transfer {
+    pub dims: Vec<TransferDim>,
+    pub peel: usize,
+    /// Gathers and scatters move `rows` rows of `len` elements instead.
+    pub rows: Option<(u64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferDim {
+    pub extent: u64,
+    /// The tile axis whose valid extent (tail) bounds this dimension at run time.
+    pub clamp_axis: Option<usize>,
+    /// Strides in elements in the GM tensor and in the tile.
+    pub gm_stride: i64,
+    pub tile_stride: i64,
 }
 
 impl Block {

@@ -43,6 +43,11 @@ pub fn print(kernel: &Kernel) -> Printed {
     p.out
 }
 
+/// The printed name of every named value (without the `%`), for messages and tables.
+pub fn value_names(kernel: &Kernel) -> HashMap<ValueId, String> {
+    Names::assign(kernel).values
+}
+
 /// Unique printed names. Source names are kept; a repeated name gets `.1`, `.2`, ...
 /// (identifiers cannot contain `.`, so suffixed names never collide with source names);
 /// unnamed values are numbered `%0`, `%1`, ... in print order.
@@ -160,7 +165,8 @@ impl Printer<'_> {
             match item {
                 BlockItem::Op(op) => self.op(*op, depth),
                 BlockItem::Step(step) => {
-                    self.out.line(depth, "step {", Some(step.span));
+                    let head = format!("step {} ({}) {{", step.id, step.kind.name());
+                    self.out.line(depth, &head, Some(step.span));
                     for &op in &step.ops {
                         self.op(op, depth + 1);
                     }
@@ -282,6 +288,10 @@ impl Printer<'_> {
             }
             OpKind::For(l) => return self.for_op(l, &results, depth, span),
         };
+        let line = match self.k.op_attrs.get(&id) {
+            Some(a) => format!("{line}{}", attrs_text(a)),
+            None => line,
+        };
         self.out.line(depth, &line, span);
     }
 
@@ -384,6 +394,40 @@ impl Printer<'_> {
             text
         }
     }
+}
+
+/// The suffix showing an op's pass annotations: DMA descriptors and fused scratch.
+fn attrs_text(a: &super::OpAttrs) -> String {
+    let mut s = String::new();
+    if let Some(t) = &a.transfer {
+        let dim = |d: &super::TransferDim| {
+            let clamp = d
+                .clamp_axis
+                .map_or(String::new(), |ax| format!(" clamp@{ax}"));
+            format!("[{}{clamp}, {}, {}]", d.extent, d.gm_stride, d.tile_stride)
+        };
+        let peeled: Vec<String> = t.dims.iter().take(t.peel).map(dim).collect();
+        let desc: Vec<String> = t.dims.iter().skip(t.peel).map(dim).collect();
+        match t.rows {
+            Some((rows, len)) => {
+                let _ = write!(s, " dma(rows={rows}, len={len})");
+            }
+            None if peeled.is_empty() => {
+                let _ = write!(s, " dma{}", desc.join(""));
+            }
+            None => {
+                let _ = write!(s, " loop{} dma{}", peeled.join(""), desc.join(""));
+            }
+        }
+    }
+    if let Some((bytes, addr)) = a.scratch {
+        let _ = write!(s, " scratch({bytes} bytes");
+        if let Some(addr) = addr {
+            let _ = write!(s, " at {addr:#x}");
+        }
+        s.push(')');
+    }
+    s
 }
 
 /// The type annotation of a value: memory space once known, type, then set attributes.

@@ -3,7 +3,15 @@
 //! of the most lowered representation present, whether it changed, and how long the
 //! pass took, and (when asked) verifies it.
 
+pub mod axis_split;
 pub mod canonicalize;
+pub mod decompose_transfer;
+pub mod form_steps;
+pub mod lower;
+pub mod multi_buffer;
+pub mod plan_memory;
+pub mod scope;
+pub mod stand_in;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::{self, hir};
@@ -51,6 +59,11 @@ pub struct Context {
     pub lowered: Option<crate::lowered::Lowered>,
     /// The final program, from emit on.
     pub program: Option<crate::isa::Program>,
+    /// The target; `Context::machine` falls back to the default preset.
+    pub machine: Option<crate::machine::Machine>,
+    pub sync: crate::compile::SyncStrategy,
+    /// Let multi-buffer double-buffer innermost loops without `@buffers`.
+    pub auto_multi_buffer: bool,
 }
 
 impl Context {
@@ -60,6 +73,13 @@ impl Context {
             kernel_name,
             ..Context::default()
         }
+    }
+
+    /// The target machine of this compilation.
+    pub fn machine(&self) -> crate::machine::Machine {
+        self.machine
+            .clone()
+            .unwrap_or_else(crate::compile::default_machine)
     }
 
     /// The printed form of the most lowered representation present.
@@ -138,7 +158,19 @@ pub struct PassManager {
 
 /// The passes of SPEC 3 built so far, in order.
 pub fn pipeline() -> Vec<Box<dyn Pass>> {
-    vec![Box::new(ParsePass), Box::new(canonicalize::Canonicalize)]
+    vec![
+        Box::new(ParsePass),
+        Box::new(canonicalize::Canonicalize),
+        Box::new(axis_split::AxisSplit),
+        Box::new(scope::ScopeInference),
+        Box::new(form_steps::FormSteps),
+        Box::new(decompose_transfer::DecomposeTransfer),
+        Box::new(multi_buffer::MultiBuffer),
+        Box::new(plan_memory::PlanMemory),
+        Box::new(lower::LowerToPipes),
+        Box::new(stand_in::BarrierSync),
+        Box::new(stand_in::Emit),
+    ]
 }
 
 impl PassManager {

@@ -1,0 +1,171 @@
+//! decompose-transfer: every load and store becomes DMA descriptors of at most the
+//! machine's `dma_max_dims` dimensions. Unit dimensions drop, dimensions contiguous in
+//! both the tensor and the tile collapse into one, and what is still too many peels into
+//! loops around the descriptor. A dimension clamped by a tail keeps its own extent, read
+//! at run time from the tile's valid extent. Gathers and scatters move whole rows.
+
+use super::{Context, Pass};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Index, Kernel, OpAttrs, OpId, OpKind, Transfer, TransferDim};
+
+pub struct DecomposeTransfer;
+
+impl Pass for DecomposeTransfer {
+    fn name(&self) -> &'static str {
+        "decompose-transfer"
+    }
+
+    fn description(&self) -> &'static str {
+        "turn every load and store into DMA descriptors of at most dma_max_dims dimensions"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let max_dims = cx.machine().dma_max_dims.max(1) as usize;
+        let k = cx.ir_mut(self.name())?;
+        let mut todo: Vec<OpId> = Vec::new();
+        k.walk_ops(|id, op| {
+            if matches!(op.kind, OpKind::Load { .. } | OpKind::Store { .. }) {
+                todo.push(id);
+            }
+        });
+        let mut errors = Vec::new();
+        for id in todo {
+            match transfer(k, id, max_dims) {
+                Ok(t) => {
+                    k.op_attrs
+                        .entry(id)
+                        .or_insert_with(OpAttrs::default)
+                        .transfer = Some(t);
+                }
+                Err(d) => errors.push(d),
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// The tile shape a tensor access moves.
+pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
+    tensor
+        .iter()
+        .zip(index)
+        .map(|(&s, ix)| match ix {
+            Index::Full => s,
+            Index::Range { len, .. } => *len,
+            Index::Single(_) => 1,
+            Index::Indirect(v) => k
+                .values
+                .get(*v)
+                .and_then(|x| x.ty.shape.first().copied())
+                .unwrap_or(0),
+        })
+        .collect()
+}
+
+/// Row-major strides in elements.
+pub fn strides(shape: &[u64]) -> Vec<i64> {
+    let mut out = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        out[i] = out[i + 1].saturating_mul(shape[i + 1] as i64);
+    }
+    out
+}
+
+fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnostic> {
+    let op = &k.ops[id];
+    let (param, index, stored) = match &op.kind {
+        OpKind::Load { param, index } => (*param, index, None),
+        OpKind::Store {
+            param,
+            index,
+            value,
+        } => (*param, index, Some(*value)),
+        _ => return Ok(Transfer::default()),
+    };
+    let unsupported =
+        |what: &str| Diagnostic::error(format!("lower-to-pipes does not support {what}"), op.span);
+    let tensor = k
+        .params
+        .get(param)
+        .map(|p| p.ty.shape.clone())
+        .unwrap_or_default();
+    let shape = region_shape(k, &tensor, index);
+    if let Some(v) = stored {
+        let vshape = k
+            .values
+            .get(v)
+            .map(|x| x.ty.shape.clone())
+            .unwrap_or_default();
+        if vshape != shape {
+            return Err(
+                unsupported("storing a value that broadcasts to the stored region")
+                    .with_note(format!("the value is {vshape:?}, the region {shape:?}")),
+            );
+        }
+    }
+    let gm = strides(&tensor);
+    let tile = strides(&shape);
+    if matches!(index.first(), Some(Index::Indirect(_))) {
+        let rest_full = index.iter().skip(1).all(|ix| matches!(ix, Index::Full));
+        let rank2_range =
+            index.len() == 2 && matches!(index.get(1), Some(Index::Range { clamped: false, .. }));
+        if !(rest_full || rank2_range) {
+            return Err(unsupported(
+                "a gather or scatter that does not move whole or 2-D rows",
+            ));
+        }
+        let len: u64 = shape.iter().skip(1).product();
+        return Ok(Transfer {
+            dims: Vec::new(),
+            peel: 0,
+            rows: Some((shape.first().copied().unwrap_or(0), len)),
+        });
+    }
+    let mut dims: Vec<TransferDim> = Vec::new();
+    for (i, ix) in index.iter().enumerate() {
+        let clamped = matches!(ix, Index::Range { clamped: true, .. });
+        let extent = shape.get(i).copied().unwrap_or(1);
+        if extent == 1 && !clamped {
+            continue;
+        }
+        let d = TransferDim {
+            extent,
+            clamp_axis: clamped.then_some(i),
+            gm_stride: gm.get(i).copied().unwrap_or(1),
+            tile_stride: tile.get(i).copied().unwrap_or(1),
+        };
+        // Collapse into the previous (outer) dimension when both are contiguous.
+        if let Some(prev) = dims.last_mut() {
+            let both_static = prev.clamp_axis.is_none() && d.clamp_axis.is_none();
+            let ext = d.extent as i64;
+            if both_static
+                && prev.gm_stride == ext * d.gm_stride
+                && prev.tile_stride == ext * d.tile_stride
+            {
+                prev.extent *= d.extent;
+                prev.gm_stride = d.gm_stride;
+                prev.tile_stride = d.tile_stride;
+                continue;
+            }
+        }
+        dims.push(d);
+    }
+    if dims.is_empty() {
+        dims.push(TransferDim {
+            extent: 1,
+            clamp_axis: None,
+            gm_stride: 1,
+            tile_stride: 1,
+        });
+    }
+    let peel = dims.len().saturating_sub(max_dims);
+    Ok(Transfer {
+        dims,
+        peel,
+        rows: None,
+    })
+}

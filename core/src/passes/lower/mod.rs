@@ -1,0 +1,440 @@
+//! lower-to-pipes: every op of the planned tile IR becomes ISA instructions of one pipe,
+//! in structured loops (`lowered::Lowered`). Address arithmetic, loop variables, tail
+//! extents and slot bases are computed on S in virtual registers; each instruction
+//! carries its source span, its step and the buffers and tensors it reads and writes
+//! (one buffer per plan-memory slab, so distinct buffers never alias).
+
+mod ops;
+
+use super::plan_memory::{plan, Plan};
+use super::{Context, Pass};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::ir::{Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVarId, OpId, ValueId};
+use crate::isa::{Addr, AluOp, Op, Provenance, Reg, Region, TensorDecl, Tile, VSrc, Val};
+use crate::lowered::{Access, Buffer, BufferId, Instr, Item, Loop, LoopId, Lowered, Slot, Target};
+use crate::machine::Machine;
+use crate::types::MemSpace;
+use std::collections::HashMap;
+
+pub struct LowerToPipes;
+
+impl Pass for LowerToPipes {
+    fn name(&self) -> &'static str {
+        "lower-to-pipes"
+    }
+
+    fn description(&self) -> &'static str {
+        "turn every op into instructions of one pipe, with addresses computed on the scalar pipe"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let k = cx.ir_mut(self.name())?;
+        let lowered = lower(k, &machine)?;
+        cx.lowered = Some(lowered);
+        Ok(())
+    }
+}
+
+pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
+    let plan = plan(k, machine).map_err(|d| vec![d])?;
+    let names = crate::ir::print::value_names(k);
+    let mut out = Lowered {
+        tensors: k
+            .params
+            .iter()
+            .map(|p| TensorDecl {
+                name: p.name.clone(),
+                dtype: p.ty.dtype,
+                shape: p.ty.shape.clone(),
+            })
+            .collect(),
+        ..Lowered::default()
+    };
+    for slab in &plan.slabs {
+        let mut tile_names: Vec<String> = slab
+            .tiles
+            .iter()
+            .filter_map(|v| names.get(v).cloned())
+            .collect();
+        if slab.scratch_of.is_some() {
+            tile_names.push("scratch".into());
+        }
+        out.buffers.push(Buffer {
+            name: tile_names.join("|"),
+            space: slab.space,
+            bytes: slab.bytes,
+            addrs: slab.addrs(),
+            rotates_with: None,
+        });
+    }
+    let mut lw = Lw {
+        k,
+        plan,
+        out,
+        stack: vec![Vec::new()],
+        var_reg: HashMap::new(),
+        slot_base: HashMap::new(),
+        valid: HashMap::new(),
+        scalars: HashMap::new(),
+        prov: Provenance::default(),
+        next_loop: 0,
+        errors: Vec::new(),
+        ub_align: machine.memories.get(MemSpace::UB).alignment,
+    };
+    lw.block(&k.body, 0);
+    if !lw.errors.is_empty() {
+        return Err(lw.errors);
+    }
+    let mut out = lw.out;
+    out.body = lw.stack.pop().unwrap_or_default();
+    Ok(out)
+}
+
+/// Per-axis valid extents of a tile (`Imm` = the full static extent).
+type Valid = Vec<Val>;
+
+struct Lw<'a> {
+    k: &'a Kernel,
+    plan: Plan,
+    out: Lowered,
+    /// Item lists being built, innermost last.
+    stack: Vec<Vec<Item>>,
+    var_reg: HashMap<LoopVarId, Val>,
+    /// Slab index -> register holding `slot * slot bytes` in the current iteration.
+    slot_base: HashMap<usize, Reg>,
+    valid: HashMap<ValueId, Valid>,
+    /// Rank-0 values: immediates or registers.
+    scalars: HashMap<ValueId, VSrc>,
+    prov: Provenance,
+    next_loop: u32,
+    errors: Diagnostics,
+    ub_align: u64,
+}
+
+impl Lw<'_> {
+    fn fail(&mut self, span: Span, msg: impl Into<String>) {
+        self.errors.push(Diagnostic::error(
+            format!("lower-to-pipes does not support {}", msg.into()),
+            span,
+        ));
+    }
+
+    fn emit(&mut self, op: Op, accesses: Vec<Access>) {
+        let ins = Instr {
+            op,
+            prov: self.prov,
+            accesses,
+        };
+        if let Some(items) = self.stack.last_mut() {
+            items.push(Item::Instr(ins));
+        }
+    }
+
+    fn reg(&mut self) -> Reg {
+        self.out.new_reg()
+    }
+
+    /// `a op b` on S, folded when both are immediates.
+    fn alu(&mut self, op: AluOp, a: Val, b: Val) -> Val {
+        if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
+            let folded = match op {
+                AluOp::Add => x.checked_add(y),
+                AluOp::Sub => x.checked_sub(y),
+                AluOp::Mul => x.checked_mul(y),
+                AluOp::Div => x.checked_div_euclid(y),
+                AluOp::Rem => x.checked_rem_euclid(y),
+                AluOp::Min => Some(x.min(y)),
+                AluOp::Max => Some(x.max(y)),
+            };
+            if let Some(v) = folded {
+                return Val::Imm(v);
+            }
+        }
+        match (op, b) {
+            (AluOp::Add | AluOp::Sub, Val::Imm(0)) | (AluOp::Mul | AluOp::Div, Val::Imm(1)) => {
+                return a
+            }
+            _ => {}
+        }
+        let ra = match a {
+            Val::Reg(r) => r,
+            Val::Imm(x) => {
+                let r = self.reg();
+                self.emit(
+                    Op::Mov {
+                        dst: r,
+                        src: Val::Imm(x),
+                    },
+                    Vec::new(),
+                );
+                r
+            }
+        };
+        let dst = self.reg();
+        self.emit(Op::Alu { op, dst, a: ra, b }, Vec::new());
+        Val::Reg(dst)
+    }
+
+    fn iexpr(&mut self, e: &IndexExpr, depth: usize) -> Val {
+        if depth > crate::limits::MAX_NESTING_DEPTH {
+            return Val::Imm(0);
+        }
+        match e {
+            IndexExpr::Const(c) => Val::Imm(*c),
+            IndexExpr::Var(v) => self.var_reg.get(v).copied().unwrap_or(Val::Imm(0)),
+            IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
+                let (x, y) = (self.iexpr(a, depth + 1), self.iexpr(b, depth + 1));
+                let op = match e {
+                    IndexExpr::Add(..) => AluOp::Add,
+                    IndexExpr::Sub(..) => AluOp::Sub,
+                    _ => AluOp::Mul,
+                };
+                // Keep the immediate on the right where the ALU takes it.
+                match (op, x, y) {
+                    (AluOp::Add | AluOp::Mul, Val::Imm(_), Val::Reg(_)) => self.alu(op, y, x),
+                    _ => self.alu(op, x, y),
+                }
+            }
+            IndexExpr::FloorDiv(a, c) | IndexExpr::Mod(a, c) => {
+                let x = self.iexpr(a, depth + 1);
+                let op = if matches!(e, IndexExpr::FloorDiv(..)) {
+                    AluOp::Div
+                } else {
+                    AluOp::Rem
+                };
+                self.alu(op, x, Val::Imm(*c))
+            }
+        }
+    }
+
+    /// The address `region[val + offset]`.
+    fn addr(&mut self, region: Region, val: Val, offset: i64) -> Addr {
+        match val {
+            Val::Imm(x) => Addr {
+                region,
+                base: None,
+                offset: offset + x,
+            },
+            Val::Reg(r) => Addr {
+                region,
+                base: Some(r),
+                offset,
+            },
+        }
+    }
+
+    /// The slab of a tile and its byte address (slot base register when rotating).
+    fn tile_addr(&mut self, v: ValueId, extra: Val) -> Option<(Addr, usize)> {
+        let slab_ix = *self.plan.tile_slab.get(&v)?;
+        let slab = self.plan.slabs.get(slab_ix)?;
+        let (space, at) = (slab.space, slab.addr as i64);
+        let base = match self.slot_base.get(&slab_ix) {
+            Some(&r) => self.alu(AluOp::Add, Val::Reg(r), extra),
+            None => extra,
+        };
+        Some((self.addr(Region::Buf(space), base, at), slab_ix))
+    }
+
+    fn access(&self, slab: usize, bytes: u64, write: bool) -> Access {
+        let rotating = self.plan.slabs.get(slab).is_some_and(|s| s.slots > 1);
+        Access {
+            target: Target::Buffer(BufferId(slab as u32)),
+            slot: if rotating { Slot::Current } else { Slot::All },
+            range: Some((0, bytes)),
+            write,
+        }
+    }
+
+    fn tensor_access(&self, param: usize, write: bool) -> Access {
+        Access {
+            target: Target::Tensor(param as u32),
+            slot: Slot::All,
+            range: None,
+            write,
+        }
+    }
+
+    /// A 2-D view of a tile: `(rows, cols)` with `rows` the product of the leading axes.
+    fn view2d(shape: &[u64]) -> (u64, u64) {
+        match shape {
+            [] => (1, 1),
+            [n] => (1, *n),
+            [lead @ .., last] => (lead.iter().product(), *last),
+        }
+    }
+
+    /// Valid 2-D extents of a tile from its per-axis valid extents.
+    fn valid2d(&mut self, v: ValueId, span: Span) -> (Val, Val) {
+        let shape = self.shape(v);
+        let (r, c) = Self::view2d(&shape);
+        let Some(valid) = self.valid.get(&v).cloned() else {
+            return (Val::Imm(r as i64), Val::Imm(c as i64));
+        };
+        let cols = valid.last().copied().unwrap_or(Val::Imm(c as i64));
+        let rows = match valid.len() {
+            0 | 1 => Val::Imm(1),
+            2 => valid[0],
+            _ => {
+                if valid[..valid.len() - 1]
+                    .iter()
+                    .any(|x| matches!(x, Val::Reg(_)))
+                {
+                    self.fail(span, "a tail on a leading axis of a tile of rank above 2");
+                }
+                Val::Imm(r as i64)
+            }
+        };
+        (rows, cols)
+    }
+
+    fn shape(&self, v: ValueId) -> Vec<u64> {
+        self.k
+            .values
+            .get(v)
+            .map(|x| x.ty.shape.clone())
+            .unwrap_or_default()
+    }
+
+    /// A tile operand viewed as `rows x cols` (the caller's valid extents), or a
+    /// broadcasting row/column of it.
+    fn tile(&mut self, v: ValueId, rows: Val, cols: Val, span: Span) -> Option<Tile> {
+        let (r, c) = Self::view2d(&self.shape(v));
+        let Some((addr, _)) = self.tile_addr(v, Val::Imm(0)) else {
+            self.fail(span, "a tile without an address");
+            return None;
+        };
+        Some(Tile {
+            addr,
+            rows: if r == 1 { Val::Imm(1) } else { rows },
+            cols: if c == 1 { Val::Imm(1) } else { cols },
+            stride: c as i64,
+        })
+    }
+
+    fn tile_access(&self, v: ValueId, write: bool) -> Option<Access> {
+        let slab = *self.plan.tile_slab.get(&v)?;
+        let bytes = self.k.values.get(v)?.ty.bytes();
+        Some(self.access(slab, bytes, write))
+    }
+
+    fn block(&mut self, block: &Block, depth: usize) {
+        for item in &block.items {
+            match item {
+                BlockItem::Op(op) => self.op(*op, None, depth),
+                BlockItem::Step(step) => {
+                    for &op in &step.ops {
+                        self.op(op, Some(step.id), depth);
+                    }
+                }
+            }
+        }
+    }
+
+    fn op(&mut self, id: OpId, step: Option<u32>, depth: usize) {
+        let Some(op) = self.k.ops.get(id) else { return };
+        self.prov = Provenance {
+            span: Some(op.span),
+            step,
+        };
+        if let crate::ir::OpKind::For(l) = &op.kind {
+            self.for_loop(id, l, op.span, depth);
+        } else {
+            self.lower_op(id);
+        }
+    }
+
+    fn for_loop(&mut self, id: OpId, l: &ForOp, span: Span, depth: usize) {
+        if depth > crate::limits::MAX_LOOP_NESTING * 2 {
+            return self.fail(span, "loops nested this deep");
+        }
+        let loop_id = LoopId(self.next_loop);
+        self.next_loop += 1;
+        let counter = self.reg();
+        self.prov = Provenance {
+            span: Some(span),
+            step: None,
+        };
+        self.stack.push(Vec::new());
+        let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
+        let var = self.alu(AluOp::Add, var, Val::Imm(l.start));
+        self.var_reg.insert(l.var, var);
+        let rotating: Vec<usize> = self
+            .plan
+            .slabs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.rotates_with == Some(id) && s.slots > 1)
+            .map(|(i, _)| i)
+            .collect();
+        let slots = l.buffers.filter(|&n| n > 1 && !rotating.is_empty());
+        let slot_reg = slots.map(|n| {
+            let r = self.reg();
+            self.emit(
+                Op::Alu {
+                    op: AluOp::Rem,
+                    dst: r,
+                    a: counter,
+                    b: Val::Imm(n as i64),
+                },
+                Vec::new(),
+            );
+            (n, r)
+        });
+        for &s in &rotating {
+            let bytes = self.plan.slabs[s].bytes as i64;
+            if let Some((_, r)) = slot_reg {
+                if let Val::Reg(base) = self.alu(AluOp::Mul, Val::Reg(r), Val::Imm(bytes)) {
+                    self.slot_base.insert(s, base);
+                }
+            }
+            if let Some(b) = self.out.buffers.get_mut(s) {
+                b.rotates_with = Some(loop_id);
+            }
+        }
+        self.block(&l.body, depth + 1);
+        for s in &rotating {
+            self.slot_base.remove(s);
+        }
+        let body = self.stack.pop().unwrap_or_default();
+        if let Some(items) = self.stack.last_mut() {
+            items.push(Item::Loop(Loop {
+                id: loop_id,
+                counter,
+                count: Val::Imm(l.trip_count() as i64),
+                slots: slot_reg,
+                body,
+                span,
+            }));
+        }
+    }
+
+    /// A loop of `count` iterations around what `body` emits; returns its counter.
+    fn peel_loop(&mut self, count: Val, span: Span, body: impl FnOnce(&mut Self, Reg)) {
+        let loop_id = LoopId(self.next_loop);
+        self.next_loop += 1;
+        let counter = self.reg();
+        self.stack.push(Vec::new());
+        body(self, counter);
+        let items = self.stack.pop().unwrap_or_default();
+        if let Some(top) = self.stack.last_mut() {
+            top.push(Item::Loop(Loop {
+                id: loop_id,
+                counter,
+                count,
+                slots: None,
+                body: items,
+                span,
+            }));
+        }
+    }
+
+    fn ub_align(&self) -> u64 {
+        self.ub_align
+    }
+}
+
+/// A scalar operand from a rank-0 value.
+fn scalar_of(v: &VSrc) -> VSrc {
+    *v
+}

@@ -1,0 +1,753 @@
+//! Lowering of single ops: transfers (DMA, gather, scatter, moves between spaces),
+//! matrix multiply, and vector ops (fused expressions through their scratch area).
+
+use super::{Lw, Valid};
+use crate::diag::Span;
+use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
+use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
+use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
+use crate::lowered::Access;
+use crate::passes::plan_memory::{fused_layout, Place};
+use crate::types::{DType, MemSpace};
+
+fn unop(op: UnaryOp) -> UnOp {
+    match op {
+        UnaryOp::Neg => UnOp::Neg,
+        UnaryOp::Exp => UnOp::Exp,
+        UnaryOp::Log => UnOp::Log,
+        UnaryOp::Sqrt => UnOp::Sqrt,
+        UnaryOp::Rsqrt => UnOp::Rsqrt,
+        UnaryOp::Abs => UnOp::Abs,
+        UnaryOp::Relu => UnOp::Relu,
+        UnaryOp::Sigmoid => UnOp::Sigmoid,
+        UnaryOp::Tanh => UnOp::Tanh,
+        UnaryOp::Gelu => UnOp::Gelu,
+        UnaryOp::Silu => UnOp::Silu,
+        UnaryOp::Recip => UnOp::Recip,
+    }
+}
+
+fn binop(op: BinaryOp) -> BinOp {
+    match op {
+        BinaryOp::Add => BinOp::Add,
+        BinaryOp::Sub => BinOp::Sub,
+        BinaryOp::Mul => BinOp::Mul,
+        BinaryOp::Div => BinOp::Div,
+        BinaryOp::Maximum => BinOp::Max,
+        BinaryOp::Minimum => BinOp::Min,
+    }
+}
+
+/// A vector operand: a tile, or a scalar.
+enum Operand {
+    Value(ValueId),
+    Scratch { offset: u64, shape: Vec<u64> },
+    Dest,
+    Scalar(VSrc),
+}
+
+impl Lw<'_> {
+    pub(super) fn lower_op(&mut self, id: OpId) {
+        let Some(op) = self.k.ops.get(id) else { return };
+        let span = op.span;
+        let result = op.results.first().copied();
+        match (&op.kind, result) {
+            (OpKind::Load { param, index }, Some(r)) => self.transfer(id, *param, index, r, false),
+            (
+                OpKind::Store {
+                    param,
+                    index,
+                    value,
+                },
+                _,
+            ) => self.transfer(id, *param, index, *value, true),
+            (OpKind::Full { value }, Some(r)) => {
+                let dtype = self.dtype(r);
+                let src = if dtype == DType::I32 {
+                    VSrc::Int(*value as i64)
+                } else {
+                    VSrc::Float(*value as f32)
+                };
+                if self.shape(r).is_empty() {
+                    self.scalars.insert(r, src);
+                    return;
+                }
+                let (rows, cols) = self.valid2d(r, span);
+                let Some(dst) = self.tile(r, rows, cols, span) else {
+                    return;
+                };
+                let acc = self.tile_access(r, true).into_iter().collect();
+                self.emit(
+                    Op::VDup {
+                        dtype,
+                        dst,
+                        value: src,
+                    },
+                    acc,
+                );
+            }
+            (OpKind::IndexValue { expr }, Some(r)) => {
+                let v = self.iexpr(expr, 0);
+                let src = match v {
+                    Val::Imm(x) => VSrc::Int(x),
+                    Val::Reg(reg) => VSrc::Reg(reg),
+                };
+                if self.shape(r).is_empty() {
+                    self.scalars.insert(r, src);
+                } else {
+                    self.fail(span, "an index value that is not a scalar");
+                }
+            }
+            (OpKind::Unary { op, arg }, Some(r)) => {
+                let e = FusedExpr::Unary(*op, Box::new(FusedExpr::Arg(0)));
+                self.fused(id, r, &[*arg], &e, span);
+            }
+            (OpKind::Binary { op, lhs, rhs }, Some(r)) => {
+                let e = FusedExpr::Binary(
+                    *op,
+                    Box::new(FusedExpr::Arg(0)),
+                    Box::new(FusedExpr::Arg(1)),
+                );
+                self.fused(id, r, &[*lhs, *rhs], &e, span);
+            }
+            (OpKind::Fused { args, expr }, Some(r)) => self.fused(id, r, args, expr, span),
+            (OpKind::Reduce { op, arg, axis }, Some(r)) => self.reduce(*op, *arg, *axis, r, span),
+            (OpKind::MatMul { lhs, rhs }, Some(r)) => self.matmul(*lhs, *rhs, r, span),
+            (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
+            (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
+            (OpKind::Cast { arg }, Some(r)) => {
+                let (rows, cols) = self.valid2d(*arg, span);
+                self.valid_from(r, *arg);
+                let (Some(dst), Some(src)) = (
+                    self.tile(r, rows, cols, span),
+                    self.tile(*arg, rows, cols, span),
+                ) else {
+                    return;
+                };
+                let acc = [self.tile_access(*arg, false), self.tile_access(r, true)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                let (to, from) = (self.dtype(r), self.dtype(*arg));
+                self.emit(Op::VCast { to, from, dst, src }, acc);
+            }
+            (OpKind::Update { op, old, value }, Some(r)) => self.update(*op, *old, *value, r, span),
+            (OpKind::For(_), _) => {}
+            _ => self.fail(span, "this op"),
+        }
+    }
+
+    fn dtype(&self, v: ValueId) -> DType {
+        self.k.values.get(v).map_or(DType::F32, |x| x.ty.dtype)
+    }
+
+    fn space(&self, v: ValueId) -> Option<MemSpace> {
+        self.k.values.get(v).and_then(|x| x.space)
+    }
+
+    /// The result inherits the valid extents of `from` on the axes where the shapes agree.
+    fn valid_from(&mut self, r: ValueId, from: ValueId) {
+        let (rs, fs) = (self.shape(r), self.shape(from));
+        let Some(fv) = self.valid.get(&from).cloned() else {
+            return;
+        };
+        if rs.len() != fs.len() {
+            return;
+        }
+        let mut out: Valid = rs.iter().map(|&d| Val::Imm(d as i64)).collect();
+        for i in 0..rs.len() {
+            if rs[i] == fs[i] {
+                out[i] = fv[i];
+            }
+        }
+        let mine = self
+            .valid
+            .entry(r)
+            .or_insert_with(|| rs.iter().map(|&d| Val::Imm(d as i64)).collect());
+        for (m, o) in mine.iter_mut().zip(out) {
+            if matches!(m, Val::Imm(_)) {
+                *m = o;
+            }
+        }
+    }
+
+    fn transfer(&mut self, id: OpId, param: usize, index: &[Index], tile_v: ValueId, store: bool) {
+        let span = self.prov.span.unwrap_or_default();
+        let Some(t) = self.k.op_attrs.get(&id).and_then(|a| a.transfer.clone()) else {
+            return self.fail(span, "a transfer without descriptors");
+        };
+        let tensor = self
+            .k
+            .params
+            .get(param)
+            .map(|p| p.ty.shape.clone())
+            .unwrap_or_default();
+        let gm_strides = crate::passes::decompose_transfer::strides(&tensor);
+        let dtype = self.dtype(tile_v);
+        let eb = dtype.bytes() as i64;
+        // Element offset of the region's first element, and the valid extents.
+        let mut offset = Val::Imm(0);
+        let shape = crate::passes::decompose_transfer::region_shape(self.k, &tensor, index);
+        let mut valid: Valid = shape.iter().map(|&d| Val::Imm(d as i64)).collect();
+        let mut indirect = None;
+        for (i, ix) in index.iter().enumerate() {
+            let start = match ix {
+                crate::ir::Index::Full => continue,
+                crate::ir::Index::Indirect(v) => {
+                    indirect = Some(*v);
+                    continue;
+                }
+                crate::ir::Index::Range { start, .. } | crate::ir::Index::Single(start) => start,
+            };
+            let s = self.iexpr(start, 0);
+            let g = gm_strides.get(i).copied().unwrap_or(1);
+            let term = self.alu(AluOp::Mul, s, Val::Imm(g));
+            offset = match (offset, term) {
+                (Val::Imm(_), Val::Reg(_)) => self.alu(AluOp::Add, term, offset),
+                _ => self.alu(AluOp::Add, offset, term),
+            };
+            if let crate::ir::Index::Range {
+                len, clamped: true, ..
+            } = ix
+            {
+                let extent = tensor.get(i).copied().unwrap_or(0) as i64;
+                let left = match s {
+                    Val::Imm(x) => Val::Imm(extent - x),
+                    Val::Reg(_) => {
+                        let e = self.alu(AluOp::Sub, s, Val::Imm(extent));
+                        // extent - start = -(start - extent)
+                        self.alu(AluOp::Mul, e, Val::Imm(-1))
+                    }
+                };
+                if let Some(slot) = valid.get_mut(i) {
+                    *slot = self.alu(AluOp::Min, left, Val::Imm(*len as i64));
+                }
+            }
+        }
+        let gm_bytes = self.alu(AluOp::Mul, offset, Val::Imm(eb));
+        if !store {
+            self.valid.insert(tile_v, valid.clone());
+        }
+        let mut acc: Vec<Access> = Vec::new();
+        acc.extend(self.tile_access(tile_v, store));
+        acc.push(self.tensor_access(param, !store));
+        if let (Some(idx), Some((rows, len))) = (indirect, t.rows) {
+            let Some((tile_addr, _)) = self.tile_addr(tile_v, Val::Imm(0)) else {
+                return self.fail(span, "a tile without an address");
+            };
+            let Some((index_addr, _)) = self.tile_addr(idx, Val::Imm(0)) else {
+                return self.fail(span, "an index tile without an address");
+            };
+            acc.extend(self.tile_access(idx, false));
+            let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
+            let row = gm_strides.first().copied().unwrap_or(1);
+            let (rows, len) = (Val::Imm(rows as i64), Val::Imm(len as i64));
+            let op = if store {
+                Op::Scatter {
+                    dtype,
+                    dst: gm_addr,
+                    src: tile_addr,
+                    index: index_addr,
+                    rows,
+                    len,
+                    src_stride: len_i(len),
+                    dst_stride: row,
+                }
+            } else {
+                Op::Gather {
+                    dtype,
+                    dst: tile_addr,
+                    src: gm_addr,
+                    index: index_addr,
+                    rows,
+                    len,
+                    src_stride: row,
+                    dst_stride: len_i(len),
+                }
+            };
+            return self.emit(op, acc);
+        }
+        let peel = t.peel.min(t.dims.len());
+        self.peeled(
+            &t.dims[..peel],
+            &t.dims[peel..],
+            &valid,
+            gm_bytes,
+            Val::Imm(0),
+            eb,
+            param,
+            tile_v,
+            dtype,
+            store,
+            acc,
+            span,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn peeled(
+        &mut self,
+        outer: &[crate::ir::TransferDim],
+        inner: &[crate::ir::TransferDim],
+        valid: &Valid,
+        gm_bytes: Val,
+        tile_bytes: Val,
+        eb: i64,
+        param: usize,
+        tile_v: ValueId,
+        dtype: DType,
+        store: bool,
+        acc: Vec<Access>,
+        span: Span,
+    ) {
+        let extent = |d: &crate::ir::TransferDim| match d.clamp_axis {
+            Some(ax) => valid.get(ax).copied().unwrap_or(Val::Imm(d.extent as i64)),
+            None => Val::Imm(d.extent as i64),
+        };
+        if let Some((d, rest)) = outer.split_first() {
+            let count = extent(d);
+            let d = *d;
+            return self.peel_loop(count, span, |lw, c| {
+                let g = lw.alu(AluOp::Mul, Val::Reg(c), Val::Imm(d.gm_stride * eb));
+                let g = lw.alu(AluOp::Add, g, gm_bytes);
+                let t = lw.alu(AluOp::Mul, Val::Reg(c), Val::Imm(d.tile_stride * eb));
+                let t = lw.alu(AluOp::Add, t, tile_bytes);
+                lw.peeled(
+                    rest, inner, valid, g, t, eb, param, tile_v, dtype, store, acc, span,
+                );
+            });
+        }
+        let Some((tile_addr, _)) = self.tile_addr(tile_v, tile_bytes) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
+        let dims: Vec<DmaDim> = inner
+            .iter()
+            .map(|d| DmaDim {
+                extent: extent(d),
+                src_stride: if store { d.tile_stride } else { d.gm_stride },
+                dst_stride: if store { d.gm_stride } else { d.tile_stride },
+            })
+            .collect();
+        let (dst, src) = if store {
+            (gm_addr, tile_addr)
+        } else {
+            (tile_addr, gm_addr)
+        };
+        self.emit(
+            Op::Dma {
+                dtype,
+                dst,
+                src,
+                dims,
+            },
+            acc,
+        );
+    }
+
+    /// Moves between spaces (copy) and transposes.
+    fn mov(&mut self, arg: ValueId, r: ValueId, transpose: bool, span: Span) {
+        let (Some(from), Some(to)) = (self.space(arg), self.space(r)) else {
+            return self.fail(span, "a move of a tile without a memory space");
+        };
+        let dtype = self.dtype(r);
+        let (rows, cols) = Self::view2d(&self.shape(arg));
+        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let imm = |x: u64| Val::Imm(x as i64);
+        let (Some((src_addr, _)), Some((dst_addr, _))) = (
+            self.tile_addr(arg, Val::Imm(0)),
+            self.tile_addr(r, Val::Imm(0)),
+        ) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let src = Tile {
+            addr: src_addr,
+            rows: imm(rows),
+            cols: imm(cols),
+            stride: cols as i64,
+        };
+        let (dr, dc) = if transpose {
+            (cols, rows)
+        } else {
+            (rows, cols)
+        };
+        let dst = Tile {
+            addr: dst_addr,
+            rows: imm(dr),
+            cols: imm(dc),
+            stride: dc as i64,
+        };
+        self.valid_from(r, arg);
+        let op = match (from, to) {
+            (MemSpace::L1, MemSpace::L0A | MemSpace::L0B) => Op::Mov2d {
+                dtype,
+                dst,
+                src,
+                transpose,
+            },
+            (MemSpace::L0C, _) if !transpose => Op::Fix { dtype, dst, src },
+            (MemSpace::UB, MemSpace::UB) if transpose => Op::Dma {
+                dtype,
+                dst: dst_addr,
+                src: src_addr,
+                dims: vec![
+                    DmaDim {
+                        extent: imm(cols),
+                        src_stride: 1,
+                        dst_stride: rows as i64,
+                    },
+                    DmaDim {
+                        extent: imm(rows),
+                        src_stride: cols as i64,
+                        dst_stride: 1,
+                    },
+                ],
+            },
+            (MemSpace::UB, MemSpace::UB) => Op::VCopy { dtype, dst, src },
+            (MemSpace::UB, MemSpace::L1) if !transpose => Op::Dma {
+                dtype,
+                dst: dst_addr,
+                src: src_addr,
+                dims: vec![DmaDim {
+                    extent: imm(rows * cols),
+                    src_stride: 1,
+                    dst_stride: 1,
+                }],
+            },
+            _ => return self.fail(span, format!("a move from {from} to {to}")),
+        };
+        self.emit(op, acc);
+    }
+
+    fn matmul(&mut self, lhs: ValueId, rhs: ValueId, r: ValueId, span: Span) {
+        let (ls, rs) = (self.shape(lhs), self.shape(rhs));
+        let ([m, k], [_, n]) = (ls.as_slice(), rs.as_slice()) else {
+            return self.fail(span, "a matmul of tiles that are not 2-D");
+        };
+        let (m, k, n) = (*m, *k, *n);
+        let acc: Vec<Access> = [
+            self.tile_access(lhs, false),
+            self.tile_access(rhs, false),
+            self.tile_access(r, true),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let (Some((a, _)), Some((b, _)), Some((c, _))) = (
+            self.tile_addr(lhs, Val::Imm(0)),
+            self.tile_addr(rhs, Val::Imm(0)),
+            self.tile_addr(r, Val::Imm(0)),
+        ) else {
+            return self.fail(span, "a matmul operand without an address");
+        };
+        let imm = |x: u64| Val::Imm(x as i64);
+        let dtype = self.dtype(lhs);
+        self.emit(
+            Op::Mmad {
+                dtype,
+                c,
+                a,
+                b,
+                m: imm(m),
+                k: imm(k),
+                n: imm(n),
+                acc: Val::Imm(0),
+            },
+            acc,
+        );
+    }
+
+    fn reduce(&mut self, op: ReduceOp, arg: ValueId, axis: usize, r: ValueId, span: Span) {
+        let shape = self.shape(arg);
+        let rank = shape.len();
+        let view_axis: u8 = if axis + 1 == rank {
+            1
+        } else if rank == 2 && axis == 0 {
+            0
+        } else {
+            return self.fail(
+                span,
+                "a reduction over a leading axis of a tile of rank above 2",
+            );
+        };
+        let (rows, cols) = self.valid2d(arg, span);
+        let Some(src) = self.tile(arg, rows, cols, span) else {
+            return;
+        };
+        let (orows, ocols) = if view_axis == 1 {
+            (rows, Val::Imm(1))
+        } else {
+            (Val::Imm(1), cols)
+        };
+        let Some(dst) = self.tile(r, orows, ocols, span) else {
+            return;
+        };
+        let dtype = self.dtype(arg);
+        if dtype == DType::I32 {
+            return self.fail(span, "an integer reduction");
+        }
+        let red = match op {
+            ReduceOp::Sum | ReduceOp::Mean => RedOp::Sum,
+            ReduceOp::Amax => RedOp::Max,
+            ReduceOp::Amin => RedOp::Min,
+        };
+        self.valid_from(r, arg);
+        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.emit(
+            Op::VReduce {
+                op: red,
+                dtype,
+                axis: view_axis,
+                dst,
+                src,
+            },
+            acc.clone(),
+        );
+        if op == ReduceOp::Mean {
+            let count = if view_axis == 1 { cols } else { rows };
+            let n = match count {
+                Val::Imm(c) => VSrc::Float(c as f32),
+                Val::Reg(reg) => VSrc::Reg(reg),
+            };
+            let write = self.tile_access(r, true);
+            let read = self.tile_access(r, false);
+            self.emit(
+                Op::VBinary {
+                    op: BinOp::Div,
+                    dtype,
+                    dst,
+                    a: VSrc::Tile(dst),
+                    b: n,
+                },
+                [read, write].into_iter().flatten().collect(),
+            );
+        }
+    }
+
+    fn update(&mut self, op: UpdateOp, old: ValueId, value: ValueId, r: ValueId, span: Span) {
+        let dtype = self.dtype(r);
+        let (vr, vc) = self.valid2d(value, span);
+        let (rr, rc) = Self::view2d(&self.shape(r));
+        let (vsr, vsc) = Self::view2d(&self.shape(value));
+        // Only the value's valid lanes are written; broadcast axes cover the whole tile.
+        let rows = if vsr == rr { vr } else { Val::Imm(rr as i64) };
+        let cols = if vsc == rc { vc } else { Val::Imm(rc as i64) };
+        let Some(dst) = self.tile(r, rows, cols, span) else {
+            return;
+        };
+        let b = match self.scalars.get(&value).copied() {
+            Some(s) => s,
+            None => match self.tile(value, rows, cols, span) {
+                Some(t) => VSrc::Tile(t),
+                None => return,
+            },
+        };
+        let acc: Vec<Access> = [
+            self.tile_access(value, false),
+            self.tile_access(old, false),
+            self.tile_access(r, true),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let bin = match op {
+            UpdateOp::Set => {
+                let ins = match b {
+                    VSrc::Tile(src) => Op::VCopy { dtype, dst, src },
+                    other => Op::VDup {
+                        dtype,
+                        dst,
+                        value: other,
+                    },
+                };
+                return self.emit(ins, acc);
+            }
+            UpdateOp::Add => BinOp::Add,
+            UpdateOp::Sub => BinOp::Sub,
+            UpdateOp::Mul => BinOp::Mul,
+        };
+        // The loop-carried tile is updated in place: `old` and `r` share one slab.
+        let Some(a) = self.tile(old, rows, cols, span) else {
+            return;
+        };
+        self.emit(
+            Op::VBinary {
+                op: bin,
+                dtype,
+                dst,
+                a: VSrc::Tile(a),
+                b,
+            },
+            acc,
+        );
+    }
+
+    /// An elementwise expression over `args` into `r`, intermediates in the op's scratch.
+    fn fused(&mut self, id: OpId, r: ValueId, args: &[ValueId], expr: &FusedExpr, span: Span) {
+        let dtype = self.dtype(r);
+        let shapes: Vec<Vec<u64>> = args.iter().map(|a| self.shape(*a)).collect();
+        let layout = fused_layout(expr, &shapes, dtype.bytes(), self.ub_align());
+        for &a in args {
+            self.valid_from(r, a);
+        }
+        let (rows, cols) = self.valid2d(r, span);
+        let scratch = self.plan.scratch_slab.get(&id).copied();
+        let mut nodes = layout.nodes.into_iter();
+        let mut acc: Vec<Access> = args
+            .iter()
+            .filter_map(|&a| self.tile_access(a, false))
+            .collect();
+        acc.extend(self.tile_access(r, true));
+        if let Some(s) = scratch {
+            let bytes = self.plan.slabs.get(s).map_or(0, |x| x.bytes);
+            acc.push(self.access(s, bytes, true));
+            acc.push(self.access(s, bytes, false));
+        }
+        let ctx = FusedCtx {
+            r,
+            args,
+            rows,
+            cols,
+            dtype,
+            scratch,
+            span,
+            acc,
+        };
+        self.eval(expr, &mut nodes, &ctx, 0);
+    }
+
+    fn eval(
+        &mut self,
+        e: &FusedExpr,
+        nodes: &mut std::vec::IntoIter<(Place, Vec<u64>)>,
+        cx: &FusedCtx,
+        depth: usize,
+    ) -> Operand {
+        if depth > crate::limits::MAX_NESTING_DEPTH {
+            self.fail(cx.span, "an expression this deep");
+            return Operand::Dest;
+        }
+        let int = cx.dtype == DType::I32;
+        match e {
+            FusedExpr::Arg(i) => {
+                let Some(&v) = cx.args.get(*i as usize) else {
+                    return Operand::Dest;
+                };
+                match self.scalars.get(&v) {
+                    Some(s) => Operand::Scalar(super::scalar_of(s)),
+                    None => Operand::Value(v),
+                }
+            }
+            FusedExpr::Const(c) => Operand::Scalar(if int {
+                VSrc::Int(*c as i64)
+            } else {
+                VSrc::Float(*c as f32)
+            }),
+            FusedExpr::Unary(op, a) => {
+                let x = self.eval(a, nodes, cx, depth + 1);
+                let (place, shape) = nodes.next().unwrap_or((Place::Dest, Vec::new()));
+                let dst = self.place_tile(cx, place, &shape);
+                let src = match self.operand(cx, x) {
+                    VSrc::Tile(t) => t,
+                    _ => {
+                        self.fail(cx.span, "a unary op on a scalar");
+                        return Operand::Dest;
+                    }
+                };
+                if let Some(dst) = dst {
+                    let ins = Op::VUnary {
+                        op: unop(*op),
+                        dtype: cx.dtype,
+                        dst,
+                        src,
+                    };
+                    self.emit(ins, cx.acc.clone());
+                }
+                to_operand(place, shape)
+            }
+            FusedExpr::Binary(op, a, b) => {
+                let x = self.eval(a, nodes, cx, depth + 1);
+                let y = self.eval(b, nodes, cx, depth + 1);
+                let (place, shape) = nodes.next().unwrap_or((Place::Dest, Vec::new()));
+                let dst = self.place_tile(cx, place, &shape);
+                let (a, b) = (self.operand(cx, x), self.operand(cx, y));
+                if let Some(dst) = dst {
+                    let ins = Op::VBinary {
+                        op: binop(*op),
+                        dtype: cx.dtype,
+                        dst,
+                        a,
+                        b,
+                    };
+                    self.emit(ins, cx.acc.clone());
+                }
+                to_operand(place, shape)
+            }
+        }
+    }
+
+    fn place_tile(&mut self, cx: &FusedCtx, place: Place, shape: &[u64]) -> Option<Tile> {
+        match place {
+            Place::Dest => self.tile(cx.r, cx.rows, cx.cols, cx.span),
+            Place::Scratch(off) => self.scratch_tile(cx, off, shape),
+        }
+    }
+
+    fn scratch_tile(&mut self, cx: &FusedCtx, off: u64, shape: &[u64]) -> Option<Tile> {
+        let s = cx.scratch?;
+        let slab = self.plan.slabs.get(s)?;
+        let (space, at) = (slab.space, slab.addr + off);
+        let (r, c) = Self::view2d(shape);
+        let addr = self.addr(Region::Buf(space), Val::Imm(0), at as i64);
+        Some(Tile {
+            addr,
+            rows: if r == 1 { Val::Imm(1) } else { cx.rows },
+            cols: if c == 1 { Val::Imm(1) } else { cx.cols },
+            stride: c as i64,
+        })
+    }
+
+    fn operand(&mut self, cx: &FusedCtx, x: Operand) -> VSrc {
+        let tile = match x {
+            Operand::Scalar(s) => return s,
+            Operand::Value(v) => self.tile(v, cx.rows, cx.cols, cx.span),
+            Operand::Dest => self.tile(cx.r, cx.rows, cx.cols, cx.span),
+            Operand::Scratch { offset, shape } => self.scratch_tile(cx, offset, &shape),
+        };
+        match tile {
+            Some(t) => VSrc::Tile(t),
+            None => VSrc::Float(0.0),
+        }
+    }
+}
+
+struct FusedCtx<'a> {
+    r: ValueId,
+    args: &'a [ValueId],
+    rows: Val,
+    cols: Val,
+    dtype: DType,
+    scratch: Option<usize>,
+    span: Span,
+    acc: Vec<Access>,
+}
+
+fn to_operand(place: Place, shape: Vec<u64>) -> Operand {
+    match place {
+        Place::Dest => Operand::Dest,
+        Place::Scratch(offset) => Operand::Scratch { offset, shape },
+    }
+}
+
+fn len_i(v: Val) -> i64 {
+    match v {
+        Val::Imm(x) => x,
+        Val::Reg(_) => 0,
+    }
+}

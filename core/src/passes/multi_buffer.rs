@@ -1,0 +1,132 @@
+//! multi-buffer: a loop with `@buffers(N)` gives each tile defined in its body that
+//! crosses pipes (written on one pipe, read on another) N slots, slot `iteration % N`,
+//! so the producer of iteration i+1 can run while the consumer of iteration i still reads.
+//! In automatic mode an innermost loop without `@buffers` is double-buffered when memory
+//! planning still fits; otherwise it is left single-buffered.
+
+use super::{Context, Pass};
+use crate::diag::Diagnostics;
+use crate::ir::{Kernel, OpId, OpKind, ValueId};
+use crate::types::{MemSpace, Pipe};
+use std::collections::HashMap;
+
+pub struct MultiBuffer;
+
+impl Pass for MultiBuffer {
+    fn name(&self) -> &'static str {
+        "multi-buffer"
+    }
+
+    fn description(&self) -> &'static str {
+        "give tiles that cross pipes in @buffers(N) loops N slots picked by iteration % N"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let auto = cx.auto_multi_buffer;
+        let k = cx.ir_mut(self.name())?;
+        let mut loops = Vec::new();
+        k.walk_ops(|id, op| {
+            if let OpKind::For(l) = &op.kind {
+                let innermost = !l
+                    .body
+                    .ops()
+                    .any(|o| matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_))));
+                loops.push((id, l.buffers, innermost, l.trip_count()));
+            }
+        });
+        for &(id, buffers, _, _) in &loops {
+            if let Some(n) = buffers.filter(|&n| n > 1) {
+                set_slots(k, id, Some(n));
+            }
+        }
+        if auto {
+            for &(id, buffers, innermost, trips) in &loops {
+                if buffers.is_some() || !innermost || trips < 2 {
+                    continue;
+                }
+                if set_slots(k, id, Some(2)) == 0 {
+                    continue;
+                }
+                if let OpKind::For(l) = &mut k.ops[id].kind {
+                    l.buffers = Some(2);
+                }
+                if super::plan_memory::plan(k, &machine).is_err() {
+                    set_slots(k, id, None);
+                    if let OpKind::For(l) = &mut k.ops[id].kind {
+                        l.buffers = None;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sets (or clears) the slot count of the cross-pipe tiles of loop `id`'s body; returns
+/// how many tiles it touched.
+fn set_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
+    let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) else {
+        return 0;
+    };
+    let carried: Vec<ValueId> = l.yields.clone();
+    let body: Vec<OpId> = l.body.ops().collect();
+    let users = users(k);
+    let mut touched = Vec::new();
+    for op in body {
+        let Some(o) = k.ops.get(op) else { continue };
+        if matches!(o.kind, OpKind::For(_) | OpKind::Update { .. }) {
+            continue;
+        }
+        let Some(pipe) = op_pipe(k, op) else { continue };
+        for &r in &o.results {
+            let tile = k
+                .values
+                .get(r)
+                .is_some_and(|v| v.ty.rank() > 0 && v.space.is_some());
+            let crosses = users
+                .get(&r)
+                .is_some_and(|us| us.iter().any(|&u| op_pipe(k, u).is_some_and(|p| p != pipe)));
+            if tile && crosses && !carried.contains(&r) {
+                touched.push(r);
+            }
+        }
+    }
+    for &r in &touched {
+        if let Some(v) = k.values.get_mut(r) {
+            v.attrs.slots = slots;
+        }
+    }
+    touched.len()
+}
+
+fn users(k: &Kernel) -> HashMap<ValueId, Vec<OpId>> {
+    let mut out: HashMap<ValueId, Vec<OpId>> = HashMap::new();
+    k.walk_ops(|id, op| {
+        for v in op.kind.operands() {
+            out.entry(v).or_default().push(id);
+        }
+    });
+    out
+}
+
+/// The pipe that executes `op` once lowered (`None` for loops and scalar values).
+pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
+    let o = k.ops.get(op)?;
+    let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
+    let result_space = o.results.first().and_then(|&r| space(r));
+    Some(match &o.kind {
+        OpKind::For(_) => return None,
+        OpKind::Load { .. } => Pipe::MTE2,
+        OpKind::Store { .. } => Pipe::MTE3,
+        OpKind::MatMul { .. } => Pipe::M,
+        OpKind::Copy { arg } | OpKind::Transpose { arg } => match (space(*arg)?, result_space?) {
+            (MemSpace::UB, MemSpace::L1) => Pipe::MTE3,
+            (MemSpace::L1, _) => Pipe::MTE1,
+            (MemSpace::L0C, _) => Pipe::FIX,
+            _ => Pipe::V,
+        },
+        OpKind::Full { .. } | OpKind::IndexValue { .. } if result_space.is_none() => return None,
+        _ => Pipe::V,
+    })
+}

@@ -1,0 +1,528 @@
+//! plan-memory: gives every on-chip tile an address. Lifetimes come from the program
+//! linearised in order (a tile read inside a loop it was not defined in lives to that
+//! loop's end; loop-carried tiles live across their loops; multi-buffered tiles across
+//! their rotating loop). Tiles are placed in slabs: a tile reuses the slab of tiles that
+//! are all dead before it is defined, so tiles sharing addresses share one slab and the
+//! per-pipe program (one buffer per slab) never has two buffers that alias. An N-slot
+//! tile gets a slab of N slots. Fused ops get a scratch slab for their intermediates.
+
+use super::{Context, Pass};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::typing::broadcast_shapes;
+use crate::ir::{FusedExpr, Kernel, OpAttrs, OpId, OpKind, ValueId};
+use crate::machine::Machine;
+use crate::types::MemSpace;
+use std::collections::HashMap;
+
+pub struct PlanMemory;
+
+impl Pass for PlanMemory {
+    fn name(&self) -> &'static str {
+        "plan-memory"
+    }
+
+    fn description(&self) -> &'static str {
+        "address every on-chip tile, reusing the space of dead tiles, N addresses for N slots"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let k = cx.ir_mut(self.name())?;
+        let plan = plan(k, &machine).map_err(|d| vec![d])?;
+        for (&v, &s) in &plan.tile_slab {
+            let slab = &plan.slabs[s];
+            if let Some(val) = k.values.get_mut(v) {
+                val.attrs.addresses = slab.addrs();
+            }
+        }
+        for (&op, &s) in &plan.scratch_slab {
+            let slab = &plan.slabs[s];
+            k.op_attrs
+                .entry(op)
+                .or_insert_with(OpAttrs::default)
+                .scratch = Some((slab.bytes, Some(slab.addr)));
+        }
+        Ok(())
+    }
+}
+
+/// A contiguous allocation: one or more tiles with disjoint lifetimes, `slots` copies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slab {
+    pub space: MemSpace,
+    /// Bytes of one slot (aligned).
+    pub bytes: u64,
+    pub slots: u32,
+    pub addr: u64,
+    /// The loop whose iteration picks the slot, for multi-slot slabs.
+    pub rotates_with: Option<OpId>,
+    pub tiles: Vec<ValueId>,
+    /// A fused op's scratch.
+    pub scratch_of: Option<OpId>,
+}
+
+impl Slab {
+    pub fn addrs(&self) -> Vec<u64> {
+        (0..self.slots as u64)
+            .map(|i| self.addr + i * self.bytes)
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub slabs: Vec<Slab>,
+    pub tile_slab: HashMap<ValueId, usize>,
+    pub scratch_slab: HashMap<OpId, usize>,
+}
+
+/// Program positions of the linearised kernel.
+#[derive(Default)]
+pub struct Linear {
+    pub pos: HashMap<OpId, u64>,
+    /// Start and end position of each loop.
+    pub range: HashMap<OpId, (u64, u64)>,
+    /// Enclosing loops of each op, outermost first.
+    pub loops: HashMap<OpId, Vec<OpId>>,
+}
+
+pub fn linearize(k: &Kernel) -> Linear {
+    let mut lin = Linear::default();
+    let mut counter = 0u64;
+    // Iterative walk: (ops of a block, index, enclosing loops).
+    let mut stack: Vec<(Vec<OpId>, usize, Vec<OpId>)> =
+        vec![(k.body.ops().collect(), 0, Vec::new())];
+    while let Some((ops, i, path)) = stack.last_mut() {
+        let Some(&id) = ops.get(*i) else {
+            let path = path.clone();
+            stack.pop();
+            if let Some(&l) = path.last() {
+                if let Some(r) = lin.range.get_mut(&l) {
+                    r.1 = counter;
+                }
+                counter += 1;
+            }
+            continue;
+        };
+        *i += 1;
+        let path = path.clone();
+        lin.pos.insert(id, counter);
+        lin.loops.insert(id, path.clone());
+        counter += 1;
+        if let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) {
+            lin.range.insert(id, (counter - 1, counter - 1));
+            let mut inner = path;
+            inner.push(id);
+            stack.push((l.body.ops().collect(), 0, inner));
+        }
+    }
+    lin
+}
+
+/// Where each interior node of a fused expression is computed: into the destination,
+/// or at a byte offset of the op's scratch. Left operands of the same shape reuse their
+/// parent's place (elementwise ops may run in place); everything else gets fresh scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Dest,
+    Scratch(u64),
+}
+
+pub struct FusedLayout {
+    /// Per interior node in evaluation (post-)order: place and shape.
+    pub nodes: Vec<(Place, Vec<u64>)>,
+    pub scratch_bytes: u64,
+}
+
+pub fn fused_shape(e: &FusedExpr, args: &[Vec<u64>]) -> Vec<u64> {
+    match e {
+        FusedExpr::Arg(i) => args.get(*i as usize).cloned().unwrap_or_default(),
+        FusedExpr::Const(_) => Vec::new(),
+        FusedExpr::Unary(_, a) => fused_shape(a, args),
+        FusedExpr::Binary(_, a, b) => {
+            broadcast_shapes(&fused_shape(a, args), &fused_shape(b, args)).unwrap_or_default()
+        }
+    }
+}
+
+/// The layout of a fused op's intermediates; `elem` is the element size, `align` the
+/// UB alignment. The expression is capped in size by fusion, bounding the recursion.
+pub fn fused_layout(e: &FusedExpr, args: &[Vec<u64>], elem: u64, align: u64) -> FusedLayout {
+    fn go(
+        e: &FusedExpr,
+        place: Place,
+        args: &[Vec<u64>],
+        elem: u64,
+        align: u64,
+        bump: &mut u64,
+        out: &mut Vec<(Place, Vec<u64>)>,
+    ) {
+        let shape = fused_shape(e, args);
+        let child =
+            |c: &FusedExpr, reuse: bool, bump: &mut u64, out: &mut Vec<(Place, Vec<u64>)>| {
+                if matches!(c, FusedExpr::Arg(_) | FusedExpr::Const(_)) {
+                    return;
+                }
+                let cs = fused_shape(c, args);
+                let p = if reuse && cs == shape {
+                    place
+                } else {
+                    let at = *bump;
+                    let bytes = cs.iter().product::<u64>().max(1) * elem;
+                    *bump += bytes.div_ceil(align) * align;
+                    Place::Scratch(at)
+                };
+                go(c, p, args, elem, align, bump, out);
+            };
+        match e {
+            FusedExpr::Unary(_, a) => child(a, true, bump, out),
+            FusedExpr::Binary(_, a, b) => {
+                child(a, true, bump, out);
+                child(b, false, bump, out);
+            }
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => return,
+        }
+        out.push((place, shape));
+    }
+    let mut bump = 0;
+    let mut nodes = Vec::new();
+    go(
+        e,
+        Place::Dest,
+        args,
+        elem,
+        align.max(1),
+        &mut bump,
+        &mut nodes,
+    );
+    FusedLayout {
+        nodes,
+        scratch_bytes: bump,
+    }
+}
+
+struct UnionFind(Vec<usize>);
+
+impl UnionFind {
+    fn find(&mut self, mut x: usize) -> usize {
+        while let Some(&p) = self.0.get(x) {
+            if p == x {
+                break;
+            }
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if let Some(slot) = self.0.get_mut(ra.max(rb)) {
+            *slot = ra.min(rb);
+        }
+    }
+}
+
+struct Item {
+    members: Vec<ValueId>,
+    scratch_of: Option<OpId>,
+    space: MemSpace,
+    bytes: u64,
+    slots: u32,
+    rotates_with: Option<OpId>,
+    start: u64,
+    end: u64,
+    span: crate::diag::Span,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)).saturating_mul(a.max(1))
+}
+
+/// Plans memory for `k` on `machine`: the slabs and which tile lives in which.
+pub fn plan(k: &Kernel, machine: &Machine) -> Result<Plan, Diagnostic> {
+    let lin = linearize(k);
+    let names = crate::ir::print::value_names(k);
+    // Definitions and uses.
+    let mut def: HashMap<ValueId, (u64, Vec<OpId>, crate::diag::Span)> = HashMap::new();
+    let mut uses: HashMap<ValueId, Vec<(u64, Vec<OpId>)>> = HashMap::new();
+    let mut uf = UnionFind((0..k.values.len()).collect());
+    let mut fused = Vec::new();
+    k.walk_ops(|id, op| {
+        let p = lin.pos.get(&id).copied().unwrap_or(0);
+        let loops = lin.loops.get(&id).cloned().unwrap_or_default();
+        for &r in &op.results {
+            def.insert(r, (p, loops.clone(), op.span));
+        }
+        if let OpKind::For(l) = &op.kind {
+            let (s, e) = lin.range.get(&id).copied().unwrap_or((p, p));
+            let mut inner = loops.clone();
+            inner.push(id);
+            for &a in &l.args {
+                def.insert(a, (s, inner.clone(), op.span));
+            }
+            for &v in &l.inits {
+                uses.entry(v).or_default().push((s, loops.clone()));
+            }
+            for &v in &l.yields {
+                uses.entry(v).or_default().push((e, inner.clone()));
+            }
+            for i in 0..l.args.len() {
+                let group = [
+                    l.inits.get(i),
+                    l.args.get(i),
+                    l.yields.get(i),
+                    op.results.get(i),
+                ];
+                let ids: Vec<usize> = group.iter().flatten().map(|v| v.index()).collect();
+                for w in ids.windows(2) {
+                    uf.union(w[0], w[1]);
+                }
+            }
+        } else {
+            for v in op.kind.operands() {
+                uses.entry(v).or_default().push((p, loops.clone()));
+            }
+        }
+        if let OpKind::Fused { .. } = op.kind {
+            fused.push(id);
+        }
+    });
+    // Intervals per value, widened over loops the use is in but the definition is not.
+    let interval = |v: ValueId| -> Option<(u64, u64)> {
+        let (d, dloops, _) = def.get(&v)?;
+        let mut end = *d;
+        for (p, uloops) in uses.get(&v).map(|u| u.as_slice()).unwrap_or(&[]) {
+            end = end.max(*p);
+            for l in uloops {
+                if !dloops.contains(l) {
+                    end = end.max(lin.range.get(l).map_or(*p, |r| r.1));
+                }
+            }
+        }
+        Some((*d, end))
+    };
+    // Items: one per loop-carried group or tile, one per fused scratch.
+    let mut groups: HashMap<usize, Item> = HashMap::new();
+    let mut order: Vec<usize> = Vec::new();
+    for (v, val) in k.values.iter() {
+        let Some(space) = val.space else { continue };
+        if val.ty.rank() == 0 || space == MemSpace::GM {
+            continue;
+        }
+        let Some((mut s, mut e)) = interval(v) else {
+            continue;
+        };
+        let Some((_, dloops, span)) = def.get(&v) else {
+            continue;
+        };
+        let slots = val.attrs.slots.unwrap_or(1).max(1);
+        let rotates_with = if slots > 1 {
+            dloops.last().copied()
+        } else {
+            None
+        };
+        if let Some(l) = rotates_with {
+            if let Some(&(ls, le)) = lin.range.get(&l) {
+                s = s.min(ls);
+                e = e.max(le);
+            }
+        }
+        let root = uf.find(v.index());
+        let bytes = val.ty.bytes();
+        match groups.get_mut(&root) {
+            Some(item) => {
+                item.members.push(v);
+                item.start = item.start.min(s);
+                item.end = item.end.max(e);
+                item.bytes = item.bytes.max(bytes);
+            }
+            None => {
+                order.push(root);
+                groups.insert(
+                    root,
+                    Item {
+                        members: vec![v],
+                        scratch_of: None,
+                        space,
+                        bytes,
+                        slots,
+                        rotates_with,
+                        start: s,
+                        end: e,
+                        span: *span,
+                    },
+                );
+            }
+        }
+    }
+    let mut items: Vec<Item> = order
+        .into_iter()
+        .filter_map(|r| groups.remove(&r))
+        .collect();
+    // A loop-carried group lives across every loop it is carried through.
+    for item in &mut items {
+        if item.members.len() > 1 {
+            for (_, range) in lin.range.iter() {
+                if item.start <= range.1 && range.0 <= item.end && item.start > range.0 {
+                    item.start = range.0;
+                }
+            }
+        }
+    }
+    let ub_align = machine.memories.get(MemSpace::UB).alignment;
+    for id in fused {
+        let Some(op) = k.ops.get(id) else { continue };
+        let OpKind::Fused { args, expr } = &op.kind else {
+            continue;
+        };
+        let shapes: Vec<Vec<u64>> = args
+            .iter()
+            .map(|a| {
+                k.values
+                    .get(*a)
+                    .map(|x| x.ty.shape.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let elem = op
+            .results
+            .first()
+            .and_then(|r| k.values.get(*r))
+            .map_or(4, |v| v.ty.dtype.bytes());
+        let layout = fused_layout(expr, &shapes, elem, ub_align);
+        if layout.scratch_bytes == 0 {
+            continue;
+        }
+        let p = lin.pos.get(&id).copied().unwrap_or(0);
+        items.push(Item {
+            members: Vec::new(),
+            scratch_of: Some(id),
+            space: MemSpace::UB,
+            bytes: layout.scratch_bytes,
+            slots: 1,
+            rotates_with: None,
+            start: p,
+            end: p,
+            span: op.span,
+        });
+    }
+    items.sort_by_key(|i| (i.start, i.end));
+    // Greedy best-fit into slabs of dead tiles.
+    let mut plan = Plan::default();
+    let mut free_after: Vec<u64> = Vec::new();
+    let mut first_span: Vec<crate::diag::Span> = Vec::new();
+    for item in &items {
+        let align = machine.memories.get(item.space).alignment;
+        let need = align_up(item.bytes.max(1), align);
+        let reusable = item.slots == 1 && item.scratch_of.is_none();
+        let found = if reusable {
+            plan.slabs
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| {
+                    s.space == item.space
+                        && s.slots == 1
+                        && s.scratch_of.is_none()
+                        && s.bytes >= need
+                        && free_after.get(*i).is_some_and(|&f| f < item.start)
+                })
+                .min_by_key(|(_, s)| s.bytes)
+                .map(|(i, _)| i)
+        } else {
+            None
+        };
+        let idx = match found {
+            Some(i) => i,
+            None => {
+                plan.slabs.push(Slab {
+                    space: item.space,
+                    bytes: need,
+                    slots: item.slots,
+                    addr: 0,
+                    rotates_with: item.rotates_with,
+                    tiles: Vec::new(),
+                    scratch_of: item.scratch_of,
+                });
+                free_after.push(0);
+                first_span.push(item.span);
+                plan.slabs.len() - 1
+            }
+        };
+        if let Some(f) = free_after.get_mut(idx) {
+            *f = item.end;
+        }
+        if let Some(slab) = plan.slabs.get_mut(idx) {
+            slab.tiles.extend(item.members.iter().copied());
+        }
+        for &m in &item.members {
+            plan.tile_slab.insert(m, idx);
+        }
+        if let Some(op) = item.scratch_of {
+            plan.scratch_slab.insert(op, idx);
+        }
+    }
+    // Addresses, space by space, and the capacity check.
+    for space in MemSpace::ALL {
+        let mem = machine.memories.get(space);
+        let mut at = 0u64;
+        let mut overflow: Option<usize> = None;
+        for (i, slab) in plan.slabs.iter_mut().enumerate() {
+            if slab.space != space {
+                continue;
+            }
+            at = align_up(at, mem.alignment);
+            slab.addr = at;
+            at = at.saturating_add(slab.bytes.saturating_mul(slab.slots as u64));
+            if mem.size.is_some_and(|cap| at > cap) && overflow.is_none() {
+                overflow = Some(i);
+            }
+        }
+        if let (Some(i), Some(cap)) = (overflow, mem.size) {
+            let span = first_span.get(i).copied().unwrap_or_default();
+            let peak = peak_tiles(&items, space, &names);
+            return Err(Diagnostic::error(
+                format!(
+                    "{} overflows: the tiles need {at} bytes but {} has {cap} bytes",
+                    space.name().to_uppercase(),
+                    machine.name
+                ),
+                span,
+            )
+            .with_note(format!("tiles live at the peak: {}", peak.join(", ")))
+            .with_note("use smaller tiles, fewer buffer slots, or a machine with more memory"));
+        }
+    }
+    Ok(plan)
+}
+
+/// The tiles (with sizes) live where the most bytes of `space` are live.
+fn peak_tiles(items: &[Item], space: MemSpace, names: &HashMap<ValueId, String>) -> Vec<String> {
+    let mut best = (0u64, u64::MAX);
+    for it in items.iter().filter(|i| i.space == space) {
+        let p = it.start;
+        let live: u64 = items
+            .iter()
+            .filter(|j| j.space == space && j.start <= p && p <= j.end)
+            .map(|j| j.bytes * j.slots as u64)
+            .sum();
+        if live > best.0 {
+            best = (live, p);
+        }
+    }
+    items
+        .iter()
+        .filter(|j| j.space == space && j.start <= best.1 && best.1 <= j.end)
+        .map(|j| {
+            let name = match (j.members.first(), j.scratch_of) {
+                (Some(v), _) => format!("%{}", names.get(v).cloned().unwrap_or_else(|| "?".into())),
+                (None, Some(_)) => "fused scratch".to_string(),
+                _ => "?".to_string(),
+            };
+            let slots = if j.slots > 1 {
+                format!(" x {} slots", j.slots)
+            } else {
+                String::new()
+            };
+            format!("{name} ({} bytes{slots})", j.bytes)
+        })
+        .collect()
+}

@@ -1,0 +1,346 @@
+//! scope-inference: gives every tile a memory space from its uses and inserts the
+//! `copy` ops that move tiles between spaces. Vector operands live in UB; matmul operands
+//! travel GM -> L1 -> L0A/L0B and accumulate in L0C; a matmul result feeding vector work
+//! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
+//! L0A/L0B. A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
+//! (the MTE1 transpose flag); any other transpose works in UB.
+
+use super::{Context, Pass};
+use crate::diag::Diagnostics;
+use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::types::MemSpace;
+use std::collections::HashMap;
+
+pub struct ScopeInference;
+
+impl Pass for ScopeInference {
+    fn name(&self) -> &'static str {
+        "scope-inference"
+    }
+
+    fn description(&self) -> &'static str {
+        "give every tile a memory space (UB, L1, L0A, L0B, L0C) and insert the moves between them"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let k = cx.ir_mut(self.name())?;
+        privatize_loop_inits(k);
+        infer(k);
+        Ok(())
+    }
+}
+
+/// The space each operand of `op` must be in (matmul: per side; otherwise one space).
+fn demand(
+    k: &Kernel,
+    op: &OpKind,
+    operand_side: usize,
+    matmul_side: &HashMap<OpId, MemSpace>,
+    this: OpId,
+) -> MemSpace {
+    match op {
+        OpKind::MatMul { .. } => {
+            if operand_side == 0 {
+                MemSpace::L0A
+            } else {
+                MemSpace::L0B
+            }
+        }
+        OpKind::Transpose { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
+        _ => {
+            let _ = k;
+            MemSpace::UB
+        }
+    }
+}
+
+/// Users of each value: (op, operand position within `operands()`).
+fn users(k: &Kernel) -> HashMap<ValueId, Vec<(OpId, usize)>> {
+    let mut out: HashMap<ValueId, Vec<(OpId, usize)>> = HashMap::new();
+    k.walk_ops(|id, op| {
+        for (i, v) in op.kind.operands().into_iter().enumerate() {
+            out.entry(v).or_default().push((id, i));
+        }
+    });
+    out
+}
+
+/// Transposes all of whose uses are the same side of matmuls: they become L1 -> L0 moves.
+fn matmul_transposes(
+    k: &Kernel,
+    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
+) -> HashMap<OpId, MemSpace> {
+    let mut out = HashMap::new();
+    k.walk_ops(|id, op| {
+        let (OpKind::Transpose { .. }, Some(&r)) = (&op.kind, op.results.first()) else {
+            return;
+        };
+        let sides: Vec<Option<MemSpace>> = users
+            .get(&r)
+            .map(|us| {
+                us.iter()
+                    .map(|&(u, pos)| match k.ops.get(u).map(|o| &o.kind) {
+                        Some(OpKind::MatMul { .. }) => Some(if pos == 0 {
+                            MemSpace::L0A
+                        } else {
+                            MemSpace::L0B
+                        }),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(Some(first)) = sides.first() {
+            if sides.iter().all(|s| *s == Some(*first)) {
+                out.insert(id, *first);
+            }
+        }
+    });
+    out
+}
+
+/// The space a value is produced in.
+fn natural(
+    k: &Kernel,
+    v: ValueId,
+    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
+    transposes: &HashMap<OpId, MemSpace>,
+) -> Option<MemSpace> {
+    let val = k.values.get(v)?;
+    if val.ty.rank() == 0 {
+        return None;
+    }
+    let ValueDef::Result { op, .. } = val.def else {
+        return Some(MemSpace::UB);
+    };
+    let kind = &k.ops.get(op)?.kind;
+    Some(match kind {
+        OpKind::MatMul { .. } => MemSpace::L0C,
+        OpKind::Transpose { .. } => transposes.get(&op).copied().unwrap_or(MemSpace::UB),
+        OpKind::Load { .. } => {
+            let matrix_only = users.get(&v).is_some_and(|us| {
+                !us.is_empty()
+                    && us.iter().all(|&(u, pos)| {
+                        let kind = k.ops.get(u).map(|o| &o.kind);
+                        let d = kind.map(|kd| demand(k, kd, pos, transposes, u));
+                        matches!(d, Some(MemSpace::L1 | MemSpace::L0A | MemSpace::L0B))
+                    })
+            });
+            if matrix_only {
+                MemSpace::L1
+            } else {
+                MemSpace::UB
+            }
+        }
+        _ => MemSpace::UB,
+    })
+}
+
+/// The spaces a tile passes through from `from` to `to` (excluding `from`).
+fn path(from: MemSpace, to: MemSpace) -> Vec<MemSpace> {
+    use MemSpace::*;
+    match (from, to) {
+        (a, b) if a == b => vec![],
+        (UB, L1) => vec![L1],
+        (UB, L0A | L0B) => vec![L1, to],
+        (L1, L0A | L0B) => vec![to],
+        (L0C, UB) => vec![UB],
+        (L0C, L1) => vec![UB, L1],
+        (L0C, L0A | L0B) => vec![UB, L1, to],
+        // L1 tiles only feed matrix moves (natural() puts any tile with a vector use in
+        // UB), and L0 tiles only feed matmuls; a move back is never needed.
+        _ => vec![to],
+    }
+}
+
+enum Anchor {
+    After(OpId),
+    BodyStart(OpId),
+    Before(OpId),
+}
+
+fn anchor_of(k: &Kernel, v: ValueId) -> Option<Anchor> {
+    match k.values.get(v)?.def {
+        ValueDef::Result { op, .. } => Some(Anchor::After(op)),
+        ValueDef::LoopArg { op, .. } => Some(Anchor::BodyStart(op)),
+    }
+}
+
+fn insert(k: &mut Kernel, anchor: Anchor, new: Vec<OpId>) {
+    let target = match anchor {
+        Anchor::After(op) | Anchor::Before(op) => op,
+        Anchor::BodyStart(op) => {
+            if let Some(OpKind::For(l)) = k.ops.get_mut(op).map(|o| &mut o.kind) {
+                let items: Vec<BlockItem> = new.into_iter().map(BlockItem::Op).collect();
+                l.body.items.splice(0..0, items);
+            }
+            return;
+        }
+    };
+    let after = matches!(anchor, Anchor::After(_));
+    let Some((path, _)) = k
+        .blocks()
+        .into_iter()
+        .find(|(_, ops)| ops.contains(&target))
+    else {
+        return;
+    };
+    if let Some(block) = k.block_mut(&path) {
+        if let Some(pos) = block.items.iter().position(|i| *i == BlockItem::Op(target)) {
+            let at = if after { pos + 1 } else { pos };
+            let items: Vec<BlockItem> = new.into_iter().map(BlockItem::Op).collect();
+            block.items.splice(at..at, items);
+        }
+    }
+}
+
+fn copy_op(k: &mut Kernel, v: ValueId, space: MemSpace) -> (OpId, ValueId) {
+    let span = match k.values[v].def {
+        ValueDef::Result { op, .. } | ValueDef::LoopArg { op, .. } => k.ops[op].span,
+    };
+    let ty = k.values[v].ty.clone();
+    let (op, r) = k.add_op(OpKind::Copy { arg: v }, span, ty, None);
+    k.values[r].space = Some(space);
+    (op, r)
+}
+
+/// A loop init that is also read elsewhere gets its own copy: the loop-carried value is
+/// updated in place, which must not change the other reader's tile.
+fn privatize_loop_inits(k: &mut Kernel) {
+    let counts = k.use_counts();
+    let mut fors = Vec::new();
+    k.walk_ops(|id, op| {
+        if let OpKind::For(l) = &op.kind {
+            fors.push((id, l.inits.clone()));
+        }
+    });
+    for (id, inits) in fors {
+        for (i, init) in inits.into_iter().enumerate() {
+            let shared = counts.get(init.index()).is_some_and(|&c| c > 1);
+            let tile = k.values.get(init).is_some_and(|v| v.ty.rank() > 0);
+            if shared && tile {
+                let (op, r) = copy_op(k, init, MemSpace::UB);
+                insert(k, Anchor::Before(id), vec![op]);
+                if let OpKind::For(l) = &mut k.ops[id].kind {
+                    if let Some(slot) = l.inits.get_mut(i) {
+                        *slot = r;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn infer(k: &mut Kernel) {
+    let users = users(k);
+    let transposes = matmul_transposes(k, &users);
+    // Natural spaces first, for every value that exists now.
+    let mut all = Vec::new();
+    k.walk_ops(|_, op| all.extend(op.results.iter().copied()));
+    k.walk_ops(|_, op| {
+        if let OpKind::For(l) = &op.kind {
+            all.extend(l.args.iter().copied());
+        }
+    });
+    for &v in &all {
+        let space = natural(k, v, &users, &transposes);
+        if let Some(val) = k.values.get_mut(v) {
+            val.space = space;
+        }
+    }
+    // Then a copy chain for every use in another space, shared per (value, space).
+    let mut copies: HashMap<(ValueId, MemSpace), ValueId> = HashMap::new();
+    let mut user_ops = Vec::new();
+    k.walk_ops(|id, _| user_ops.push(id));
+    for u in user_ops {
+        let kind = k.ops[u].kind.clone();
+        let operands = kind.operands();
+        let mut replaced = Vec::with_capacity(operands.len());
+        for (pos, &v) in operands.iter().enumerate() {
+            let Some(have) = k.values.get(v).and_then(|x| x.space) else {
+                replaced.push(v);
+                continue;
+            };
+            let want = demand(k, &kind, pos, &transposes, u);
+            replaced.push(chain(k, v, have, want, &mut copies));
+        }
+        let mut it = replaced.into_iter();
+        k.ops[u].kind.map_operands(|old| it.next().unwrap_or(old));
+    }
+}
+
+fn chain(
+    k: &mut Kernel,
+    v: ValueId,
+    have: MemSpace,
+    want: MemSpace,
+    copies: &mut HashMap<(ValueId, MemSpace), ValueId>,
+) -> ValueId {
+    if have == want {
+        return v;
+    }
+    if let Some(&c) = copies.get(&(v, want)) {
+        return c;
+    }
+    let mut cur = v;
+    let mut new_ops = Vec::new();
+    for space in path(have, want) {
+        if let Some(&c) = copies.get(&(v, space)) {
+            cur = c;
+            continue;
+        }
+        let (op, r) = copy_op(k, cur, space);
+        new_ops.push(op);
+        copies.insert((v, space), r);
+        cur = r;
+    }
+    if let Some(anchor) = anchor_of(k, v) {
+        // Shared copies already placed sit before these in the same block, since they
+        // were inserted right after the same definition earlier.
+        insert_after_existing(k, anchor, new_ops);
+    }
+    cur
+}
+
+/// Inserts `new` after the definition, after any copies of it already inserted there,
+/// so a chain reads its predecessors after they are defined.
+fn insert_after_existing(k: &mut Kernel, anchor: Anchor, new: Vec<OpId>) {
+    if new.is_empty() {
+        return;
+    }
+    let (block_path, start) = match anchor {
+        Anchor::After(op) => {
+            let Some((path, ops)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&op))
+            else {
+                return;
+            };
+            let pos = ops.iter().position(|o| *o == op).map_or(0, |p| p + 1);
+            (path, pos)
+        }
+        Anchor::BodyStart(op) => {
+            let Some((mut path, _)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&op))
+            else {
+                return;
+            };
+            path.push(op);
+            (path, 0)
+        }
+        Anchor::Before(op) => return insert(k, Anchor::Before(op), new),
+    };
+    let is_copy = |k: &Kernel, id: &OpId| {
+        matches!(k.ops.get(*id).map(|o| &o.kind), Some(OpKind::Copy { .. }))
+    };
+    let ops: Vec<OpId> = k
+        .block_mut(&block_path)
+        .map(|b| b.ops().collect())
+        .unwrap_or_default();
+    let mut at = start;
+    while ops.get(at).is_some_and(|id| is_copy(k, id)) {
+        at += 1;
+    }
+    if let Some(block) = k.block_mut(&block_path) {
+        let items: Vec<BlockItem> = new.into_iter().map(BlockItem::Op).collect();
+        let at = at.min(block.items.len());
+        block.items.splice(at..at, items);
+    }
+}

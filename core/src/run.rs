@@ -1,0 +1,136 @@
+//! End to end: compile, prepare inputs, run the reference interpreter and the simulator,
+//! compare every `out` tensor, and report SPEC 5's `run --json` fields. Never panics:
+//! every failure is a diagnostic or a simulation error in the result.
+
+use crate::compile::{compile_with_context, resolve_machine, CompileOptions, CompileResult};
+use crate::diag::Diagnostic;
+use crate::sim::{self, PipeStats, Race, SimError, SimMode, TraceEntry};
+use crate::tensor::{compare, Tensor};
+use serde::{Deserialize, Serialize};
+
+/// One output tensor and how it compares with the reference.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputReport {
+    pub name: String,
+    pub matches: bool,
+    pub max_abs_err: f64,
+    pub mismatches: usize,
+    /// The simulated tensor (not serialised: written as `.npy`).
+    #[serde(skip)]
+    pub tensor: Option<Tensor>,
+    #[serde(skip)]
+    pub reference: Option<Tensor>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunResult {
+    pub cycles: u64,
+    pub pipes: Vec<PipeStats>,
+    /// Set/wait pairs that executed.
+    pub syncs: u64,
+    pub races: Vec<Race>,
+    pub errors: Vec<SimError>,
+    pub reference_match: bool,
+    pub max_abs_err: f64,
+    /// Cycle lower bound: the busiest pipe's busy cycles or GM traffic over bandwidth.
+    pub bound: u64,
+    pub outputs: Vec<OutputReport>,
+    pub trace: Vec<TraceEntry>,
+    pub flags: Vec<sim::FlagEvent>,
+    pub compile: CompileResult,
+    /// Compile, input or interpreter errors (the simulation's are in `errors`).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Compiles `source` and runs it on inputs `provided` (by parameter name; the rest filled
+/// from `seed`, `out` tensors zeroed).
+pub fn run(
+    source: &str,
+    options: &CompileOptions,
+    provided: Vec<(String, Tensor)>,
+    seed: u64,
+) -> RunResult {
+    let (compile, cx) = compile_with_context(source, options);
+    let mut result = RunResult {
+        diagnostics: compile.diagnostics.clone(),
+        ..RunResult::default()
+    };
+    let (Some(hir), Some(program)) = (cx.hir.as_ref(), compile.program.clone()) else {
+        result.compile = compile;
+        return result;
+    };
+    let machine = match resolve_machine(options) {
+        Ok(m) => m,
+        Err(d) => {
+            result.diagnostics.push(d);
+            result.compile = compile;
+            return result;
+        }
+    };
+    let inputs = match crate::inputs::prepare(hir, provided, seed) {
+        Ok(t) => t,
+        Err(d) => {
+            result.diagnostics.push(d);
+            result.compile = compile;
+            return result;
+        }
+    };
+    let mut reference = inputs.clone();
+    let interp = crate::interp::run(hir, &mut reference);
+    let sim = sim::simulate(&program, &machine, inputs, SimMode { functional: true });
+    result.cycles = sim.cycles;
+    result.pipes = sim.pipes.clone();
+    result.syncs = sim.flags.iter().filter(|f| f.wait_cycle.is_some()).count() as u64;
+    result.races = sim.races.clone();
+    result.errors = sim.errors.clone();
+    result.trace = sim.trace.clone();
+    result.flags = sim.flags.clone();
+    let busiest = sim.pipes.iter().map(|p| p.busy).max().unwrap_or(0);
+    let gm_bw = machine
+        .costs
+        .bandwidth
+        .gm_ub
+        .max(machine.costs.bandwidth.ub_gm);
+    let traffic = if gm_bw > 0.0 {
+        (sim.gm_bytes as f64 / gm_bw).ceil() as u64
+    } else {
+        0
+    };
+    result.bound = busiest.max(traffic);
+    match interp {
+        Err(d) => {
+            result.diagnostics.push(d);
+        }
+        Ok(()) => {
+            let mut all = sim.errors.is_empty();
+            for (i, p) in hir.params.iter().enumerate() {
+                if !p.is_out {
+                    continue;
+                }
+                let expected = reference.get(i);
+                let actual = sim.outputs.get(i).map(|o| &o.tensor);
+                let (matches, err, mism) = match (expected, actual) {
+                    (Some(e), Some(a)) => {
+                        let c = compare(e, a);
+                        (c.matches, c.max_abs_err, c.mismatches)
+                    }
+                    _ => (false, f64::INFINITY, 0),
+                };
+                all &= matches;
+                result.max_abs_err = result.max_abs_err.max(err);
+                result.outputs.push(OutputReport {
+                    name: p.name.clone(),
+                    matches,
+                    max_abs_err: err,
+                    mismatches: mism,
+                    tensor: actual.cloned(),
+                    reference: expected.cloned(),
+                });
+            }
+            result.reference_match = all;
+        }
+    }
+    result.compile = compile;
+    result
+}

@@ -1,0 +1,259 @@
+//! The step graph (SPEC 3): the steps of form-steps as nodes, with data edges (a tile
+//! produced in one step and read in another), loop-carried edges (a loop's yielded value
+//! read by the next iteration) and sync edges (set/wait flag pairs of the final program,
+//! attributed to steps by the instructions' `prov.step`). Printable as Graphviz DOT.
+
+use crate::diag::Span;
+use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::isa::{Op, Program, Val};
+use crate::lowered::{Item, Lowered, Target};
+use crate::types::Pipe;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepGraph {
+    pub nodes: Vec<StepNode>,
+    pub edges: Vec<StepEdge>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepNode {
+    pub id: u32,
+    /// `load, compute, store` or a subset.
+    pub kind: String,
+    pub pipes: Vec<Pipe>,
+    /// Buffer names (plan-memory slabs) and GM tensors read and written.
+    pub reads: Vec<String>,
+    pub writes: Vec<String>,
+    pub span: Span,
+    /// The loop variable of the innermost enclosing loop, if any.
+    pub loop_var: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepEdgeKind {
+    Data,
+    LoopCarried,
+    Sync,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepEdge {
+    pub from: u32,
+    pub to: u32,
+    pub kind: StepEdgeKind,
+    /// Sync edges: the flag's pipes and event id (`None` for a dynamic id).
+    pub flag: Option<(Pipe, Pipe, Option<i64>)>,
+    /// The wait precedes the set in program order: the edge crosses a loop back edge.
+    pub back: bool,
+}
+
+/// Builds the graph from the stepped IR, the lowered program (buffer accesses) and the
+/// final program (pipes and flags).
+pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> StepGraph {
+    let mut g = StepGraph::default();
+    let mut step_of: HashMap<OpId, u32> = HashMap::new();
+    // Steps with their innermost loop variable, in program order.
+    let mut stack: Vec<(Vec<BlockItem>, usize, Option<String>)> =
+        vec![(k.body.items.clone(), 0, None)];
+    while let Some((items, i, var)) = stack.last_mut() {
+        let Some(item) = items.get(*i).cloned() else {
+            stack.pop();
+            continue;
+        };
+        *i += 1;
+        let var = var.clone();
+        match item {
+            BlockItem::Step(s) => {
+                for &o in &s.ops {
+                    step_of.insert(o, s.id);
+                }
+                g.nodes.push(StepNode {
+                    id: s.id,
+                    kind: s.kind.name(),
+                    span: s.span,
+                    loop_var: var,
+                    ..StepNode::default()
+                });
+            }
+            BlockItem::Op(o) => {
+                if let Some(OpKind::For(l)) = k.ops.get(o).map(|x| &x.kind) {
+                    let name = k.loop_vars.get(l.var).map(|v| v.name.clone());
+                    stack.push((l.body.items.clone(), 0, name));
+                }
+            }
+        }
+    }
+    let def_step = |v: ValueId| match k.values.get(v).map(|x| x.def) {
+        Some(ValueDef::Result { op, .. }) => step_of.get(&op).copied(),
+        _ => None,
+    };
+    let mut data: BTreeSet<(u32, u32, bool)> = BTreeSet::new();
+    k.walk_ops(|id, op| {
+        if let OpKind::For(l) = &op.kind {
+            // The yield of iteration i feeds the readers of the argument in iteration i+1.
+            for (arg, y) in l.args.iter().zip(&l.yields) {
+                let Some(from) = def_step(*y) else { continue };
+                k.walk_ops(|uid, uop| {
+                    if uop.kind.operands().contains(arg) {
+                        if let Some(&to) = step_of.get(&uid) {
+                            data.insert((from, to, true));
+                        }
+                    }
+                });
+            }
+            return;
+        }
+        let Some(&to) = step_of.get(&id) else { return };
+        for v in op.kind.operands() {
+            if let Some(from) = def_step(v) {
+                if from != to {
+                    data.insert((from, to, false));
+                }
+            }
+        }
+    });
+    for (from, to, carried) in data {
+        g.edges.push(StepEdge {
+            from,
+            to,
+            kind: if carried {
+                StepEdgeKind::LoopCarried
+            } else {
+                StepEdgeKind::Data
+            },
+            flag: None,
+            back: carried,
+        });
+    }
+    // Pipes and flags from the final program.
+    let mut pipes: HashMap<u32, BTreeSet<Pipe>> = HashMap::new();
+    let mut last_set: HashMap<(Pipe, Pipe, Option<i64>), (usize, u32)> = HashMap::new();
+    let mut pending_waits: Vec<(usize, Pipe, Pipe, Option<i64>, u32)> = Vec::new();
+    let id_of = |v: &Val| match v {
+        Val::Imm(x) => Some(*x),
+        Val::Reg(_) => None,
+    };
+    for (i, ins) in program.instrs.iter().enumerate() {
+        let Some(step) = ins.prov.step else { continue };
+        match &ins.op {
+            Op::SetFlag { src, dst, id } => {
+                last_set.insert((*src, *dst, id_of(id)), (i, step));
+            }
+            Op::WaitFlag { src, dst, id } => pending_waits.push((i, *src, *dst, id_of(id), step)),
+            op if op.pipe() != Pipe::S => {
+                pipes.entry(step).or_default().insert(op.pipe());
+            }
+            _ => {}
+        }
+    }
+    let mut sync: BTreeSet<(u32, u32, Pipe, Pipe, Option<i64>, bool)> = BTreeSet::new();
+    for (wi, src, dst, id, to) in pending_waits {
+        if let Some(&(si, from)) = last_set.get(&(src, dst, id)) {
+            sync.insert((from, to, src, dst, id, si > wi));
+        }
+    }
+    for (from, to, src, dst, id, back) in sync {
+        g.edges.push(StepEdge {
+            from,
+            to,
+            kind: StepEdgeKind::Sync,
+            flag: Some((src, dst, id)),
+            back,
+        });
+    }
+    let (reads, writes) = lowered.map(step_buffers).unwrap_or_default();
+    for n in &mut g.nodes {
+        n.pipes = pipes
+            .get(&n.id)
+            .map(|p| p.iter().copied().collect())
+            .unwrap_or_default();
+        n.reads = reads
+            .get(&n.id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        n.writes = writes
+            .get(&n.id)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+    }
+    g
+}
+
+type Names = HashMap<u32, BTreeSet<String>>;
+
+fn step_buffers(l: &Lowered) -> (Names, Names) {
+    let mut reads = Names::new();
+    let mut writes = Names::new();
+    let mut stack: Vec<&[Item]> = vec![&l.body];
+    while let Some(items) = stack.pop() {
+        for item in items {
+            match item {
+                Item::Loop(lp) => stack.push(&lp.body),
+                Item::Instr(ins) => {
+                    let Some(step) = ins.prov.step else { continue };
+                    for a in &ins.accesses {
+                        let name = match a.target {
+                            Target::Buffer(b) => {
+                                l.buffers.get(b.0 as usize).map(|x| format!("%{}", x.name))
+                            }
+                            Target::Tensor(t) => l.tensors.get(t as usize).map(|x| x.name.clone()),
+                        };
+                        let Some(name) = name else { continue };
+                        let set = if a.write { &mut writes } else { &mut reads };
+                        set.entry(step).or_default().insert(name);
+                    }
+                }
+            }
+        }
+    }
+    (reads, writes)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// Graphviz DOT: data edges solid, loop-carried dashed, sync edges dotted and labelled
+/// with the flag.
+pub fn steps_dot(g: &StepGraph) -> String {
+    let mut s = String::from("digraph steps {\n  node [shape=box, fontname=monospace];\n");
+    for n in &g.nodes {
+        let pipes: Vec<&str> = n.pipes.iter().map(|p| p.name()).collect();
+        let lp = n
+            .loop_var
+            .as_ref()
+            .map_or(String::new(), |v| format!("\\nloop {v}"));
+        let _ = writeln!(
+            s,
+            "  s{} [label=\"step {} ({})\\n{}{}\"];",
+            n.id,
+            n.id,
+            escape(&n.kind),
+            pipes.join(" "),
+            escape(&lp)
+        );
+    }
+    for e in &g.edges {
+        let attrs = match e.kind {
+            StepEdgeKind::Data => String::new(),
+            StepEdgeKind::LoopCarried => " [style=dashed, label=\"loop-carried\"]".to_string(),
+            StepEdgeKind::Sync => {
+                let label = e.flag.map_or(String::new(), |(a, b, id)| {
+                    let id = id.map_or("dyn".to_string(), |i| i.to_string());
+                    format!("{}->{} #{id}", a.name(), b.name())
+                });
+                let back = if e.back { ", constraint=false" } else { "" };
+                format!(" [style=dotted, color=red, label=\"{label}\"{back}]")
+            }
+        };
+        let _ = writeln!(s, "  s{} -> s{}{attrs};", e.from, e.to);
+    }
+    s.push_str("}\n");
+    s
+}

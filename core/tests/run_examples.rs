@@ -1,0 +1,51 @@
+//! Every example kernel, compiled through the whole pipeline and simulated, matches the
+//! reference interpreter, for every sync strategy that orders its pipes.
+
+use tilescope::compile::{CompileOptions, SyncStrategy};
+use tilescope::run::run;
+
+mod examples_support;
+use examples_support::examples;
+
+fn check(sync: SyncStrategy, preset: &str) {
+    let mut failures = Vec::new();
+    for path in examples() {
+        let source = std::fs::read_to_string(&path).expect("readable example");
+        let options = CompileOptions {
+            sync,
+            preset: Some(preset.into()),
+            ..CompileOptions::default()
+        };
+        let r = run(&source, &options, Vec::new(), 7);
+        let ok = r.diagnostics.is_empty()
+            && r.errors.is_empty()
+            && r.races.is_empty()
+            && r.reference_match;
+        if !ok {
+            failures.push(format!(
+                "{}: diags {:?} errors {:?} races {} match {} err {} outputs {:?}",
+                path.display(),
+                r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),
+                r.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
+                r.races.len(),
+                r.reference_match,
+                r.max_abs_err,
+                r.outputs
+                    .iter()
+                    .map(|o| (&o.name, o.matches, o.mismatches))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_example_matches_the_interpreter_with_barrier_sync() {
+    check(SyncStrategy::Barrier, "a3");
+}
+
+#[test]
+fn every_example_matches_the_interpreter_with_auto_sync() {
+    check(SyncStrategy::Auto, "a3");
+}
