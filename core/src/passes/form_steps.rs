@@ -93,6 +93,11 @@ fn group(k: &Kernel, ops: &[OpId], index_values: &HashSet<ValueId>, next_id: &mu
             }
             OpKind::Load { .. } => Phase::Load,
             OpKind::Store { .. } => Phase::Store,
+            // Scalars are immediates or registers: no work of any phase.
+            _ if is_scalar(k, id) => {
+                cur.push(id);
+                continue;
+            }
             _ => Phase::Compute,
         };
         let builds_index =
@@ -116,6 +121,7 @@ fn make_step(k: &Kernel, ops: Vec<OpId>, id: u32) -> Step {
         match op.kind {
             OpKind::Load { .. } => kind.load = true,
             OpKind::Store { .. } => kind.store = true,
+            _ if is_scalar(k, o) => {}
             _ => kind.compute = true,
         }
         span = Some(match span {
@@ -132,4 +138,15 @@ fn make_step(k: &Kernel, ops: Vec<OpId>, id: u32) -> Step {
         id,
         kind,
     }
+}
+
+/// An op whose results are all rank-0 scalars.
+fn is_scalar(k: &Kernel, id: OpId) -> bool {
+    k.ops.get(id).is_some_and(|op| {
+        !op.results.is_empty()
+            && op
+                .results
+                .iter()
+                .all(|r| k.values.get(*r).is_some_and(|v| v.ty.rank() == 0))
+    })
 }

@@ -229,8 +229,9 @@ impl Lw<'_> {
             self.valid.insert(tile_v, valid.clone());
         }
         let mut acc: Vec<Access> = Vec::new();
-        acc.extend(self.tile_access(tile_v, store));
-        acc.push(self.tensor_access(param, !store));
+        // A load writes the tile and reads the tensor; a store the other way round.
+        acc.extend(self.tile_access(tile_v, !store));
+        acc.push(self.tensor_access(param, store));
         if let (Some(idx), Some((rows, len))) = (indirect, t.rows) {
             let Some((tile_addr, _)) = self.tile_addr(tile_v, Val::Imm(0)) else {
                 return self.fail(span, "a tile without an address");

@@ -1,0 +1,60 @@
+//! Diagnostics of the middle end, rendered as the CLI prints them: an index axis-split
+//! cannot make affine, and tiles that do not fit the target's memory.
+
+use tilescope::compile::{compile, CompileOptions};
+use tilescope::diag::render;
+
+fn diagnostics(source: &str, preset: &str) -> String {
+    let options = CompileOptions {
+        preset: Some(preset.into()),
+        ..CompileOptions::default()
+    };
+    let result = compile(source, &options);
+    assert!(!result.ok(), "expected a compile error");
+    assert!(result.program.is_none());
+    render(&result.diagnostics, "k.tile", source)
+}
+
+#[test]
+fn a_non_splittable_floor_division_is_rejected_by_name() {
+    // `b // 3` with 16 iterations: 16 is not a multiple of 3, so no mixed-radix split.
+    let source = "kernel k(x: f32[64, 16], y: out f32[64, 16]) {
+    for b in 0..16 {
+        let t = load x[(b // 3) * 4 .. (b // 3) * 4 + 4, :];
+        store y[b * 4 .. b * 4 + 4, :] = t;
+    }
+}
+";
+    let text = diagnostics(source, "a3");
+    assert!(text.contains("b // 3"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn tiles_over_capacity_name_the_space_bytes_and_live_tiles() {
+    // 8 x 512 f32 is 16 KiB; two of them live at once do not fit teach's 16 KiB UB.
+    let source = "kernel k(x: f32[64, 512], y: out f32[64, 512]) {
+    for r in 0..64 step 8 {
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = exp(t);
+    }
+}
+";
+    let text = diagnostics(source, "teach");
+    assert!(text.contains("UB overflows"), "{text}");
+    assert!(text.contains("16384 bytes"), "{text}");
+    assert!(text.contains("%t"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn an_unknown_preset_is_an_error_not_a_panic() {
+    let options = CompileOptions {
+        preset: Some("nope".into()),
+        ..CompileOptions::default()
+    };
+    let result = compile("kernel k(x: f32[4]) { }", &options);
+    assert!(result.diagnostics[0]
+        .message
+        .contains("unknown machine preset `nope`"));
+}
