@@ -263,6 +263,8 @@ pub struct OpAttrs {
     /// A scratch UB area for the intermediates of a fused op: bytes, then its address
     /// once planned.
     pub scratch: Option<(u64, Option<u64>)>,
+    /// A multi-buffered loop: its tiles' slot is `iteration % rotation`.
+    pub rotation: Option<u32>,
 }
 
 /// A load or store as DMA descriptors: `dims` (outermost first) of which the first

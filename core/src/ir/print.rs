@@ -286,7 +286,7 @@ impl Printer<'_> {
                     format!("fused({}) {{ {} }}", args.join(", "), fused_text(expr, 0)),
                 )
             }
-            OpKind::For(l) => return self.for_op(l, &results, depth, span),
+            OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
         let line = match self.k.op_attrs.get(&id) {
             Some(a) => format!("{line}{}", attrs_text(a)),
@@ -295,7 +295,14 @@ impl Printer<'_> {
         self.out.line(depth, &line, span);
     }
 
-    fn for_op(&mut self, l: &ForOp, results: &[String], depth: usize, span: Option<Span>) {
+    fn for_op(
+        &mut self,
+        id: OpId,
+        l: &ForOp,
+        results: &[String],
+        depth: usize,
+        span: Option<Span>,
+    ) {
         let var = self
             .names
             .vars
@@ -309,6 +316,9 @@ impl Printer<'_> {
         let _ = write!(head, "for %{var} in {}..{} step {}", l.start, l.end, l.step);
         if let Some(n) = l.buffers {
             let _ = write!(head, " buffers({n})");
+        }
+        if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.rotation) {
+            let _ = write!(head, " slot = iteration % {n}");
         }
         if !l.args.is_empty() || !l.inits.is_empty() {
             let pairs: Vec<String> = (0..l.args.len().max(l.inits.len()))

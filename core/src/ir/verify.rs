@@ -196,6 +196,27 @@ impl Verifier<'_> {
             _ => {}
         }
         self.spaces(&op.kind, &op.results, span);
+        self.planned(&op.results, span);
+    }
+
+    /// Once planned, an N-slot tile has N addresses; a transfer's descriptors have at
+    /// least one dimension unless they move rows.
+    fn planned(&mut self, results: &[ValueId], span: Span) {
+        for &r in results {
+            let Some(v) = self.k.values.get(r) else {
+                continue;
+            };
+            let slots = v.attrs.slots.unwrap_or(1) as usize;
+            if !v.attrs.addresses.is_empty() && v.attrs.addresses.len() != slots {
+                self.err(
+                    span,
+                    format!(
+                        "a tile with {slots} slots has {} addresses",
+                        v.attrs.addresses.len()
+                    ),
+                );
+            }
+        }
     }
 
     /// The result type the op's rule gives (`None` where the rule leaves it free).

@@ -66,6 +66,13 @@ impl Pass for MultiBuffer {
 /// Sets (or clears) the slot count of the cross-pipe tiles of loop `id`'s body; returns
 /// how many tiles it touched.
 fn set_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
+    let touched = set_tile_slots(k, id, slots);
+    let rotation = slots.filter(|_| touched > 0);
+    k.op_attrs.entry(id).or_default().rotation = rotation;
+    touched
+}
+
+fn set_tile_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) else {
         return 0;
     };

@@ -381,11 +381,21 @@ impl Lw<'_> {
             );
             (n, r)
         });
+        // One `slot * bytes` register per distinct slot size.
+        let mut by_size: HashMap<i64, Reg> = HashMap::new();
         for &s in &rotating {
             let bytes = self.plan.slabs[s].bytes as i64;
             if let Some((_, r)) = slot_reg {
-                if let Val::Reg(base) = self.alu(AluOp::Mul, Val::Reg(r), Val::Imm(bytes)) {
-                    self.slot_base.insert(s, base);
+                let base = match by_size.get(&bytes) {
+                    Some(&b) => Some(b),
+                    None => match self.alu(AluOp::Mul, Val::Reg(r), Val::Imm(bytes)) {
+                        Val::Reg(b) => Some(b),
+                        Val::Imm(_) => None,
+                    },
+                };
+                if let Some(b) = base {
+                    by_size.insert(bytes, b);
+                    self.slot_base.insert(s, b);
                 }
             }
             if let Some(b) = self.out.buffers.get_mut(s) {

@@ -231,7 +231,17 @@ impl Lw<'_> {
         let mut acc: Vec<Access> = Vec::new();
         // A load writes the tile and reads the tensor; a store the other way round.
         acc.extend(self.tile_access(tile_v, !store));
-        acc.push(self.tensor_access(param, store));
+        let mut gm = self.tensor_access(param, store);
+        if let (Val::Imm(off), None) = (gm_bytes, indirect) {
+            // A region at a fixed place: its exact byte range (tails clamp inside it).
+            let last: i64 = t
+                .dims
+                .iter()
+                .map(|d| (d.extent as i64 - 1) * d.gm_stride)
+                .sum();
+            gm.range = Some((off as u64, (off + (last + 1) * eb) as u64));
+        }
+        acc.push(gm);
         if let (Some(idx), Some((rows, len))) = (indirect, t.rows) {
             let Some((tile_addr, _)) = self.tile_addr(tile_v, Val::Imm(0)) else {
                 return self.fail(span, "a tile without an address");
@@ -600,16 +610,6 @@ impl Lw<'_> {
         let (rows, cols) = self.valid2d(r, span);
         let scratch = self.plan.scratch_slab.get(&id).copied();
         let mut nodes = layout.nodes.into_iter();
-        let mut acc: Vec<Access> = args
-            .iter()
-            .filter_map(|&a| self.tile_access(a, false))
-            .collect();
-        acc.extend(self.tile_access(r, true));
-        if let Some(s) = scratch {
-            let bytes = self.plan.slabs.get(s).map_or(0, |x| x.bytes);
-            acc.push(self.access(s, bytes, true));
-            acc.push(self.access(s, bytes, false));
-        }
         let ctx = FusedCtx {
             r,
             args,
@@ -618,7 +618,6 @@ impl Lw<'_> {
             dtype,
             scratch,
             span,
-            acc,
         };
         self.eval(expr, &mut nodes, &ctx, 0);
     }
@@ -654,6 +653,7 @@ impl Lw<'_> {
                 let x = self.eval(a, nodes, cx, depth + 1);
                 let (place, shape) = nodes.next().unwrap_or((Place::Dest, Vec::new()));
                 let dst = self.place_tile(cx, place, &shape);
+                let acc = self.fused_accesses(cx, &[&x], place, &shape);
                 let src = match self.operand(cx, x) {
                     VSrc::Tile(t) => t,
                     _ => {
@@ -668,7 +668,7 @@ impl Lw<'_> {
                         dst,
                         src,
                     };
-                    self.emit(ins, cx.acc.clone());
+                    self.emit(ins, acc);
                 }
                 to_operand(place, shape)
             }
@@ -677,6 +677,7 @@ impl Lw<'_> {
                 let y = self.eval(b, nodes, cx, depth + 1);
                 let (place, shape) = nodes.next().unwrap_or((Place::Dest, Vec::new()));
                 let dst = self.place_tile(cx, place, &shape);
+                let acc = self.fused_accesses(cx, &[&x, &y], place, &shape);
                 let (a, b) = (self.operand(cx, x), self.operand(cx, y));
                 if let Some(dst) = dst {
                     let ins = Op::VBinary {
@@ -686,11 +687,43 @@ impl Lw<'_> {
                         a,
                         b,
                     };
-                    self.emit(ins, cx.acc.clone());
+                    self.emit(ins, acc);
                 }
                 to_operand(place, shape)
             }
         }
+    }
+
+    /// What one instruction of a fused expression reads (its operands) and writes (its
+    /// place: the destination or a byte range of the scratch).
+    fn fused_accesses(
+        &self,
+        cx: &FusedCtx,
+        reads: &[&Operand],
+        place: Place,
+        shape: &[u64],
+    ) -> Vec<Access> {
+        let scratch = |off: u64, shape: &[u64], write: bool| {
+            let bytes = shape.iter().product::<u64>().max(1) * cx.dtype.bytes();
+            cx.scratch.map(|s| Access {
+                range: Some((off, off + bytes)),
+                ..self.access(s, bytes, write)
+            })
+        };
+        let mut out: Vec<Access> = reads
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Value(v) => self.tile_access(*v, false),
+                Operand::Dest => self.tile_access(cx.r, false),
+                Operand::Scratch { offset, shape } => scratch(*offset, shape, false),
+                Operand::Scalar(_) => None,
+            })
+            .collect();
+        out.extend(match place {
+            Place::Dest => self.tile_access(cx.r, true),
+            Place::Scratch(off) => scratch(off, shape, true),
+        });
+        out
     }
 
     fn place_tile(&mut self, cx: &FusedCtx, place: Place, shape: &[u64]) -> Option<Tile> {
@@ -736,7 +769,6 @@ struct FusedCtx<'a> {
     dtype: DType,
     scratch: Option<usize>,
     span: Span,
-    acc: Vec<Access>,
 }
 
 fn to_operand(place: Place, shape: Vec<u64>) -> Operand {
