@@ -25,6 +25,7 @@ impl Pass for ScopeInference {
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let k = cx.ir_mut(self.name())?;
         privatize_loop_inits(k);
+        materialize_broadcast_stores(k);
         infer(k);
         Ok(())
     }
@@ -227,6 +228,47 @@ fn privatize_loop_inits(k: &mut Kernel) {
                     }
                 }
             }
+        }
+    }
+}
+
+/// A store whose value broadcasts to the stored region (`store y[..] = 1.0`, a row
+/// stored over many rows) first materialises the region-shaped tile, `zeros + value`,
+/// since a DMA moves exactly the elements it is given.
+fn materialize_broadcast_stores(k: &mut Kernel) {
+    let mut todo = Vec::new();
+    k.walk_ops(|id, op| {
+        if let OpKind::Store {
+            param,
+            index,
+            value,
+        } = &op.kind
+        {
+            let tensor = k
+                .params
+                .get(*param)
+                .map(|p| p.ty.shape.clone())
+                .unwrap_or_default();
+            let region = super::decompose_transfer::region_shape(k, &tensor, index);
+            if k.values.get(*value).is_some_and(|v| v.ty.shape != region) {
+                todo.push((id, *value, region));
+            }
+        }
+    });
+    for (store, value, region) in todo {
+        let span = k.ops[store].span;
+        let dtype = k.values[value].ty.dtype;
+        let ty = crate::types::TileType::new(dtype, region);
+        let (zeros, z) = k.add_op(OpKind::Full { value: 0.0 }, span, ty.clone(), None);
+        let kind = OpKind::Binary {
+            op: crate::front::hir::BinaryOp::Add,
+            lhs: z,
+            rhs: value,
+        };
+        let (add, full) = k.add_op(kind, span, ty, None);
+        insert(k, Anchor::Before(store), vec![zeros, add]);
+        if let OpKind::Store { value, .. } = &mut k.ops[store].kind {
+            *value = full;
         }
     }
 }

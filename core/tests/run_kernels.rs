@@ -1,0 +1,256 @@
+//! Kernels off the examples' beaten path (ranks 1, 3 and 4, tails on rows and columns,
+//! transposes in UB and into L0, chained matmuls, scatters with computed indices,
+//! integers, bf16, broadcast stores, nested loop-carried values), each compiled and
+//! simulated against the reference interpreter.
+
+use tilescope::compile::CompileOptions;
+use tilescope::run::run;
+
+fn check(source: &str) {
+    let r = run(source, &CompileOptions::default(), Vec::new(), 11);
+    let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
+    assert!(diags.is_empty(), "{diags:?}");
+    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(r.races.is_empty());
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    assert!(r.cycles > 0);
+}
+
+#[test]
+fn rank3_single_index() {
+    check(
+        r#"kernel k(x: f32[4, 8, 16], y: out f32[4, 8, 16]) {
+    for i in 0..4 {
+        let t = load x[i, :, :];
+        store y[i, :, :] = exp(t) + 1.0;
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn rank1_tail() {
+    check(
+        r#"kernel k(x: f32[100], y: out f32[100]) {
+    for i in 0..100 step 32 {
+        let t = load x[i .. i + 32];
+        store y[i .. i + 32] = t * t;
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn transpose_in_ub() {
+    check(
+        r#"kernel k(x: f32[16, 32], y: out f32[32, 16]) {
+    let t = load x[:, :];
+    store y[:, :] = t.T * 2.0;
+}
+"#,
+    );
+}
+
+#[test]
+fn cast_and_mean_axis0() {
+    check(
+        r#"kernel k(x: f32[16, 32], y: out f16[16, 32], z: out f32[1, 32]) {
+    let t = load x[:, :];
+    store y[:, :] = t as f16;
+    store z[:, :] = mean(t, axis=0);
+}
+"#,
+    );
+}
+
+#[test]
+fn nested_loops_transposed_blocks() {
+    check(
+        r#"kernel k(x: f32[64, 64], y: out f32[64, 64]) {
+    for i in 0..4 {
+        for j in 0..4 {
+            let t = load x[i * 16 .. i * 16 + 16, j * 16 .. j * 16 + 16];
+            store y[j * 16 .. j * 16 + 16, i * 16 .. i * 16 + 16] = t.T;
+        }
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn chained_matmuls_with_transposed_operand() {
+    check(
+        r#"kernel k(a: f32[16, 32], b: f32[32, 16], y: out f32[16, 16]) {
+    let x = load a[:, :];
+    let w = load b[:, :];
+    let p = relu(x) @ w;
+    store y[:, :] = p @ (p.T);
+}
+"#,
+    );
+}
+
+#[test]
+fn column_tail_broadcast() {
+    check(
+        r#"kernel k(x: f32[8, 100], y: out f32[8, 100]) {
+    for c in 0..100 step 32 {
+        let t = load x[:, c .. c + 32];
+        let m = amax(t, axis=1);
+        store y[:, c .. c + 32] = t - m;
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn rank4_elementwise() {
+    check(
+        r#"kernel k(x: f32[4, 4, 4, 4], y: out f32[4, 4, 4, 4]) {
+    let t = load x[:, :, :, :];
+    store y[:, :, :, :] = t + 1.0;
+}
+"#,
+    );
+}
+
+#[test]
+fn mixed_split_index() {
+    check(
+        r#"kernel k(x: f32[64, 16], y: out f32[64, 16]) {
+    for b in 0..16 {
+        let t = load x[(b % 4) * 4 + (b // 4) * 16 .. (b % 4) * 4 + (b // 4) * 16 + 4, :];
+        store y[b * 4 .. b * 4 + 4, :] = t;
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn nested_loop_carried() {
+    check(
+        r#"kernel k(x: f32[8, 16], y: out f32[8, 16]) {
+    let acc = zeros(f32[8, 16]);
+    for r in 0..4 {
+        for c in 0..2 {
+            acc += load x[:, :] * 0.5;
+        }
+    }
+    store y[:, :] = acc;
+}
+"#,
+    );
+}
+
+#[test]
+fn computed_scatter() {
+    check(
+        r#"kernel k(ids: i32[8, 1], upd: f32[8, 32], y: out f32[40, 32]) {
+    let idx = load ids[:, :];
+    let u = load upd[:, :];
+    store y[idx * 2 + 1, :] = u;
+}
+"#,
+    );
+}
+
+#[test]
+fn row_tail_mean_multibuffered() {
+    check(
+        r#"kernel k(x: f32[50, 16], y: out f32[1, 16]) {
+    let acc = zeros(f32[1, 16]);
+    for r in 0..50 step 16 @buffers(2) {
+        let t = load x[r .. r + 16, :];
+        acc += mean(t, axis=0);
+    }
+    store y[:, :] = acc;
+}
+"#,
+    );
+}
+
+#[test]
+fn integer_arithmetic() {
+    check(
+        r#"kernel k(x: i32[16, 8], y: out i32[16, 8]) {
+    let t = load x[:, :];
+    store y[:, :] = t * 3 + t;
+}
+"#,
+    );
+}
+
+#[test]
+fn offset_loop_bf16() {
+    check(
+        r#"kernel k(x: f32[16, 8], y: out bf16[16, 8]) {
+    for r in 4..16 step 4 {
+        let t = load x[r .. r + 4, :];
+        store y[r .. r + 4, :] = (t * 3.0) as bf16;
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn broadcast_store() {
+    check(
+        r#"kernel k(x: f32[16, 8], y: out f32[16, 8]) {
+    let t = load x[:, :];
+    store y[:, :] = 1.0;
+}
+"#,
+    );
+}
+
+#[test]
+fn two_carried_values() {
+    check(
+        r#"kernel k(x: f32[8, 8], y: out f32[8, 8]) {
+    let acc = full(f32[8, 8], -inf);
+    let s = zeros(f32[8, 8]);
+    for i in 0..3 {
+        let t = load x[:, :];
+        acc = maximum(acc, t * 2.0);
+        s -= t;
+    }
+    store y[:, :] = acc + s;
+}
+"#,
+    );
+}
+
+#[test]
+fn row_tail_reduction() {
+    check(
+        r#"kernel k(x: f32[100, 24], y: out f32[100, 1]) {
+    for r in 0..100 step 16 {
+        let t = load x[r .. r + 16, :];
+        store y[r .. r + 16, :] = sum(exp(t), axis=1);
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn matmul_then_matmul_transposed() {
+    check(
+        r#"kernel k(x: f32[64, 32], w: f32[32, 32], y: out f32[64, 32]) {
+    let wt = load w[:, :];
+    for r in 0..64 step 16 {
+        let t = load x[r .. r + 16, :];
+        let h = t @ wt;
+        store y[r .. r + 16, :] = (h @ wt.T) + h;
+    }
+}
+"#,
+    );
+}
