@@ -47,7 +47,10 @@ fn main() {
     let p = program();
     let r = simulate(&p, &Machine::a3(), vec![], SimMode { functional: false });
     assert!(r.errors.is_empty(), "{:?}", r.errors.first());
-    println!("per run: {} instructions, {} simulated cycles", r.instructions, r.cycles);
+    println!(
+        "per run: {} instructions, {} simulated cycles",
+        r.instructions, r.cycles
+    );
     divan::main();
 }
 
@@ -55,5 +58,13 @@ fn main() {
 fn timing_only_1m(bencher: divan::Bencher) {
     let p = program();
     let m = Machine::a3();
-    bencher.bench(|| simulate(divan::black_box(&p), &m, vec![], SimMode { functional: false }).cycles);
+    bencher.bench(|| {
+        simulate(
+            divan::black_box(&p),
+            &m,
+            vec![],
+            SimMode { functional: false },
+        )
+        .cycles
+    });
 }

@@ -274,3 +274,19 @@ proptest! {
         let _ = asm::parse(&text);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Arbitrary well-formed programs (wild addresses, extents, flags) end with a result,
+    /// errors as values, in both modes.
+    #[test]
+    fn simulating_arbitrary_programs_never_panics(p in program()) {
+        let m = tilescope::machine::Machine::teach();
+        for functional in [false, true] {
+            let inputs = if functional { common::inputs(&p) } else { vec![] };
+            let r = tilescope::sim::simulate(&p, &m, inputs, tilescope::sim::SimMode { functional });
+            prop_assert!(r.instructions <= p.instrs.len() as u64);
+        }
+    }
+}

@@ -477,7 +477,7 @@ fn check_bounds(prog: &Program, machine: &Machine, a: &Access, eb: u64) -> Resul
         Region::Buf(s) => machine.memories.get(s).alignment,
         Region::Tensor(_) => eb,
     };
-    if align > 1 && a.fp.lo % align != 0 {
+    if align > 1 && !a.fp.lo.is_multiple_of(align) {
         return Err(format!(
             "{}[{:#x}] is not aligned to {align} bytes",
             name(),

@@ -317,9 +317,7 @@ impl<'a> Engine<'a> {
             return None;
         }
         let prog: &'a Program = self.prog;
-        let Some(ins) = prog.instrs.get(self.pc) else {
-            return None;
-        };
+        let ins = prog.instrs.get(self.pc)?;
         let costs = &self.machine.costs;
         let scalar = costs.scalar_op_cycles;
         let mut next = self.pc + 1;
@@ -650,9 +648,7 @@ impl<'a> Engine<'a> {
 
     /// Completes pipe `p`'s instruction; returns the pipe a `set_flag` may have woken.
     fn complete(&mut self, p: usize) -> Option<usize> {
-        let Some(f) = self.pipes[p].inflight.take() else {
-            return None;
-        };
+        let f = self.pipes[p].inflight.take()?;
         let mut woke = None;
         let pipe = pipe_of(p);
         let idx = f.d.idx;
