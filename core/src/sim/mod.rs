@@ -3,10 +3,16 @@
 //!
 //! One discrete-event run ([`timing`]) drives everything: the S pipe walks the program and
 //! dispatches into bounded per-pipe queues; each pipe starts its queue head when its
-//! operands allow and completes it `cost` cycles later. Data effects ([`exec`]) apply at
-//! completion, in global time order, so a missing flag shows up as a wrong result as
-//! well as a reported race ([`race`]). With `SimMode { functional: false }` no memory is
-//! allocated and only timing, flags and races are computed.
+//! operands allow and completes it `cost` cycles later. Data effects ([`exec`]) apply
+//! atomically at completion, in global time order: an instruction reads its operands as
+//! they are when it completes. With correct flags that equals program semantics; without
+//! them the result depends on timing and the race detector ([`race`], which does not
+//! depend on timing) reports the missing order. With `SimMode { functional: false }` no
+//! memory is allocated and only timing, flags and races are computed.
+//!
+//! Operand addresses, extents and event ids are checked when the S pipe dispatches (the
+//! error names the instruction and its provenance); data-dependent gather and scatter
+//! indices are checked when they execute (functional mode only).
 
 pub mod exec;
 pub mod flags;
