@@ -67,7 +67,7 @@ fn malformed_lines_never_panic() {
 }
 
 fn reg() -> impl Strategy<Value = Reg> {
-    (0u8..32).prop_map(Reg)
+    (0u16..32).prop_map(Reg)
 }
 
 fn val() -> impl Strategy<Value = Val> {
