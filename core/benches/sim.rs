@@ -45,7 +45,15 @@ wait_flag MTE3, MTE2, 1
 
 fn main() {
     let p = program();
-    let r = simulate(&p, &Machine::a3(), vec![], SimMode { functional: false });
+    let r = simulate(
+        &p,
+        &Machine::a3(),
+        vec![],
+        SimMode {
+            functional: false,
+            trace: true,
+        },
+    );
     assert!(r.errors.is_empty(), "{:?}", r.errors.first());
     println!(
         "per run: {} instructions, {} simulated cycles",
@@ -63,7 +71,29 @@ fn timing_only_1m(bencher: divan::Bencher) {
             divan::black_box(&p),
             &m,
             vec![],
-            SimMode { functional: false },
+            SimMode {
+                functional: false,
+                trace: true,
+            },
+        )
+        .cycles
+    });
+}
+
+/// The same program without keeping the per-instruction trace: the simulator's own speed.
+#[divan::bench(sample_count = 5)]
+fn timing_only_1m_no_trace(bencher: divan::Bencher) {
+    let p = program();
+    let m = Machine::a3();
+    bencher.bench(|| {
+        simulate(
+            divan::black_box(&p),
+            &m,
+            vec![],
+            SimMode {
+                functional: false,
+                trace: false,
+            },
         )
         .cycles
     });

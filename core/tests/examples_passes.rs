@@ -58,10 +58,19 @@ fn the_built_in_gallery_lists_every_example_file() {
     built_in.sort();
     let files: Vec<String> = examples()
         .iter()
-        .map(|p| p.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string())
+        .map(|p| {
+            p.file_stem()
+                .and_then(|s| s.to_str())
+                .expect("utf-8 name")
+                .to_string()
+        })
         .collect();
     assert_eq!(built_in, files);
     for e in tilescope::examples::ALL {
-        assert!(!e.description().is_empty(), "{} has no teaching comment", e.name);
+        assert!(
+            !e.description().is_empty(),
+            "{} has no teaching comment",
+            e.name
+        );
     }
 }

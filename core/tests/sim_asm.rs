@@ -285,7 +285,7 @@ proptest! {
         let m = tilescope::machine::Machine::teach();
         for functional in [false, true] {
             let inputs = if functional { sim_support::inputs(&p) } else { vec![] };
-            let r = tilescope::sim::simulate(&p, &m, inputs, tilescope::sim::SimMode { functional });
+            let r = tilescope::sim::simulate(&p, &m, inputs, tilescope::sim::SimMode { functional, trace: true });
             prop_assert!(r.instructions <= p.instrs.len() as u64);
         }
     }

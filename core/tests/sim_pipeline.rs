@@ -216,7 +216,10 @@ fn simulate_timing(text: &str) -> tilescope::sim::SimResult {
         &parse(text),
         &tilescope::machine::Machine::teach(),
         vec![],
-        tilescope::sim::SimMode { functional: false },
+        tilescope::sim::SimMode {
+            functional: false,
+            trace: true,
+        },
     )
 }
 

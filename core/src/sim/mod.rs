@@ -31,6 +31,22 @@ use serde::{Deserialize, Serialize};
 pub struct SimMode {
     /// Execute on data (and produce outputs); `false` computes timing, flags and races only.
     pub functional: bool,
+    /// Keep the per-instruction trace (the playground's timeline, `--trace`). Without it
+    /// the run is faster; totals, flags, races and errors are still reported.
+    pub trace: bool,
+}
+
+impl SimMode {
+    /// Data, timing and trace: what `run` and the playground use.
+    pub const FULL: SimMode = SimMode {
+        functional: true,
+        trace: true,
+    };
+    /// Timing with a trace, no data.
+    pub const TIMING: SimMode = SimMode {
+        functional: false,
+        trace: true,
+    };
 }
 
 /// Trace entries and flag events kept at most (later ones are counted, not stored), so a
@@ -279,7 +295,7 @@ pub fn simulate(
     } else {
         memory::Memory::empty()
     };
-    let mut result = timing::Engine::new(program, machine, memory, mode.functional).run();
+    let mut result = timing::Engine::new(program, machine, memory, mode).run();
     result.pipes.sort_by_key(|p| p.pipe);
     result
 }

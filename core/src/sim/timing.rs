@@ -75,6 +75,7 @@ pub struct Engine<'a> {
     machine: &'a Machine,
     mem: Memory,
     functional: bool,
+    keep_trace: bool,
     scratch: Scratch,
     pipes: [PipeState; 7],
     pc: usize,
@@ -107,7 +108,7 @@ impl<'a> Engine<'a> {
         prog: &'a Program,
         machine: &'a Machine,
         mem: Memory,
-        functional: bool,
+        mode: super::SimMode,
     ) -> Engine<'a> {
         let mut matching = vec![0; prog.instrs.len()];
         let mut open = Vec::new();
@@ -128,7 +129,8 @@ impl<'a> Engine<'a> {
             prog,
             machine,
             mem,
-            functional,
+            functional: mode.functional,
+            keep_trace: mode.trace,
             scratch: Scratch::default(),
             pipes: Default::default(),
             pc: 0,
@@ -174,6 +176,9 @@ impl<'a> Engine<'a> {
     }
 
     fn trace(&mut self, e: TraceEntry) {
+        if !self.keep_trace {
+            return;
+        }
         if self.out.trace.len() < TRACE_LIMIT {
             self.out.trace.push(e);
         } else {

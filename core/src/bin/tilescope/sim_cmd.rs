@@ -61,6 +61,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
         inputs,
         SimMode {
             functional: !args.timing_only,
+            trace: args.trace.is_some(),
         },
     );
     if let Some(path) = &args.trace {
