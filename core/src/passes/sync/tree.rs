@@ -309,6 +309,13 @@ impl Tree {
         }
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
+            let tops = match self.nodes.get(id) {
+                Some(Node {
+                    kind: Kind::Loop(..),
+                    ..
+                }) => top(self, id),
+                _ => Vec::new(),
+            };
             let kind = match self.nodes.get_mut(id) {
                 Some(n) => std::mem::replace(&mut n.kind, Kind::Sync(Sync::Barrier)),
                 None => continue,
@@ -324,7 +331,7 @@ impl Tree {
                     }
                 }
                 Kind::Loop(h, body) => {
-                    let mut items: Vec<Item> = top(self, id).into_iter().map(Item::Instr).collect();
+                    let mut items: Vec<Item> = tops.into_iter().map(Item::Instr).collect();
                     prefix.push(out.len());
                     // Items put at the top shift the body's paths.
                     let shift = items.len();
