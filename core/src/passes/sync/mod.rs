@@ -287,10 +287,7 @@ fn write_back(
     for p in tree.pairs.iter().filter(|p| p.live()) {
         if let Ids::Dynamic { rotation, count } = p.ids {
             let key = (rotation, count, p.base);
-            if !regs.contains_key(&key) {
-                let r = lowered.new_reg();
-                regs.insert(key, r);
-            }
+            regs.entry(key).or_insert_with(|| lowered.new_reg());
         }
     }
     let mut paths: HashMap<usize, Vec<Vec<usize>>> = HashMap::new();
