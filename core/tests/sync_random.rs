@@ -43,7 +43,7 @@ fn build(before: &[Step], body: &[Step], after: &[Step], trips: i64, slots: u32)
     let t2 = b.buffer("t2", MemSpace::UB, 2048, &[4096], None);
     let bufs = [t0, t1, t2];
     // Build the three sections into separate item lists by building the loop last.
-    let mut emit_steps = |b: &mut Builder, steps: &[Step], in_loop: bool| {
+    let emit_steps = |b: &mut Builder, steps: &[Step], in_loop: bool| {
         let base = match (in_loop, slot) {
             (true, Some(s)) => Some(b.alu(AluOp::Mul, s, Val::Imm(6144))),
             _ => None,
