@@ -4,6 +4,8 @@
 //! pass took, and (when asked) verifies it.
 
 pub mod canonicalize;
+pub mod emit;
+pub mod sync;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::{self, hir};
@@ -51,6 +53,12 @@ pub struct Context {
     pub lowered: Option<crate::lowered::Lowered>,
     /// The final program, from emit on.
     pub program: Option<crate::isa::Program>,
+    /// How insert-sync orders the pipes.
+    pub sync: crate::compile::SyncStrategy,
+    /// The target; `None` means the default preset (`a3`).
+    pub machine: Option<crate::machine::Machine>,
+    /// What insert-sync inserted, once it ran.
+    pub sync_report: Option<sync::SyncReport>,
 }
 
 impl Context {
@@ -60,6 +68,13 @@ impl Context {
             kernel_name,
             ..Context::default()
         }
+    }
+
+    /// The target machine: the one set, or the default preset.
+    pub fn machine(&self) -> crate::machine::Machine {
+        self.machine
+            .clone()
+            .unwrap_or_else(crate::machine::Machine::a3)
     }
 
     /// The printed form of the most lowered representation present.
@@ -87,6 +102,15 @@ impl Context {
             Some(k) => ir::verify(k).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()),
             None => Ok(()),
         }
+    }
+
+    /// The lowered program, or an internal error naming `pass` when no pass produced it.
+    pub fn lowered_mut(&mut self, pass: &str) -> Result<&mut crate::lowered::Lowered, Diagnostics> {
+        self.lowered.as_mut().ok_or_else(|| {
+            vec![Diagnostic::global(format!(
+                "internal error: pass `{pass}` needs the lowered program"
+            ))]
+        })
     }
 
     /// The tile IR, or an internal error naming `pass` when no pass produced it yet.
