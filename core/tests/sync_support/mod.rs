@@ -228,7 +228,7 @@ pub fn emit_ok(l: &Lowered, m: &Machine) -> Program {
 
 pub fn run(l: &Lowered, m: &Machine) -> SimResult {
     let p = emit_ok(l, m);
-    simulate(&p, m, inputs(&p), SimMode { functional: true })
+    simulate(&p, m, inputs(&p), SimMode::FULL)
 }
 
 /// `l` with `strategy`'s sync inserted, and the report.
