@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use gloo::events::EventListener;
+use gloo::events::{EventListener, EventListenerOptions};
 use gloo::timers::callback::Timeout;
 use gloo::worker::{Spawnable, WorkerBridge};
 use wasm_bindgen::JsCast;
@@ -165,7 +165,9 @@ pub fn App() -> Html {
         let dispatcher = state.dispatcher();
         use_effect_with((), move |_| {
             let listener = dom::document().map(|doc| {
-                EventListener::new(&doc, "keydown", move |event| {
+                // Not passive: shortcuts call preventDefault.
+                let options = EventListenerOptions::enable_prevent_default();
+                EventListener::new_with_options(&doc, "keydown", options, move |event| {
                     if let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() {
                         handle_shortcut(event, &dispatcher);
                     }

@@ -45,11 +45,14 @@ pub fn Editor() -> Html {
         }
         marks
     };
-    let error_lines: Vec<usize> = marks
-        .iter()
-        .filter(|(_, m)| m & (MARK_ERROR | MARK_WARNING) != 0)
-        .map(|(r, _)| text::line_col(source, r.start).0)
-        .collect();
+    let lines_with = |mark: u8| -> Vec<usize> {
+        marks
+            .iter()
+            .filter(|(_, m)| m & mark != 0)
+            .map(|(r, _)| text::line_col(source, r.start).0)
+            .collect()
+    };
+    let (error_lines, warning_lines) = (lines_with(MARK_ERROR), lines_with(MARK_WARNING));
     let caret_line = text::line_col(source, app.caret).0;
 
     let highlighted: Html = highlight::segments(source, &highlight::tokenize(source), &marks)
@@ -79,6 +82,7 @@ pub fn Editor() -> Html {
             let class = classes!(
                 "ln",
                 error_lines.contains(&n).then_some("ln-error"),
+                (!error_lines.contains(&n) && warning_lines.contains(&n)).then_some("ln-warning"),
                 (n == caret_line).then_some("ln-caret")
             );
             html! { <div {class}>{n}</div> }

@@ -13,6 +13,7 @@ use crate::state::Action;
 pub fn Panels() -> Html {
     let app = use_app();
     let problems = app.compile.as_ref().map_or(0, |c| c.diagnostics.len());
+    let errors = app.compile.as_ref().map_or(0, |c| c.error_count());
     let tabs = Panel::ALL.iter().enumerate().map(|(i, panel)| {
         let panel = *panel;
         let selected = app.view.panel == panel;
@@ -21,7 +22,7 @@ pub fn Panels() -> Html {
             Callback::from(move |_| app.dispatch(Action::SelectPanel(panel)))
         };
         let badge = (panel == Panel::Problems && problems > 0)
-            .then(|| html! { <span class="tab-badge">{problems}</span> });
+            .then(|| html! { <span class={classes!("tab-badge", (errors == 0).then_some("tab-badge-warning"))}>{problems}</span> });
         html! {
             <button class={classes!("tab", selected.then_some("tab-selected"))} role="tab"
                 aria-selected={selected.to_string()} title={format!("{} (Alt+{})", panel.title(), i + 1)} {onclick}>
