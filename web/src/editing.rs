@@ -12,17 +12,17 @@ pub struct Edit {
 }
 
 /// Tab: with no selection inserts spaces up to the next 4-column stop; with a selection
-/// spanning lines indents every selected line.
+/// indents every line it touches (as CodeMirror's indentMore does), never replacing text.
 pub fn indent(text: &str, sel_start: usize, sel_end: usize) -> Edit {
     let (start, end) = ordered(text, sel_start, sel_end);
     let first_line = line_begin(text, start);
-    if !text[start..end].contains('\n') {
+    if start == end {
         let column = text[first_line..start].chars().count();
         let pad = &INDENT[..INDENT.len() - column % INDENT.len()];
         let mut out = String::with_capacity(text.len() + pad.len());
         out.push_str(&text[..start]);
         out.push_str(pad);
-        out.push_str(&text[end..]);
+        out.push_str(&text[start..]);
         let caret = start + pad.len();
         return Edit {
             text: out,
@@ -126,6 +126,19 @@ mod tests {
         );
         let e = indent("x\n", 2, 2);
         assert_eq!(e.text, "x\n    ");
+    }
+
+    #[test]
+    fn tab_with_a_selection_in_one_line_indents_the_line() {
+        let e = indent("ab\ncd", 4, 5);
+        assert_eq!(
+            e,
+            Edit {
+                text: "ab\n    cd".into(),
+                sel_start: 8,
+                sel_end: 9
+            }
+        );
     }
 
     #[test]

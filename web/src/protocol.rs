@@ -174,3 +174,107 @@ pub struct SimOutput {
     /// Chrome Trace Event JSON, for the Download trace button.
     pub trace_json: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tilescope::diag::Diagnostic;
+
+    /// gloo-worker moves messages with bincode, which cannot represent some serde
+    /// attributes (`flatten`, `skip_serializing_if`, internal tags): every message
+    /// shape must survive it.
+    #[test]
+    fn messages_round_trip_through_the_worker_codec() {
+        let compile = CompileOutput {
+            passes: vec![PassRecord {
+                name: "canonicalize".into(),
+                description: "fold".into(),
+                ir: "%0 = add %a, %b\n".into(),
+                line_spans: vec![Some(Span::new(3, 9)), None],
+                changed: true,
+                micros: 12,
+            }],
+            diagnostics: vec![Diagnostic::error("bad", Span::new(1, 2))
+                .with_label(Span::new(0, 1), "here")
+                .with_note("n")],
+            steps: Some(StepGraph {
+                nodes: vec![StepNode {
+                    id: 0,
+                    label: "load x".into(),
+                    span: None,
+                }],
+                edges: vec![StepEdge {
+                    from: 0,
+                    to: 0,
+                    kind: StepEdgeKind::LoopCarried,
+                }],
+            }),
+            asm: Some("MTE2 copy_gm_to_ub".into()),
+            total_micros: 40,
+        };
+        let sim = SimOutput {
+            cycles: 900,
+            slices: vec![TraceSlice {
+                pipe: Pipe::MTE2,
+                start: 0,
+                end: 200,
+                label: "copy".into(),
+                step: Some(0),
+                span: Some(Span::new(5, 6)),
+                stall: None,
+            }],
+            flags: vec![FlagEvent {
+                src: Pipe::MTE2,
+                dst: Pipe::V,
+                event: 1,
+                set_cycle: 200,
+                wait_cycle: None,
+            }],
+            races: vec![Race {
+                message: "RAW".into(),
+                first: None,
+                second: Some(Span::new(1, 1)),
+            }],
+            errors: vec![Diagnostic::global("deadlock")],
+            outputs: vec![OutputTensor {
+                name: "y".into(),
+                shape: vec![2, 2],
+                dtype: "f32".into(),
+                npy: vec![0x93, b'N'],
+            }],
+            trace_json: "{}".into(),
+        };
+        let messages = vec![
+            Response::Compiled {
+                id: 1,
+                output: compile.clone(),
+            },
+            Response::Simulated {
+                id: 2,
+                compile,
+                sim: Some(sim),
+            },
+            Response::Crashed {
+                id: 3,
+                message: "boom".into(),
+            },
+        ];
+        for message in messages {
+            let bytes = bincode::serialize(&message).expect("serialise");
+            let back: Response = bincode::deserialize(&bytes).expect("deserialise");
+            assert_eq!(back, message);
+        }
+        let request = Request::Simulate {
+            id: 9,
+            source: "k".into(),
+            options: CompileOptions::default(),
+            seed: 3,
+        };
+        let bytes = bincode::serialize(&request).expect("serialise");
+        assert_eq!(
+            bincode::deserialize::<Request>(&bytes).expect("deserialise"),
+            request
+        );
+        assert_eq!(request.id(), 9);
+    }
+}
