@@ -14,6 +14,22 @@ use crate::state::Action;
 #[function_component]
 pub fn PassesPanel() -> Html {
     let app = use_app();
+    // Hooks come before the early returns below: Yew needs the same hooks every render.
+    let ir_ref = use_node_ref();
+    // When the caret moves, bring the first IR line it maps to into view.
+    {
+        let ir_ref = ir_ref.clone();
+        use_effect_with((app.caret, app.view.pass.clone()), move |_| {
+            let linked = ir_ref
+                .cast::<web_sys::Element>()
+                .and_then(|ir| ir.query_selector(".ir-linked").ok().flatten());
+            if let Some(line) = linked {
+                let options = web_sys::ScrollIntoViewOptions::new();
+                options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                line.scroll_into_view_with_scroll_into_view_options(&options);
+            }
+        });
+    }
     let Some(compile) = app.compile.clone() else {
         return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
     };
@@ -162,7 +178,7 @@ pub fn PassesPanel() -> Html {
                         {mode(true, "Diff")}
                     </div>
                 </div>
-                <div class="ir" onmouseleave={unhover}>{body}</div>
+                <div class="ir" ref={ir_ref} onmouseleave={unhover}>{body}</div>
             </div>
         </div>
     }
