@@ -5,59 +5,58 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Example {
-    /// File stem: `softmax` for `softmax.tile`.
+    /// File stem: `softmax` for `softmax.tile`; the id stored in share links.
     pub name: &'static str,
+    /// A short title for the gallery.
+    pub title: &'static str,
     pub source: &'static str,
 }
 
 macro_rules! examples {
-    ($($name:literal),* $(,)?) => {
+    ($($name:literal: $title:literal),* $(,)?) => {
         &[$(Example {
             name: $name,
+            title: $title,
             source: include_str!(concat!("../../static/examples/", $name, ".tile")),
         }),*]
     };
 }
 
-/// In gallery order: from the simplest kernel to the ones that show the most machinery.
+/// In teaching order: streaming first, then reductions, matrix kernels, data movement.
 pub const ALL: &[Example] = examples![
-    "elementwise",
-    "softmax",
-    "layernorm",
-    "rmsnorm",
-    "tail_reduction",
-    "multibuffer",
-    "matmul_tiled",
-    "matmul_bias_gelu",
-    "attention",
-    "rope",
-    "gather",
-    "scatter",
-    "block_permute",
+    "elementwise": "Elementwise",
+    "multibuffer": "Multi-buffered stream",
+    "softmax": "Softmax",
+    "layernorm": "Layer norm",
+    "rmsnorm": "RMS norm (f16)",
+    "tail_reduction": "Tail iteration",
+    "matmul_tiled": "Tiled matmul",
+    "matmul_bias_gelu": "Linear + GELU",
+    "attention": "Attention",
+    "rope": "Rotary embedding",
+    "gather": "Gather",
+    "scatter": "Scatter",
+    "block_permute": "Block permute",
 ];
 
 impl Example {
-    /// The leading `//` comment block with the comment markers removed: what the example
-    /// teaches.
+    /// The leading `//` comment block as one paragraph: what the example teaches.
     pub fn description(&self) -> String {
         self.source
             .lines()
             .map_while(|l| l.trim_start().strip_prefix("//"))
-            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .map(str::trim)
             .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// The first line of the description.
-    pub fn title(&self) -> &'static str {
-        self.source
-            .lines()
-            .next()
-            .and_then(|l| l.trim_start().strip_prefix("//"))
-            .map_or(self.name, str::trim)
+            .join(" ")
     }
 
     pub fn find(name: &str) -> Option<&'static Example> {
         ALL.iter().find(|e| e.name == name)
     }
+}
+
+/// The example a new session starts with.
+pub fn default_example() -> &'static Example {
+    // ALL is a non-empty constant.
+    &ALL[0]
 }

@@ -1,59 +1,9 @@
-//! The example gallery: every kernel in `static/examples/`, embedded at build time.
+//! The example gallery: core's built-in examples (`static/examples/`).
 
-pub struct Example {
-    /// File stem; the id stored in share links.
-    pub id: &'static str,
-    pub title: &'static str,
-    pub source: &'static str,
-}
-
-macro_rules! example {
-    ($id:literal, $title:literal) => {
-        Example {
-            id: $id,
-            title: $title,
-            source: include_str!(concat!("../../static/examples/", $id, ".tile")),
-        }
-    };
-}
-
-/// In teaching order: streaming first, then reductions, matrix kernels, data movement.
-pub const EXAMPLES: &[Example] = &[
-    example!("elementwise", "Elementwise"),
-    example!("multibuffer", "Multi-buffered stream"),
-    example!("softmax", "Softmax"),
-    example!("layernorm", "Layer norm"),
-    example!("rmsnorm", "RMS norm (f16)"),
-    example!("tail_reduction", "Tail iteration"),
-    example!("matmul_tiled", "Tiled matmul"),
-    example!("matmul_bias_gelu", "Linear + GELU"),
-    example!("attention", "Attention"),
-    example!("rope", "Rotary embedding"),
-    example!("gather", "Gather"),
-    example!("scatter", "Scatter"),
-    example!("block_permute", "Block permute"),
-];
+pub use tilescope::examples::{default_example, Example, ALL as EXAMPLES};
 
 pub fn find(id: &str) -> Option<&'static Example> {
-    EXAMPLES.iter().find(|e| e.id == id)
-}
-
-/// The example a new session starts with.
-pub fn default_example() -> &'static Example {
-    // EXAMPLES is a non-empty constant.
-    &EXAMPLES[0]
-}
-
-impl Example {
-    /// The first comment block: the example's teaching text, one paragraph.
-    pub fn teaching_text(&self) -> String {
-        self.source
-            .lines()
-            .map_while(|l| l.trim_start().strip_prefix("//"))
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+    Example::find(id)
 }
 
 #[cfg(test)]
@@ -61,21 +11,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_example_has_a_unique_id_and_teaching_text() {
-        let mut ids: Vec<&str> = EXAMPLES.iter().map(|e| e.id).collect();
+    fn every_example_has_a_unique_id_and_description() {
+        let mut ids: Vec<&str> = EXAMPLES.iter().map(|e| e.name).collect();
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), EXAMPLES.len());
         for e in EXAMPLES {
             assert!(
-                e.teaching_text().len() > 40,
+                e.description().len() > 40,
                 "{} has no teaching comment",
-                e.id
+                e.name
             );
-            assert!(e.source.contains("kernel "), "{}", e.id);
+            assert!(e.source.contains("kernel "), "{}", e.name);
         }
         assert_eq!(find("softmax").map(|e| e.title), Some("Softmax"));
-        assert!(default_example().teaching_text().starts_with("Elementwise"));
+        assert!(default_example().description().starts_with("Elementwise"));
     }
 
     #[test]

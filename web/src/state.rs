@@ -96,7 +96,7 @@ pub fn default_view() -> ViewState {
     let example = examples::default_example();
     ViewState {
         source: example.source.to_string(),
-        example: Some(example.id.to_string()),
+        example: Some(example.name.to_string()),
         options: CompileOptions::default(),
         pass: None,
         panel: Panel::Passes,
@@ -195,7 +195,7 @@ impl AppState {
             Action::LoadExample(id) => {
                 if let Some(example) = examples::find(&id) {
                     self.view.source = example.source.to_string();
-                    self.view.example = Some(example.id.to_string());
+                    self.view.example = Some(example.name.to_string());
                     self.view.options.kernel = None;
                     self.overlay = Overlay::None;
                     self.linked_span = None;

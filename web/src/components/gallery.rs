@@ -15,14 +15,14 @@ pub fn Gallery() -> Html {
                 <div class="gallery">
                     { for EXAMPLES.iter().map(|e| {
                         let app = app.clone();
-                        let id = e.id.to_string();
+                        let id = e.name.to_string();
                         let onclick = Callback::from(move |_| app.dispatch(Action::LoadExample(id.clone())));
-                        let selected = current.as_deref() == Some(e.id);
+                        let selected = current.as_deref() == Some(e.name);
                         html! {
                             <button class={classes!("card", selected.then_some("card-selected"))} {onclick}>
                                 <span class="card-title">{e.title}</span>
-                                <span class="card-file">{format!("{}.tile", e.id)}</span>
-                                <span class="card-text">{e.teaching_text()}</span>
+                                <span class="card-file">{format!("{}.tile", e.name)}</span>
+                                <span class="card-text">{e.description()}</span>
                             </button>
                         }
                     }) }
