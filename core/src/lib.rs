@@ -4,6 +4,7 @@
 
 pub mod compile;
 pub mod diag;
+pub mod examples;
 pub mod front;
 pub mod inputs;
 pub mod interp;

@@ -78,7 +78,7 @@ pub fn run(
     };
     let mut reference = inputs.clone();
     let interp = crate::interp::run(hir, &mut reference);
-    let sim = sim::simulate(&program, &machine, inputs, SimMode { functional: true });
+    let sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
     result.cycles = sim.cycles;
     result.pipes = sim.pipes.clone();
     result.syncs = sim.flags.iter().filter(|f| f.wait_cycle.is_some()).count() as u64;

@@ -42,3 +42,26 @@ fn every_example_compiles_through_every_pass() {
         insta::assert_snapshot!(format!("passes_{name}"), dump(&source));
     }
 }
+
+#[test]
+fn the_built_in_gallery_lists_every_example_file() {
+    let mut built_in: Vec<&str> = tilescope::examples::ALL.iter().map(|e| e.name).collect();
+    built_in.sort();
+    let files: Vec<String> = examples()
+        .iter()
+        .map(|p| {
+            p.file_stem()
+                .and_then(|s| s.to_str())
+                .expect("utf-8 name")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(built_in, files);
+    for e in tilescope::examples::ALL {
+        assert!(
+            !e.description().is_empty(),
+            "{} has no teaching comment",
+            e.name
+        );
+    }
+}

@@ -49,3 +49,50 @@ fn every_example_matches_the_interpreter_with_barrier_sync() {
 fn every_example_matches_the_interpreter_with_auto_sync() {
     check(SyncStrategy::Auto, "a3");
 }
+
+#[test]
+fn without_sync_a_pipelined_example_shows_its_races() {
+    let source = include_str!("../../static/examples/softmax.tile");
+    let options = CompileOptions {
+        sync: SyncStrategy::None,
+        ..CompileOptions::default()
+    };
+    let r = run(source, &options, Vec::new(), 7);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(!r.races.is_empty(), "no races reported without sync");
+    assert_eq!(r.syncs, 0);
+}
+
+#[test]
+fn auto_sync_pairs_are_counted_and_beat_barriers() {
+    let source = include_str!("../../static/examples/multibuffer.tile");
+    let with = |sync| {
+        let options = CompileOptions {
+            sync,
+            ..CompileOptions::default()
+        };
+        run(source, &options, Vec::new(), 7)
+    };
+    let (auto, barrier) = (with(SyncStrategy::Auto), with(SyncStrategy::Barrier));
+    assert!(auto.syncs > 0);
+    assert!(
+        auto.cycles < barrier.cycles,
+        "{} vs {}",
+        auto.cycles,
+        barrier.cycles
+    );
+    assert!(auto.bound > 0 && auto.bound <= auto.cycles);
+    let json = serde_json::to_value(&auto).expect("serialises");
+    for key in [
+        "cycles",
+        "pipes",
+        "syncs",
+        "races",
+        "errors",
+        "reference_match",
+        "max_abs_err",
+        "bound",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}");
+    }
+}

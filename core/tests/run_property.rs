@@ -150,6 +150,7 @@ proptest! {
 
     #[test]
     fn random_matmuls_match(src in matmul()) {
+        check(&src, SyncStrategy::Auto)?;
         check(&src, SyncStrategy::Barrier)?;
     }
 }

@@ -45,7 +45,10 @@ fn timing_only_mode_matches_functional_timing() {
         &p,
         &tilescope::machine::Machine::teach(),
         vec![],
-        tilescope::sim::SimMode { functional: false },
+        tilescope::sim::SimMode {
+            functional: false,
+            trace: true,
+        },
     );
     assert!(t.errors.is_empty(), "{:#?}", t.errors);
     assert_eq!(t.cycles, f.cycles);

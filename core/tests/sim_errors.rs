@@ -198,13 +198,13 @@ fn zero_trip_loops_skip_their_body() {
 #[test]
 fn input_binding_mismatches_are_errors() {
     let p = load("dma_round_trip");
-    let r = simulate(&p, &Machine::teach(), vec![], SimMode { functional: true });
+    let r = simulate(&p, &Machine::teach(), vec![], SimMode::FULL);
     assert_eq!(kinds(&r), vec![SimErrorKind::Invalid]);
     let bad = vec![
         Tensor::zeros(DType::F16, vec![16, 16]),
         Tensor::zeros(DType::F32, vec![16, 16]),
     ];
-    let r = simulate(&p, &Machine::teach(), bad, SimMode { functional: true });
+    let r = simulate(&p, &Machine::teach(), bad, SimMode::FULL);
     assert!(
         r.errors[0].message.contains("input `x` is f16"),
         "{}",

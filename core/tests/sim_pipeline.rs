@@ -216,6 +216,56 @@ fn simulate_timing(text: &str) -> tilescope::sim::SimResult {
         &parse(text),
         &tilescope::machine::Machine::teach(),
         vec![],
-        tilescope::sim::SimMode { functional: false },
+        tilescope::sim::SimMode {
+            functional: false,
+            trace: true,
+        },
     )
+}
+
+#[test]
+fn concurrent_gm_transfers_share_bandwidth() {
+    // teach: each 2 KiB transfer alone is 20 + 2048/32 = 84 cycles. The load runs 1..85.
+    // The store starts at 2 and would move bytes from 22; the load moves GM data until
+    // 85, so 63 of the store's 64 transfer cycles overlap and run at half speed:
+    // ceil(63 / 2) = 32 extra cycles, ending at 2 + 84 + 32 = 118.
+    let text = "\
+.tensor x f32[8, 64]
+.tensor y f32[8, 64]
+dma.f32 ub[0], x[0], [512, 1, 1]
+dma.f32 y[0], ub[4096], [512, 1, 1]
+";
+    let r = simulate_timing(text);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{r:#?}");
+    let spans: Vec<(u64, u64, Option<StallReason>)> =
+        r.trace.iter().map(|e| (e.start, e.end, e.stall)).collect();
+    assert_eq!(
+        spans,
+        vec![
+            (1, 85, None),
+            (2, 118, Some(StallReason::Bandwidth { cycles: 32 }))
+        ]
+    );
+    assert_eq!(r.gm_bytes, 4096);
+}
+
+#[test]
+fn pipe_barrier_all_orders_everything_before_it() {
+    // The load runs 1..85; S waits at the barrier from 1 to 85 (stall 84), runs it
+    // 85..86, dispatches vexp 86..87, and V runs it 87..223 (136 cycles).
+    let text = "\
+.tensor x f32[8, 64]
+dma.f32 ub[0], x[0], [512, 1, 1]
+pipe_barrier ALL
+vexp.f32 ub[0]{8, 64, 64}, ub[0]{8, 64, 64}
+";
+    let r = simulate_timing(text);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{r:#?}");
+    let spans: Vec<(Pipe, u64, u64)> = r.trace.iter().map(|e| (e.pipe, e.start, e.end)).collect();
+    assert_eq!(
+        spans,
+        vec![(Pipe::MTE2, 1, 85), (Pipe::S, 85, 86), (Pipe::V, 87, 223)]
+    );
+    assert_eq!(r.trace[1].stall, Some(StallReason::Barrier { cycles: 84 }));
+    assert_eq!(r.cycles, 223);
 }

@@ -38,7 +38,8 @@ fn sigmoid(x: f32) -> f32 {
 
 #[test]
 fn unary_ops_match_direct_computation() {
-    let cases: [(&str, fn(f32) -> f32); 12] = [
+    type Unary = (&'static str, fn(f32) -> f32);
+    let cases: [Unary; 12] = [
         ("vexp", f32::exp),
         ("vlog", f32::ln),
         ("vsqrt", f32::sqrt),
@@ -65,7 +66,8 @@ fn unary_ops_match_direct_computation() {
 
 #[test]
 fn binary_ops_with_tiles_scalars_and_broadcast() {
-    let cases: [(&str, fn(f32, f32) -> f32); 6] = [
+    type Binary = (&'static str, fn(f32, f32) -> f32);
+    let cases: [Binary; 6] = [
         ("vadd", |a, b| a + b),
         ("vsub", |a, b| a - b),
         ("vmul", |a, b| a * b),

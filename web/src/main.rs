@@ -1,10 +1,5 @@
-use yew::prelude::*;
-
-#[function_component]
-fn App() -> Html {
-    html! { <main><h1>{ "Tilescope" }</h1></main> }
-}
+//! Entry point of the playground page.
 
 fn main() {
-    yew::Renderer::<App>::new().render();
+    yew::Renderer::<tilescope_web::components::app::App>::new().render();
 }

@@ -980,7 +980,7 @@ pub fn parse(text: &str) -> Result<Program, Diagnostics> {
         let prov_base = start + lead + ins.len();
         let ins = ins.trim_end();
         let (mnemonic, rest) = ins.split_once(char::is_whitespace).unwrap_or((ins, ""));
-        let rest_base = start + lead + mnemonic.len();
+        let rest_base = start + lead + ins.len() - rest.len();
         let result = (|| {
             let prov = parse_prov(prov_text, prov_base)?;
             let mut ops = Vec::new();

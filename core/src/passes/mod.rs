@@ -6,12 +6,13 @@
 pub mod axis_split;
 pub mod canonicalize;
 pub mod decompose_transfer;
+pub mod emit;
 pub mod form_steps;
 pub mod lower;
 pub mod multi_buffer;
 pub mod plan_memory;
 pub mod scope;
-pub mod stand_in;
+pub mod sync;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::{self, hir};
@@ -59,9 +60,12 @@ pub struct Context {
     pub lowered: Option<crate::lowered::Lowered>,
     /// The final program, from emit on.
     pub program: Option<crate::isa::Program>,
-    /// The target; `Context::machine` falls back to the default preset.
-    pub machine: Option<crate::machine::Machine>,
+    /// How insert-sync orders the pipes.
     pub sync: crate::compile::SyncStrategy,
+    /// The target; `None` means the default preset (`a3`).
+    pub machine: Option<crate::machine::Machine>,
+    /// What insert-sync inserted, once it ran.
+    pub sync_report: Option<sync::SyncReport>,
     /// Let multi-buffer double-buffer innermost loops without `@buffers`.
     pub auto_multi_buffer: bool,
 }
@@ -75,7 +79,7 @@ impl Context {
         }
     }
 
-    /// The target machine of this compilation.
+    /// The target machine: the one set, or the default preset.
     pub fn machine(&self) -> crate::machine::Machine {
         self.machine
             .clone()
@@ -107,6 +111,15 @@ impl Context {
             Some(k) => ir::verify(k).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()),
             None => Ok(()),
         }
+    }
+
+    /// The lowered program, or an internal error naming `pass` when no pass produced it.
+    pub fn lowered_mut(&mut self, pass: &str) -> Result<&mut crate::lowered::Lowered, Diagnostics> {
+        self.lowered.as_mut().ok_or_else(|| {
+            vec![Diagnostic::global(format!(
+                "internal error: pass `{pass}` needs the lowered program"
+            ))]
+        })
     }
 
     /// The tile IR, or an internal error naming `pass` when no pass produced it yet.
@@ -168,8 +181,8 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(multi_buffer::MultiBuffer),
         Box::new(plan_memory::PlanMemory),
         Box::new(lower::LowerToPipes),
-        Box::new(stand_in::BarrierSync),
-        Box::new(stand_in::Emit),
+        Box::new(sync::InsertSync),
+        Box::new(emit::Emit),
     ]
 }
 

@@ -328,18 +328,16 @@ pub fn accesses(
             dims,
         } => {
             let eb = elem_bytes(*dtype);
-            let sd: Vec<(i64, i64)> = dims
-                .iter()
-                .zip(r.val)
-                .map(|(d, e)| (e, d.src_stride))
-                .collect();
-            let dd: Vec<(i64, i64)> = dims
-                .iter()
-                .zip(r.val)
-                .map(|(d, e)| (e, d.dst_stride))
-                .collect();
-            push(src.region, strided_fp(r.addr[1], &sd, eb)?, false);
-            push(dst.region, strided_fp(r.addr[0], &dd, eb)?, true);
+            // Fixed arrays: this runs for every dispatched DMA.
+            let mut sd = [(0i64, 0i64); 4];
+            let mut dd = [(0i64, 0i64); 4];
+            let n = dims.len().min(4);
+            for ((d, e), (s, t)) in dims.iter().zip(r.val).zip(sd.iter_mut().zip(dd.iter_mut())) {
+                *s = (e, d.src_stride);
+                *t = (e, d.dst_stride);
+            }
+            push(src.region, strided_fp(r.addr[1], &sd[..n], eb)?, false);
+            push(dst.region, strided_fp(r.addr[0], &dd[..n], eb)?, true);
         }
         Op::Gather {
             dtype,
@@ -466,8 +464,10 @@ pub fn region_size(prog: &Program, machine: &Machine, region: Region) -> u64 {
 /// tensors start at any element.
 fn check_bounds(prog: &Program, machine: &Machine, a: &Access, eb: u64) -> Result<(), String> {
     let size = region_size(prog, machine, a.region);
-    let name = prog.region_name(a.region);
+    // Names are built only for the error message: this runs for every dispatch.
+    let name = || prog.region_name(a.region);
     if a.fp.hi > size {
+        let name = name();
         return Err(format!(
             "{name}[{:#x}..{:#x}) is out of bounds ({name} holds {size:#x} bytes)",
             a.fp.lo, a.fp.hi
@@ -477,9 +477,10 @@ fn check_bounds(prog: &Program, machine: &Machine, a: &Access, eb: u64) -> Resul
         Region::Buf(s) => machine.memories.get(s).alignment,
         Region::Tensor(_) => eb,
     };
-    if align > 1 && a.fp.lo % align != 0 {
+    if align > 1 && !a.fp.lo.is_multiple_of(align) {
         return Err(format!(
-            "{name}[{:#x}] is not aligned to {align} bytes",
+            "{}[{:#x}] is not aligned to {align} bytes",
+            name(),
             a.fp.lo
         ));
     }

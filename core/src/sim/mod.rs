@@ -3,10 +3,16 @@
 //!
 //! One discrete-event run ([`timing`]) drives everything: the S pipe walks the program and
 //! dispatches into bounded per-pipe queues; each pipe starts its queue head when its
-//! operands allow and completes it `cost` cycles later. Data effects ([`exec`]) apply at
-//! completion, in global time order, so a missing flag shows up as a wrong result as
-//! well as a reported race ([`race`]). With `SimMode { functional: false }` no memory is
-//! allocated and only timing, flags and races are computed.
+//! operands allow and completes it `cost` cycles later. Data effects ([`exec`]) apply
+//! atomically at completion, in global time order: an instruction reads its operands as
+//! they are when it completes. With correct flags that equals program semantics; without
+//! them the result depends on timing and the race detector ([`race`], which does not
+//! depend on timing) reports the missing order. With `SimMode { functional: false }` no
+//! memory is allocated and only timing, flags and races are computed.
+//!
+//! Operand addresses, extents and event ids are checked when the S pipe dispatches (the
+//! error names the instruction and its provenance); data-dependent gather and scatter
+//! indices are checked when they execute (functional mode only).
 
 pub mod exec;
 pub mod flags;
@@ -25,6 +31,22 @@ use serde::{Deserialize, Serialize};
 pub struct SimMode {
     /// Execute on data (and produce outputs); `false` computes timing, flags and races only.
     pub functional: bool,
+    /// Keep the per-instruction trace (the playground's timeline, `--trace`). Without it
+    /// the run is faster; totals, flags, races and errors are still reported.
+    pub trace: bool,
+}
+
+impl SimMode {
+    /// Data, timing and trace: what `run` and the playground use.
+    pub const FULL: SimMode = SimMode {
+        functional: true,
+        trace: true,
+    };
+    /// Timing with a trace, no data.
+    pub const TIMING: SimMode = SimMode {
+        functional: false,
+        trace: true,
+    };
 }
 
 /// Trace entries and flag events kept at most (later ones are counted, not stored), so a
@@ -273,7 +295,7 @@ pub fn simulate(
     } else {
         memory::Memory::empty()
     };
-    let mut result = timing::Engine::new(program, machine, memory, mode.functional).run();
+    let mut result = timing::Engine::new(program, machine, memory, mode).run();
     result.pipes.sort_by_key(|p| p.pipe);
     result
 }

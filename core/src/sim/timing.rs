@@ -75,6 +75,7 @@ pub struct Engine<'a> {
     machine: &'a Machine,
     mem: Memory,
     functional: bool,
+    keep_trace: bool,
     scratch: Scratch,
     pipes: [PipeState; 7],
     pc: usize,
@@ -107,7 +108,7 @@ impl<'a> Engine<'a> {
         prog: &'a Program,
         machine: &'a Machine,
         mem: Memory,
-        functional: bool,
+        mode: super::SimMode,
     ) -> Engine<'a> {
         let mut matching = vec![0; prog.instrs.len()];
         let mut open = Vec::new();
@@ -128,7 +129,8 @@ impl<'a> Engine<'a> {
             prog,
             machine,
             mem,
-            functional,
+            functional: mode.functional,
+            keep_trace: mode.trace,
             scratch: Scratch::default(),
             pipes: Default::default(),
             pc: 0,
@@ -174,6 +176,9 @@ impl<'a> Engine<'a> {
     }
 
     fn trace(&mut self, e: TraceEntry) {
+        if !self.keep_trace {
+            return;
+        }
         if self.out.trace.len() < TRACE_LIMIT {
             self.out.trace.push(e);
         } else {
@@ -190,33 +195,39 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// When pipe `p` next acts: (time, 0) to complete, (time, 1) to start its queue head;
+    /// `None` if idle or blocked on a flag.
+    fn candidate(&self, p: usize) -> Option<(u64, u8)> {
+        let ps = self.pipes.get(p)?;
+        if let Some(f) = &ps.inflight {
+            return Some((f.end, 0));
+        }
+        let h = ps.queue.front()?;
+        let mut t = ps.free_at.max(h.dispatch);
+        if matches!(self.op(h.idx), Op::WaitFlag { .. }) {
+            t = t.max(self.flags.get(self.flag_key(h))?.cycle);
+        }
+        Some((t, 1))
+    }
+
     pub fn run(mut self) -> SimResult {
         let max_cycles = self.machine.limits.max_cycles;
+        // Cached per-pipe candidates, refreshed only for the pipes an action touches.
+        let mut cand: [Option<(u64, u8)>; 7] = [None; 7];
         while !self.fatal {
             // (time, priority, pipe): completions, then starts, then the S pipe.
             let mut best: Option<(u64, u8, usize)> = None;
-            let mut consider = |c: (u64, u8, usize)| {
-                if best.is_none_or(|b| c < b) {
-                    best = Some(c);
-                }
-            };
-            for p in 1..7 {
-                let ps = &self.pipes[p];
-                if let Some(f) = &ps.inflight {
-                    consider((f.end, 0, p));
-                } else if let Some(h) = ps.queue.front() {
-                    let mut t = ps.free_at.max(h.dispatch);
-                    if matches!(self.op(h.idx), Op::WaitFlag { .. }) {
-                        match self.flags.get(self.flag_key(h)) {
-                            Some(f) => t = t.max(f.cycle),
-                            None => continue,
-                        }
+            for (p, c) in cand.iter().enumerate().skip(1) {
+                if let Some((t, pr)) = *c {
+                    if best.is_none_or(|b| (t, pr, p) < b) {
+                        best = Some((t, pr, p));
                     }
-                    consider((t, 1, p));
                 }
             }
             if let Some(t) = self.s_ready() {
-                consider((t, 2, 0));
+                if best.is_none_or(|b| (t, 2, 0) < b) {
+                    best = Some((t, 2, 0));
+                }
             }
             let Some((t, prio, p)) = best else { break };
             if t > max_cycles {
@@ -230,10 +241,21 @@ impl<'a> Engine<'a> {
                 break;
             }
             self.now = t;
-            match prio {
+            let touched = match prio {
                 0 => self.complete(p),
-                1 => self.start(p),
+                1 => {
+                    self.start(p);
+                    None
+                }
                 _ => self.s_step(t),
+            };
+            if prio < 2 {
+                cand[p] = self.candidate(p);
+            }
+            if let Some(q) = touched {
+                if let Some(c) = cand.get_mut(q) {
+                    *c = self.candidate(q);
+                }
             }
         }
         self.finish()
@@ -284,7 +306,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn s_step(&mut self, t: u64) {
+    /// Walks one instruction; returns the pipe it dispatched to.
+    fn s_step(&mut self, t: u64) -> Option<usize> {
         let idx = self.pc as u32;
         self.out.instructions += 1;
         if self.out.instructions > self.machine.limits.max_instructions {
@@ -296,12 +319,10 @@ impl<'a> Engine<'a> {
                 &[],
                 true,
             );
-            return;
+            return None;
         }
         let prog: &'a Program = self.prog;
-        let Some(ins) = prog.instrs.get(self.pc) else {
-            return;
-        };
+        let ins = prog.instrs.get(self.pc)?;
         let costs = &self.machine.costs;
         let scalar = costs.scalar_op_cycles;
         let mut next = self.pc + 1;
@@ -338,7 +359,7 @@ impl<'a> Engine<'a> {
                             &[],
                             true,
                         );
-                        return;
+                        return None;
                     }
                 }
             }
@@ -390,8 +411,7 @@ impl<'a> Engine<'a> {
                 }
             }
             op => {
-                self.dispatch(idx, op, t);
-                return;
+                return self.dispatch(idx, op, t);
             }
         }
         self.trace(TraceEntry {
@@ -409,26 +429,32 @@ impl<'a> Engine<'a> {
         s.free_at = t + cost;
         self.s_time = t + cost;
         self.pc = next;
+        None
     }
 
-    fn dispatch(&mut self, idx: u32, op: &'a Op, t: u64) {
+    fn dispatch(&mut self, idx: u32, op: &'a Op, t: u64) -> Option<usize> {
         let res = match memory::resolve(op, &self.regs) {
             Ok(r) => r,
-            Err(e) => return self.error(SimErrorKind::Memory, e, Some(idx), &[], true),
+            Err(e) => {
+                self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
+                return None;
+            }
         };
         if let Err(e) = memory::accesses(self.prog, self.machine, op, &res) {
-            return self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
+            self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
+            return None;
         }
         if matches!(op, Op::SetFlag { .. } | Op::WaitFlag { .. }) {
             let ids = self.machine.event_ids_per_pair as i64;
             if !(0..ids).contains(&res.val[0]) {
-                return self.error(
+                self.error(
                     SimErrorKind::EventIdRange,
                     format!("event id {} is out of range 0..{ids}", res.val[0]),
                     Some(idx),
                     &[],
                     true,
                 );
+                return None;
             }
         }
         let dc = self.machine.costs.dispatch_cycles;
@@ -438,10 +464,12 @@ impl<'a> Engine<'a> {
             res,
             queue_stall: t - self.s_time.min(t),
         };
-        self.pipes[op.pipe().index()].queue.push_back(d);
+        let q = op.pipe().index();
+        self.pipes[q].queue.push_back(d);
         self.pipes[0].busy += dc;
         self.s_time = t + dc;
         self.pc += 1;
+        Some(q)
     }
 
     fn cost(&self, op: &Op, r: &Resolved) -> Cost {
@@ -623,16 +651,17 @@ impl<'a> Engine<'a> {
         });
     }
 
-    fn complete(&mut self, p: usize) {
-        let Some(f) = self.pipes[p].inflight.take() else {
-            return;
-        };
+    /// Completes pipe `p`'s instruction; returns the pipe a `set_flag` may have woken.
+    fn complete(&mut self, p: usize) -> Option<usize> {
+        let f = self.pipes[p].inflight.take()?;
+        let mut woke = None;
         let pipe = pipe_of(p);
         let idx = f.d.idx;
         let op = self.op(idx);
         self.race.tick(pipe);
         match op {
             Op::SetFlag { src, dst, .. } => {
+                woke = Some(dst.index());
                 let key = self.flag_key(&f.d);
                 let id = f.d.res.val[0] as u32;
                 let event = if self.out.flags.len() < TRACE_LIMIT {
@@ -715,6 +744,7 @@ impl<'a> Engine<'a> {
         ps.free_at = f.end;
         ps.busy += f.end - f.start;
         ps.count += 1;
+        woke
     }
 
     fn deadlock(&mut self) {

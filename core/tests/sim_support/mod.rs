@@ -56,7 +56,7 @@ pub fn run(p: &Program) -> SimResult {
 }
 
 pub fn run_on(p: &Program, m: &Machine) -> SimResult {
-    simulate(p, m, inputs(p), SimMode { functional: true })
+    simulate(p, m, inputs(p), SimMode::FULL)
 }
 
 pub fn assert_close(got: &[f32], want: &[f32], rel: f32) {

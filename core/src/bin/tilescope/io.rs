@@ -1,8 +1,12 @@
 //! File reading and diagnostic printing shared by the subcommands.
 
 use crate::Failed;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tilescope::diag::{self, Diagnostic};
+use tilescope::machine::Machine;
+use tilescope::tensor::Tensor;
+use tilescope::types::DType;
+use tilescope::{inputs, limits, npy};
 
 /// Reads a text file, or prints why it cannot.
 pub fn read_source(path: &Path) -> Result<String, Failed> {
@@ -49,4 +53,52 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<(), Failed> {
     let text = serde_json::to_string_pretty(value).map_err(|e| fail(&e.to_string()))?;
     println!("{text}");
     Ok(())
+}
+
+/// A preset by name, or a machine read from a JSON file.
+pub fn machine(preset: &str) -> Result<Machine, Failed> {
+    if let Some(m) = Machine::preset(preset) {
+        return Ok(m);
+    }
+    let path = Path::new(preset);
+    if path.extension().is_some_and(|e| e == "json") || path.exists() {
+        let text = read_source(path)?;
+        return Machine::from_json(&text).map_err(|e| fail(&format!("{}: {e}", path.display())));
+    }
+    Err(fail(&format!(
+        "unknown preset `{preset}`: use one of {} or a JSON machine file",
+        Machine::preset_names().join(", ")
+    )))
+}
+
+/// Reads `--input NAME=FILE.npy` bindings.
+pub fn read_inputs(bindings: &[(String, PathBuf)]) -> Result<Vec<(String, Tensor)>, Failed> {
+    let mut out = Vec::new();
+    for (name, path) in bindings {
+        let bytes = read_bytes(path)?;
+        let tensor = npy::read(&bytes)
+            .map_err(|e| fail(&format!("--input {name}={}: {e}", path.display())))?;
+        out.push((name.clone(), tensor));
+    }
+    Ok(out)
+}
+
+/// Seeded data for a declared tensor, refusing sizes past the tensor limit so a typo in
+/// a declaration cannot exhaust memory.
+pub fn checked_generate(
+    dtype: DType,
+    shape: &[u64],
+    seed: u64,
+    stream: u64,
+) -> Result<Tensor, Failed> {
+    let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    match elements {
+        Some(n) if n <= limits::MAX_TENSOR_ELEMENTS => {
+            Ok(inputs::generate(dtype, shape.to_vec(), seed, stream))
+        }
+        _ => Err(fail(&format!(
+            "a tensor of shape {shape:?} exceeds the limit of {} elements",
+            limits::MAX_TENSOR_ELEMENTS
+        ))),
+    }
 }

@@ -4,6 +4,7 @@
 mod compile_cmd;
 mod io;
 mod machine_cmd;
+mod report;
 mod run_cmd;
 mod sim_cmd;
 

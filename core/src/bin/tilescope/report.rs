@@ -1,0 +1,65 @@
+//! Human and JSON summaries of a simulation.
+
+use serde_json::{json, Value};
+use tilescope::sim::SimResult;
+
+/// Set/wait pairs that met at run time.
+pub fn syncs(result: &SimResult) -> usize {
+    result
+        .flags
+        .iter()
+        .filter(|f| f.wait_cycle.is_some())
+        .count()
+}
+
+pub fn pipes_json(result: &SimResult) -> Value {
+    let mut pipes = serde_json::Map::new();
+    for p in &result.pipes {
+        pipes.insert(
+            p.pipe.name().to_string(),
+            json!({ "busy": p.busy, "instructions": p.instructions }),
+        );
+    }
+    Value::Object(pipes)
+}
+
+/// The fields of `run --json` that a simulation alone provides.
+pub fn sim_json(result: &SimResult) -> Value {
+    json!({
+        "cycles": result.cycles,
+        "instructions": result.instructions,
+        "pipes": pipes_json(result),
+        "syncs": syncs(result),
+        "gm_bytes": result.gm_bytes,
+        "races": result.races,
+        "errors": result.errors,
+    })
+}
+
+pub fn sim_text(result: &SimResult) -> String {
+    let mut s = format!("cycles: {}\n", result.cycles);
+    for p in &result.pipes {
+        if p.instructions == 0 {
+            continue;
+        }
+        let share = if result.cycles == 0 {
+            0.0
+        } else {
+            100.0 * p.busy as f64 / result.cycles as f64
+        };
+        s.push_str(&format!(
+            "  {:<5} busy {:>10} cycles ({share:5.1}%), {} instructions\n",
+            p.pipe.name(),
+            p.busy,
+            p.instructions
+        ));
+    }
+    s.push_str(&format!("syncs: {}\n", syncs(result)));
+    for race in &result.races {
+        s.push_str(&format!("race: {}\n", race.message));
+    }
+    for e in &result.errors {
+        s.push_str(&format!("error: {}\n", e.message));
+    }
+    s
+}

@@ -1,0 +1,62 @@
+//! The example kernels of `static/examples/`, built in so the CLI, the wasm API and the
+//! playground's gallery all show the same set without reading files.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Example {
+    /// File stem: `softmax` for `softmax.tile`; the id stored in share links.
+    pub name: &'static str,
+    /// A short title for the gallery.
+    pub title: &'static str,
+    pub source: &'static str,
+}
+
+macro_rules! examples {
+    ($($name:literal: $title:literal),* $(,)?) => {
+        &[$(Example {
+            name: $name,
+            title: $title,
+            source: include_str!(concat!("../../static/examples/", $name, ".tile")),
+        }),*]
+    };
+}
+
+/// In teaching order: streaming first, then reductions, matrix kernels, data movement.
+pub const ALL: &[Example] = examples![
+    "elementwise": "Elementwise",
+    "multibuffer": "Multi-buffered stream",
+    "softmax": "Softmax",
+    "layernorm": "Layer norm",
+    "rmsnorm": "RMS norm (f16)",
+    "tail_reduction": "Tail iteration",
+    "matmul_tiled": "Tiled matmul",
+    "matmul_bias_gelu": "Linear + GELU",
+    "attention": "Attention",
+    "rope": "Rotary embedding",
+    "gather": "Gather",
+    "scatter": "Scatter",
+    "block_permute": "Block permute",
+];
+
+impl Example {
+    /// The leading `//` comment block as one paragraph: what the example teaches.
+    pub fn description(&self) -> String {
+        self.source
+            .lines()
+            .map_while(|l| l.trim_start().strip_prefix("//"))
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    pub fn find(name: &str) -> Option<&'static Example> {
+        ALL.iter().find(|e| e.name == name)
+    }
+}
+
+/// The example a new session starts with.
+pub fn default_example() -> &'static Example {
+    // ALL is a non-empty constant.
+    &ALL[0]
+}

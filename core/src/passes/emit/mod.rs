@@ -1,0 +1,126 @@
+//! Pass 11, `emit` (SPEC 3): flattens the lowered loops into `loop`/`endloop`, defines
+//! each multi-buffered loop's slot register, allocates the scalar registers ([`alloc`])
+//! and produces the final `isa::Program`, which must validate.
+//!
+//! The slot register of a loop with `slots: Some((n, r))` is defined by emit
+//! (`rem r, counter, n` at the top of the body) unless an instruction of the body
+//! already writes it.
+
+pub mod alloc;
+pub mod regs;
+
+use super::{Context, Pass};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::isa::{self, AluOp, Op, Provenance, Val};
+use crate::lowered::{Item, Lowered};
+use crate::machine::Machine;
+
+pub struct Emit;
+
+impl Pass for Emit {
+    fn name(&self) -> &'static str {
+        "emit"
+    }
+
+    fn description(&self) -> &'static str {
+        "allocate scalar registers (spilling when they run out), flatten loops, emit the program"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let lowered = cx.lowered_mut(self.name())?;
+        cx.program = Some(emit(lowered, &machine)?);
+        Ok(())
+    }
+}
+
+/// A flattened instruction list with the span of each loop (`loop` and `endloop`
+/// indices), registers still virtual.
+pub struct Flat {
+    pub instrs: Vec<isa::Instr>,
+    pub loops: Vec<(usize, usize)>,
+}
+
+pub fn flatten(items: &[Item]) -> Result<Flat, Diagnostic> {
+    let mut flat = Flat {
+        instrs: Vec::new(),
+        loops: Vec::new(),
+    };
+    flatten_into(items, &mut flat, 0)?;
+    Ok(flat)
+}
+
+fn writes(items: &[Item], r: isa::Reg) -> bool {
+    items.iter().any(|i| match i {
+        Item::Instr(ins) => regs::operands(&ins.op).contains(&(r, regs::Role::Def)),
+        Item::Loop(l) => l.counter == r || writes(&l.body, r),
+    })
+}
+
+fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Diagnostic> {
+    if depth > super::sync::tree::MAX_DEPTH {
+        return Err(Diagnostic::global(
+            "internal error: emit: loops nest too deeply",
+        ));
+    }
+    for item in items {
+        match item {
+            Item::Instr(i) => flat.instrs.push(isa::Instr {
+                op: i.op.clone(),
+                prov: i.prov,
+            }),
+            Item::Loop(l) => {
+                let prov = Provenance {
+                    span: Some(l.span),
+                    step: None,
+                };
+                let start = flat.instrs.len();
+                flat.instrs.push(isa::Instr {
+                    op: Op::Loop {
+                        counter: l.counter,
+                        count: l.count,
+                    },
+                    prov,
+                });
+                if let Some((n, r)) = l.slots {
+                    if !writes(&l.body, r) {
+                        flat.instrs.push(isa::Instr {
+                            op: Op::Alu {
+                                op: AluOp::Rem,
+                                dst: r,
+                                a: l.counter,
+                                b: Val::Imm(n.max(1) as i64),
+                            },
+                            prov,
+                        });
+                    }
+                }
+                flatten_into(&l.body, flat, depth + 1)?;
+                flat.loops.push((start, flat.instrs.len()));
+                flat.instrs.push(isa::Instr {
+                    op: Op::EndLoop,
+                    prov,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The final program of `lowered`: loops flattened, registers allocated.
+pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagnostics> {
+    let _ = machine;
+    let flat = flatten(&lowered.body).map_err(|d| vec![d])?;
+    let instrs = alloc::allocate(flat).map_err(|d| vec![d])?;
+    let program = isa::Program {
+        tensors: lowered.tensors.clone(),
+        instrs,
+    };
+    program.validate().map_err(|errs| {
+        vec![errs.into_iter().fold(
+            Diagnostic::global("internal error: emit produced an invalid program"),
+            |d, e| d.with_note(e),
+        )]
+    })?;
+    Ok(program)
+}

@@ -1,0 +1,451 @@
+//! Pass 10, `insert-sync` (SPEC 3): orders every cross-pipe hazard of the lowered
+//! program with set/wait pairs (`auto`), with `pipe_barrier ALL` (`barrier`) or not at
+//! all (`none`).
+//!
+//! `auto` works on an abstract run of the program ([`walk`]): it walks until the first
+//! conflict that no earlier sync orders, places a pair for it ([`place`]: set right
+//! after the producer, wait right before the consumer, hoisted out of loops only one of
+//! them is in, primed before and drained after a loop when the dependence crosses its
+//! back edge, with slot-following dynamic ids for multi-buffered slots), and walks
+//! again. Per consumer it keeps only the latest producer of each pipe and drops
+//! producers another one already orders (transitive pruning). A final sweep removes
+//! any pair whose absence the walk does not notice, so every pair left is needed.
+//! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
+
+pub mod ids;
+pub mod place;
+pub mod tree;
+pub mod walk;
+
+use super::{Context, Pass};
+use crate::compile::SyncStrategy;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::isa::{AluOp, Op, Provenance, Reg, Val};
+use crate::lowered::{self, Item, LoopId, Lowered};
+use crate::machine::Machine;
+use crate::types::Pipe;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use tree::{Ids, Kind, NodeId, Sync, Tree};
+use walk::{Finding, Flags, Scenario, Walker};
+
+pub use tree::Reason;
+
+/// Rounds of walk-and-insert before giving up (each round orders at least one more
+/// hazard; real kernels need a few dozen).
+const MAX_ROUNDS: usize = 4096;
+
+/// One set/wait pair that `auto` inserted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairInfo {
+    pub src: Pipe,
+    pub dst: Pipe,
+    /// The event ids it uses (one, or one per slot for a dynamic pair).
+    pub ids: Vec<u32>,
+    /// The id follows the slot register (`iteration % ids.len()` + first id).
+    pub dynamic: bool,
+    /// Primed before and drained after this loop (a loop-carried dependence).
+    pub loop_carried: Option<LoopId>,
+    pub reason: Reason,
+    /// Item paths (indices into `Lowered::body`, then into loop bodies) of every
+    /// instruction of the pair: set, wait, primes and drains.
+    pub paths: Vec<Vec<usize>>,
+}
+
+/// A dynamic pair given fewer ids than its loop has slots because ids ran out: the
+/// loop keeps its buffers but at most `ids` iterations are in flight.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotReduction {
+    pub loop_id: LoopId,
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub slots: u32,
+    pub ids: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncReport {
+    pub strategy: SyncStrategy,
+    pub pairs: Vec<PairInfo>,
+    /// `pipe_barrier ALL` instructions inserted.
+    pub barriers: usize,
+    pub slot_reductions: Vec<SlotReduction>,
+    /// Fallbacks taken (ids exhausted, analysis too large).
+    pub notes: Vec<String>,
+}
+
+impl SyncReport {
+    /// Set/wait pairs inserted (each counted once, however many slots it has).
+    pub fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+}
+
+pub struct InsertSync;
+
+impl Pass for InsertSync {
+    fn name(&self) -> &'static str {
+        "insert-sync"
+    }
+
+    fn description(&self) -> &'static str {
+        "order cross-pipe hazards with set_flag/wait_flag pairs (or barriers) and allocate event ids"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let strategy = cx.sync;
+        let lowered = cx.lowered_mut(self.name())?;
+        cx.sync_report = Some(insert_sync(lowered, strategy, &machine)?);
+        Ok(())
+    }
+}
+
+/// Inserts the sync of `strategy` into `lowered` in place.
+pub fn insert_sync(
+    lowered: &mut Lowered,
+    strategy: SyncStrategy,
+    machine: &Machine,
+) -> Result<SyncReport, Diagnostics> {
+    let mut report = SyncReport {
+        strategy,
+        ..SyncReport::default()
+    };
+    if strategy == SyncStrategy::None {
+        return Ok(report);
+    }
+    let original = lowered.body.clone();
+    let result = match strategy {
+        SyncStrategy::Auto => auto(lowered, machine, &mut report),
+        _ => barrier(lowered, &mut report),
+    };
+    match result {
+        Ok(()) => Ok(report),
+        // The exact analysis gave up (too large): the conservative strategy is always
+        // correct and needs no event ids.
+        Err(e) if strategy == SyncStrategy::Auto && !e.message.starts_with("internal") => {
+            lowered.body = original;
+            let mut report = SyncReport {
+                strategy,
+                notes: vec![format!("{}; used barriers instead", e.message)],
+                ..SyncReport::default()
+            };
+            barrier(lowered, &mut report).map_err(|e| vec![e])?;
+            Ok(report)
+        }
+        Err(e) => {
+            lowered.body = original;
+            Err(vec![e])
+        }
+    }
+}
+
+fn scenarios(tree: &Tree) -> Vec<Scenario> {
+    let mut out = vec![Scenario {
+        zero_register_loops: false,
+    }];
+    let any_register_count = tree
+        .nodes
+        .iter()
+        .any(|n| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))));
+    if any_register_count {
+        out.push(Scenario {
+            zero_register_loops: true,
+        });
+    }
+    out
+}
+
+/// The first finding over every scenario.
+fn check(tree: &Tree, lowered: &Lowered, flags: Flags) -> Result<Option<Finding>, Diagnostic> {
+    for s in scenarios(tree) {
+        if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run()? {
+            return Ok(Some(f));
+        }
+    }
+    Ok(None)
+}
+
+fn internal(msg: &str) -> Diagnostic {
+    Diagnostic::global(format!("internal error: insert-sync: {msg}"))
+}
+
+/// Walks and inserts until nothing is unordered; `on_hazard` decides what to insert.
+fn fixpoint(
+    tree: &mut Tree,
+    lowered: &Lowered,
+    on_finding: &mut dyn FnMut(&mut Tree, Finding) -> Result<(), Diagnostic>,
+) -> Result<(), Diagnostic> {
+    for _ in 0..MAX_ROUNDS {
+        match check(tree, lowered, Flags::Private)? {
+            None => return Ok(()),
+            Some(f) => on_finding(tree, f)?,
+        }
+    }
+    Err(internal("sync insertion did not converge"))
+}
+
+fn auto(
+    lowered: &mut Lowered,
+    machine: &Machine,
+    report: &mut SyncReport,
+) -> Result<(), Diagnostic> {
+    let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
+    let mut seen = std::collections::HashSet::new();
+    fixpoint(&mut tree, lowered, &mut |tree, f| {
+        match f {
+            Finding::Hazard {
+                consumer,
+                producers,
+            } => {
+                // A producer already ordered by another one's set needs no pair.
+                let keep: Vec<_> = producers
+                    .iter()
+                    .filter(|p| {
+                        !producers.iter().any(|r| {
+                            r.inst.pipe != p.inst.pipe
+                                && r.inst.snap[p.inst.pipe.index()] >= p.inst.count
+                        })
+                    })
+                    .collect();
+                for p in keep {
+                    if !seen.insert((p.inst.node, consumer.node, p.inst.iters.clone())) {
+                        return Err(internal("a hazard stayed unordered after its pair"));
+                    }
+                    let site = place::site(tree, &p.inst, &consumer)?;
+                    place::add_pair(tree, &site, &p.inst, &consumer, p.rotation, Reason::Hazard)?;
+                }
+            }
+            Finding::FlagReuse { wait, set } => {
+                if !seen.insert((wait.node, set.node, wait.iters.clone())) {
+                    return Err(internal("a flag reuse stayed unordered after its pair"));
+                }
+                let site = place::site(tree, &wait, &set)?;
+                place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse)?;
+            }
+            Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
+        }
+        Ok(())
+    })?;
+    // Minimality: a pair whose removal leaves everything ordered is dropped. Later pairs
+    // go first: they were added with the earlier ones in place.
+    for p in (0..tree.pairs.len()).rev() {
+        if let Some(pair) = tree.pairs.get_mut(p) {
+            pair.removed = true;
+        }
+        if check(&tree, lowered, Flags::Private)?.is_some() {
+            if let Some(pair) = tree.pairs.get_mut(p) {
+                pair.removed = false;
+            }
+        }
+    }
+    let reductions = ids::allocate(&mut tree, machine, report);
+    for r in reductions {
+        let loop_id = tree.loop_head(r.0).map_or(LoopId(u32::MAX), |h| h.id);
+        report.slot_reductions.push(SlotReduction {
+            loop_id,
+            src: r.1,
+            dst: r.2,
+            slots: r.3,
+            ids: r.4,
+        });
+    }
+    if let Some(f) = check(&tree, lowered, Flags::Hardware)? {
+        return Err(internal(&format!(
+            "allocated event ids do not order the program: {f:?}"
+        )));
+    }
+    write_back(lowered, tree, report)
+}
+
+fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
+    let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
+    let mut count = 0;
+    fixpoint(&mut tree, lowered, &mut |tree, f| {
+        let Finding::Hazard { consumer, .. } = f else {
+            return Err(internal("a barrier-only program reused a flag"));
+        };
+        // Right before the consumer: everything dispatched earlier has drained.
+        tree.insert(consumer.node, Sync::Barrier, false)
+            .ok_or_else(|| internal("consumer vanished"))?;
+        count += 1;
+        Ok(())
+    })?;
+    report.barriers += count;
+    write_back(lowered, tree, report)
+}
+
+/// Writes the tree back as items: pairs become instructions with their ids, dynamic ids
+/// get their register computed at the top of the rotating loop's body.
+fn write_back(
+    lowered: &mut Lowered,
+    tree: Tree,
+    report: &mut SyncReport,
+) -> Result<(), Diagnostic> {
+    // One id register per (loop, id count, first id).
+    let mut regs: HashMap<(NodeId, u32, u32), Reg> = HashMap::new();
+    for p in tree.pairs.iter().filter(|p| p.live()) {
+        if let Ids::Dynamic { rotation, count } = p.ids {
+            let key = (rotation, count, p.base);
+            regs.entry(key).or_insert_with(|| lowered.new_reg());
+        }
+    }
+    let mut paths: HashMap<usize, Vec<Vec<usize>>> = HashMap::new();
+    let mut barriers_from_pairs = 0;
+    let instr = |op: Op, prov: Provenance| lowered::Instr {
+        op,
+        prov,
+        accesses: Vec::new(),
+    };
+    let loop_prov = |tree: &Tree, l: Option<NodeId>| Provenance {
+        span: l.and_then(|l| tree.loop_head(l)).map(|h| h.span),
+        step: None,
+    };
+    let mut sync = |tree: &Tree, s: Sync| -> Vec<lowered::Instr> {
+        let pid = match s {
+            Sync::Barrier => return vec![instr(Op::Barrier { pipe: None }, Provenance::default())],
+            Sync::Set(p) | Sync::Wait(p) | Sync::Prime(p, _) | Sync::Drain(p, _) => p,
+        };
+        let Some(p) = tree.pairs.get(pid) else {
+            return Vec::new();
+        };
+        let beyond = matches!(s, Sync::Prime(_, k) | Sync::Drain(_, k) if k >= p.ids.count());
+        if p.removed || beyond {
+            return Vec::new();
+        }
+        if p.barrier {
+            if s == Sync::Wait(pid) {
+                barriers_from_pairs += 1;
+                return vec![instr(Op::Barrier { pipe: None }, p.wait_prov)];
+            }
+            return Vec::new();
+        }
+        let id = match p.ids {
+            Ids::Static => Val::Imm(p.base as i64),
+            Ids::Dynamic { rotation, count } => regs
+                .get(&(rotation, count, p.base))
+                .map_or(Val::Imm(p.base as i64), |r| Val::Reg(*r)),
+        };
+        let (src, dst) = (p.src, p.dst);
+        let op = match s {
+            Sync::Set(_) => (Op::SetFlag { src, dst, id }, p.set_prov),
+            Sync::Wait(_) => (Op::WaitFlag { src, dst, id }, p.wait_prov),
+            Sync::Prime(_, k) => (
+                Op::SetFlag {
+                    src,
+                    dst,
+                    id: Val::Imm((p.base + k) as i64),
+                },
+                loop_prov(tree, p.carried),
+            ),
+            Sync::Drain(_, k) => (
+                Op::WaitFlag {
+                    src,
+                    dst,
+                    id: Val::Imm((p.base + k) as i64),
+                },
+                loop_prov(tree, p.carried),
+            ),
+            Sync::Barrier => (Op::Barrier { pipe: None }, Provenance::default()),
+        };
+        vec![instr(op.0, op.1)]
+    };
+    let mut top = |tree: &Tree, l: NodeId| -> Vec<lowered::Instr> {
+        let Some(h) = tree.loop_head(l) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut mine: Vec<_> = regs.iter().filter(|((n, _, _), _)| *n == l).collect();
+        mine.sort_by_key(|(k, _)| **k);
+        for ((_, count, base), r) in mine {
+            let prov = Provenance {
+                span: Some(h.span),
+                step: None,
+            };
+            out.push(instr(
+                Op::Alu {
+                    op: AluOp::Rem,
+                    dst: *r,
+                    a: h.counter,
+                    b: Val::Imm(*count as i64),
+                },
+                prov,
+            ));
+            if *base > 0 {
+                out.push(instr(
+                    Op::Alu {
+                        op: AluOp::Add,
+                        dst: *r,
+                        a: *r,
+                        b: Val::Imm(*base as i64),
+                    },
+                    prov,
+                ));
+            }
+        }
+        out
+    };
+    let mut record = |s: Sync, path: Vec<usize>| {
+        if let Sync::Set(p) | Sync::Wait(p) | Sync::Prime(p, _) | Sync::Drain(p, _) = s {
+            paths.entry(p).or_default().push(path);
+        }
+    };
+    let pairs = tree.pairs.clone();
+    let loop_ids: HashMap<NodeId, LoopId> = tree
+        .nodes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, n)| match &n.kind {
+            Kind::Loop(h, _) => Some((i, h.id)),
+            _ => None,
+        })
+        .collect();
+    lowered.body = tree.into_items(&mut sync, &mut top, &mut record)?;
+    report.barriers += barriers_from_pairs;
+    for (i, p) in pairs.iter().enumerate() {
+        if !p.live() {
+            continue;
+        }
+        let mut ps = paths.remove(&i).unwrap_or_default();
+        ps.sort();
+        report.pairs.push(PairInfo {
+            src: p.src,
+            dst: p.dst,
+            ids: (p.base..p.base + p.ids.count()).collect(),
+            dynamic: matches!(p.ids, Ids::Dynamic { .. }),
+            loop_carried: p.carried.and_then(|l| loop_ids.get(&l).copied()),
+            reason: p.reason,
+            paths: ps,
+        });
+    }
+    Ok(())
+}
+
+/// `lowered` without the instructions of one inserted pair (for showing that each pair
+/// is needed: the simulator must then report a race or a flag error).
+pub fn without_pair(lowered: &Lowered, pair: &PairInfo) -> Lowered {
+    let mut out = lowered.clone();
+    let mut paths = pair.paths.clone();
+    // Later paths first, so removing one leaves the others valid.
+    paths.sort();
+    for p in paths.iter().rev() {
+        remove_at(&mut out.body, p);
+    }
+    out
+}
+
+fn remove_at(items: &mut Vec<Item>, path: &[usize]) {
+    match path {
+        [] => {}
+        [i] => {
+            if *i < items.len() {
+                items.remove(*i);
+            }
+        }
+        [i, rest @ ..] => {
+            if let Some(Item::Loop(l)) = items.get_mut(*i) {
+                remove_at(&mut l.body, rest);
+            }
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! The abstract run insert-sync reasons with: the program walked in S order, each loop
+//! unrolled a few iterations (enough to see the hazards between iteration i and i + slots
+//! and a steady state after them), with the same happens-before model as the simulator's
+//! race detector: per-pipe vector clocks, a pipe's own instructions in order, a wait
+//! inheriting the clock of the set it consumes, `pipe_barrier ALL` joining every clock.
+//! Pipes are strictly in order in this machine (one instruction in flight per pipe), so
+//! a pipe never needs a `pipe_barrier` against itself.
+//!
+//! The walk stops at the first unordered conflict (or unsafe flag reuse) and reports it;
+//! the caller inserts sync for it and walks again, so every decision sees all the sync
+//! inserted before it.
+
+use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use crate::diag::Diagnostic;
+use crate::isa::{Op, Val};
+use crate::lowered::{Access, Buffer, LoopId, Slot, Target};
+use crate::types::Pipe;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub type Clock = [u32; 7];
+
+/// Work units (instruction instances times log entries) one walk may spend.
+const BUDGET: u64 = 20_000_000;
+
+/// One executed instance of a node.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    pub node: NodeId,
+    pub pipe: Pipe,
+    /// The pipe's instruction count at this instance (its clock component).
+    pub count: u32,
+    /// The enclosing loops with their iteration, outermost first.
+    pub iters: Vec<(NodeId, u32)>,
+    /// The pipe's clock just after this instance.
+    pub snap: Clock,
+}
+
+#[derive(Clone, Debug)]
+pub struct Producer {
+    pub inst: Rc<Inst>,
+    /// Every conflict with the consumer is between the same slot of buffers rotating
+    /// with this loop: a pair with ids that follow the slot suffices.
+    pub rotation: Option<(NodeId, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Finding {
+    /// `consumer` conflicts with the latest unordered access of each producer pipe.
+    Hazard {
+        consumer: Inst,
+        producers: Vec<Producer>,
+    },
+    /// A set whose flag's previous wait is not ordered before it.
+    FlagReuse { wait: Rc<Inst>, set: Inst },
+    /// With hardware ids: a set of a flag that is still set in program order (two pairs
+    /// share an id with overlapping lifetimes).
+    FlagClash { set: Inst },
+}
+
+/// Which flags the walk models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flags {
+    /// Each pair (and slot) its own flag: before event ids are allocated.
+    Private,
+    /// The allocated (src, dst, id) flags, as the hardware has them.
+    Hardware,
+}
+
+/// Loops with a register count: walked with their unroll count, and again with zero
+/// iterations (they may not run at all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scenario {
+    pub zero_register_loops: bool,
+}
+
+struct Entry {
+    inst: Rc<Inst>,
+    access: usize,
+    acc: Access,
+    slot: Option<u32>,
+    rotation: Option<(NodeId, u32)>,
+}
+
+#[derive(Default)]
+struct FlagState {
+    set: Option<Clock>,
+    last_wait: Option<Rc<Inst>>,
+}
+
+pub struct Walker<'a> {
+    tree: &'a Tree,
+    buffers: &'a [Buffer],
+    rotating: HashMap<LoopId, NodeId>,
+    unroll: HashMap<NodeId, u32>,
+    flags_mode: Flags,
+    scenario: Scenario,
+    clocks: [Clock; 7],
+    active: [bool; 7],
+    logs: HashMap<(bool, u32), Vec<Entry>>,
+    flags: HashMap<(usize, u32, u32), FlagState>,
+    stack: Vec<(NodeId, u32)>,
+    spent: u64,
+}
+
+fn internal(msg: String) -> Diagnostic {
+    Diagnostic::global(format!("internal error: insert-sync: {msg}"))
+}
+
+fn overlaps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1,
+        (Some((a0, a1)), None) | (None, Some((a0, a1))) => a0 < a1,
+        (None, None) => true,
+    }
+}
+
+fn target_key(t: Target) -> (bool, u32) {
+    match t {
+        Target::Buffer(b) => (false, b.0),
+        Target::Tensor(t) => (true, t),
+    }
+}
+
+/// Slots of a buffer (at least 1).
+fn slot_count(b: &Buffer) -> u32 {
+    (b.addrs.len() as u32).max(1)
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(tree: &'a Tree, buffers: &'a [Buffer], flags: Flags, scenario: Scenario) -> Self {
+        let mut rotating = HashMap::new();
+        let mut unroll: HashMap<NodeId, u32> = HashMap::new();
+        let mut active = [false; 7];
+        for (id, n) in tree.nodes.iter().enumerate() {
+            match &n.kind {
+                Kind::Loop(h, _) => {
+                    rotating.insert(h.id, id);
+                    let slots = h.slots.map_or(1, |(s, _)| s.max(1));
+                    let e = unroll.entry(id).or_insert(1);
+                    *e = (*e).max(slots);
+                }
+                Kind::Instr(i) if i.pipe() != Pipe::S => active[i.pipe().index()] = true,
+                _ => {}
+            }
+        }
+        for b in buffers {
+            if let Some(l) = b.rotates_with.and_then(|l| rotating.get(&l)) {
+                let e = unroll.entry(*l).or_insert(1);
+                *e = (*e).max(slot_count(b));
+            }
+        }
+        for p in &tree.pairs {
+            if let Ids::Dynamic { rotation, count } = p.ids {
+                let e = unroll.entry(rotation).or_insert(1);
+                *e = (*e).max(count);
+            }
+        }
+        // Distance `slots` hazards need `slots + 1` iterations; one more shows the
+        // steady state after the primed first ones.
+        for v in unroll.values_mut() {
+            *v = v.saturating_add(2);
+        }
+        Walker {
+            tree,
+            buffers,
+            rotating,
+            unroll,
+            flags_mode: flags,
+            scenario,
+            clocks: [[0; 7]; 7],
+            active,
+            logs: HashMap::new(),
+            flags: HashMap::new(),
+            stack: Vec::new(),
+            spent: 0,
+        }
+    }
+
+    /// Walks the whole program; the first finding, or `None` when everything is ordered.
+    pub fn run(mut self) -> Result<Option<Finding>, Diagnostic> {
+        let root = self.tree.root.clone();
+        let found = self.block(&root)?;
+        if found.is_none() && self.flags_mode == Flags::Hardware {
+            if let Some(((_, src_dst, id), _)) = self.flags.iter().find(|(_, f)| f.set.is_some()) {
+                return Err(internal(format!(
+                    "flag pair {src_dst} id {id} is left set at the end"
+                )));
+            }
+        }
+        Ok(found)
+    }
+
+    fn spend(&mut self, n: u64) -> Result<(), Diagnostic> {
+        self.spent = self.spent.saturating_add(n);
+        if self.spent > BUDGET {
+            return Err(Diagnostic::global(
+                "insert-sync: the program is too large to analyse for minimal sync; compile with `--sync barrier`",
+            ));
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, ids: &[NodeId]) -> Result<Option<Finding>, Diagnostic> {
+        for &id in ids {
+            let Some(node) = self.tree.node(id) else {
+                continue;
+            };
+            let found = match &node.kind {
+                Kind::Instr(i) => match &i.op {
+                    Op::Barrier { pipe: None } => {
+                        self.barrier();
+                        None
+                    }
+                    _ if i.pipe() == Pipe::S => None,
+                    _ => self.instr(id, i.pipe(), &i.accesses)?,
+                },
+                Kind::Loop(h, body) => {
+                    let n = self.iterations(id, h.count);
+                    let mut found = None;
+                    for it in 0..n {
+                        self.stack.push((id, it));
+                        found = self.block(body)?;
+                        self.stack.pop();
+                        if found.is_some() {
+                            break;
+                        }
+                    }
+                    found
+                }
+                Kind::Sync(s) => self.sync(id, *s)?,
+            };
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
+    fn iterations(&self, id: NodeId, count: Val) -> u32 {
+        let k = self.unroll.get(&id).copied().unwrap_or(3);
+        match count {
+            Val::Imm(c) => c.clamp(0, k as i64) as u32,
+            Val::Reg(_) if self.scenario.zero_register_loops => 0,
+            Val::Reg(_) => k,
+        }
+    }
+
+    fn iteration_of(&self, l: NodeId) -> Option<u32> {
+        self.stack.iter().find(|(n, _)| *n == l).map(|(_, i)| *i)
+    }
+
+    fn tick(&mut self, pipe: Pipe, node: NodeId) -> Inst {
+        let p = pipe.index();
+        let c = &mut self.clocks[p][p];
+        *c = c.saturating_add(1);
+        Inst {
+            node,
+            pipe,
+            count: *c,
+            iters: self.stack.clone(),
+            snap: self.clocks[p],
+        }
+    }
+
+    fn barrier(&mut self) {
+        let mut all = [0u32; 7];
+        for c in &self.clocks {
+            for (a, b) in all.iter_mut().zip(c) {
+                *a = (*a).max(*b);
+            }
+        }
+        self.clocks = [all; 7];
+    }
+
+    /// The slot an access touches in this iteration (`None`: every slot), and the loop
+    /// its buffer rotates with.
+    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32)>) {
+        let Target::Buffer(b) = acc.target else {
+            return (None, None);
+        };
+        let Some(buf) = self.buffers.get(b.0 as usize) else {
+            return (None, None);
+        };
+        let n = slot_count(buf);
+        match (acc.slot, buf.rotates_with) {
+            (Slot::Current, Some(l)) if n > 1 => {
+                let Some(&node) = self.rotating.get(&l) else {
+                    return (None, None);
+                };
+                match self.iteration_of(node) {
+                    Some(it) => (Some(it % n), Some((node, n))),
+                    None => (None, None),
+                }
+            }
+            _ => (None, None),
+        }
+    }
+
+    fn instr(
+        &mut self,
+        id: NodeId,
+        pipe: Pipe,
+        accesses: &[Access],
+    ) -> Result<Option<Finding>, Diagnostic> {
+        let me = Rc::new(self.tick(pipe, id));
+        let clock = self.clocks[pipe.index()];
+        // Per producer pipe: the latest unordered conflicting instance, and whether every
+        // conflict with it is on a rotating slot of one loop.
+        let mut found: Vec<Producer> = Vec::new();
+        let mut work = 0u64;
+        for acc in accesses {
+            let (slot, rot) = self.slot(acc);
+            let Some(log) = self.logs.get(&target_key(acc.target)) else {
+                continue;
+            };
+            work += log.len() as u64;
+            for e in log {
+                if e.inst.pipe == pipe
+                    || !(e.acc.write || acc.write)
+                    || !overlaps(e.acc.range, acc.range)
+                    || matches!((e.slot, slot), (Some(a), Some(b)) if a != b)
+                    || clock[e.inst.pipe.index()] >= e.inst.count
+                {
+                    continue;
+                }
+                let rotation = match (e.rotation, rot) {
+                    (Some(a), Some(b)) if a == b && e.slot.is_some() => Some(a),
+                    _ => None,
+                };
+                match found.iter_mut().find(|p| p.inst.pipe == e.inst.pipe) {
+                    Some(p) if p.inst.count > e.inst.count => {}
+                    Some(p) if p.inst.count == e.inst.count => {
+                        if p.rotation != rotation {
+                            p.rotation = None;
+                        }
+                    }
+                    Some(p) => {
+                        p.inst = e.inst.clone();
+                        p.rotation = rotation;
+                    }
+                    None => found.push(Producer {
+                        inst: e.inst.clone(),
+                        rotation,
+                    }),
+                }
+            }
+        }
+        self.spend(work + 1)?;
+        if !found.is_empty() {
+            let consumer = Inst::clone(&me);
+            return Ok(Some(Finding::Hazard {
+                consumer,
+                producers: found,
+            }));
+        }
+        for (k, acc) in accesses.iter().enumerate() {
+            let (slot, rotation) = self.slot(acc);
+            let log = self.logs.entry(target_key(acc.target)).or_default();
+            // A later instance of the same access on the same (in-order) pipe orders
+            // everything the earlier one did.
+            if let Some(e) = log
+                .iter_mut()
+                .find(|e| e.inst.node == id && e.access == k && e.slot == slot)
+            {
+                e.inst = me.clone();
+                continue;
+            }
+            log.push(Entry {
+                inst: me.clone(),
+                access: k,
+                acc: *acc,
+                slot,
+                rotation,
+            });
+            if log.len() > 64 {
+                self.prune(target_key(acc.target));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Drops entries every active pipe is already ordered after.
+    fn prune(&mut self, key: (bool, u32)) {
+        let mut floor = [u32::MAX; 7];
+        for (q, c) in self.clocks.iter().enumerate() {
+            if self.active[q] {
+                for (f, v) in floor.iter_mut().zip(c) {
+                    *f = (*f).min(*v);
+                }
+            }
+        }
+        if let Some(log) = self.logs.get_mut(&key) {
+            log.retain(|e| e.inst.count > floor[e.inst.pipe.index()]);
+        }
+    }
+
+    fn flag_key(&self, pair: PairId, slot: Option<u32>) -> Result<(usize, u32, u32), Diagnostic> {
+        let p = self
+            .tree
+            .pairs
+            .get(pair)
+            .ok_or_else(|| internal(format!("no pair {pair}")))?;
+        let slot = match (slot, p.ids) {
+            (Some(s), _) => s,
+            (None, Ids::Static) => 0,
+            (None, Ids::Dynamic { rotation, count }) => {
+                let it = self.iteration_of(rotation).ok_or_else(|| {
+                    internal(format!("pair {pair} uses a slot id outside its loop"))
+                })?;
+                it % count.max(1)
+            }
+        };
+        Ok(match self.flags_mode {
+            Flags::Private => (pair, slot, 0),
+            Flags::Hardware => (
+                usize::MAX - (p.src.index() * 7 + p.dst.index()),
+                p.base + slot,
+                0,
+            ),
+        })
+    }
+
+    fn sync(&mut self, id: NodeId, s: Sync) -> Result<Option<Finding>, Diagnostic> {
+        let pair_of = |p: PairId| self.tree.pairs.get(p);
+        let (pair, slot, is_set) = match s {
+            Sync::Barrier => {
+                self.barrier();
+                return Ok(None);
+            }
+            Sync::Set(p) => (p, None, true),
+            Sync::Prime(p, k) => (p, Some(k), true),
+            Sync::Wait(p) => (p, None, false),
+            Sync::Drain(p, k) => (p, Some(k), false),
+        };
+        let Some(p) = pair_of(pair) else {
+            return Err(internal(format!("no pair {pair}")));
+        };
+        // Primes and drains beyond the pair's ids were given up when ids ran out.
+        if p.removed || slot.is_some_and(|k| k >= p.ids.count()) {
+            return Ok(None);
+        }
+        if p.barrier {
+            if s == Sync::Wait(pair) {
+                self.barrier();
+            }
+            return Ok(None);
+        }
+        let (src, dst) = (p.src, p.dst);
+        let key = self.flag_key(pair, slot)?;
+        self.spend(1)?;
+        if is_set {
+            let me = self.tick(src, id);
+            let clock = self.clocks[src.index()];
+            let state = self.flags.entry(key).or_default();
+            if state.set.is_some() {
+                return match self.flags_mode {
+                    Flags::Hardware => Ok(Some(Finding::FlagClash { set: me })),
+                    Flags::Private => Err(internal(format!(
+                        "pair {pair} sets its flag twice without a wait"
+                    ))),
+                };
+            }
+            if let Some(w) = &state.last_wait {
+                if clock[w.pipe.index()] < w.count {
+                    return Ok(Some(Finding::FlagReuse {
+                        wait: w.clone(),
+                        set: me,
+                    }));
+                }
+            }
+            state.set = Some(clock);
+        } else {
+            let Some(set) = self.flags.get_mut(&key).and_then(|f| f.set.take()) else {
+                return Err(internal(format!(
+                    "pair {pair} waits ({src} -> {dst}) with no set before it"
+                )));
+            };
+            let mine = &mut self.clocks[dst.index()];
+            for (a, b) in mine.iter_mut().zip(&set) {
+                *a = (*a).max(*b);
+            }
+            let me = Rc::new(self.tick(dst, id));
+            if let Some(f) = self.flags.get_mut(&key) {
+                f.last_wait = Some(me);
+            }
+        }
+        Ok(None)
+    }
+}

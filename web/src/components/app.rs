@@ -1,0 +1,236 @@
+//! The root component: owns the state, the compile worker and the page-level effects
+//! (theme, keyboard shortcuts, debounced compile, session saving).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use gloo::events::{EventListener, EventListenerOptions};
+use gloo::timers::callback::Timeout;
+use gloo::worker::{Spawnable, WorkerBridge};
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use super::{
+    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, panels::Panels,
+    statusbar::StatusBar, toolbar::Toolbar, AppContext,
+};
+use crate::dom;
+use crate::protocol::{Request, RequestId, Response};
+use crate::share::{self, Panel};
+use crate::state::{default_view, Action, AppState, Banner, BannerKind, Overlay};
+use crate::worker::CompileWorker;
+
+/// Edits are compiled after this much quiet.
+pub const DEBOUNCE_MS: u32 = 150;
+/// A worker that has not answered in this long is replaced.
+pub const WORKER_TIMEOUT_MS: u32 = 15_000;
+/// Where Trunk puts the worker's JS (`data-bin="tilescope-worker"`).
+const WORKER_URL: &str = "./tilescope-worker.js";
+
+/// The state a page load starts from: a share link, else the saved session, else the
+/// default example. A bad link falls back with a banner, never a blank page.
+fn initial_state() -> AppState {
+    let fragment = dom::fragment();
+    let (view, banner) = if !fragment.is_empty() {
+        match share::decode(&fragment) {
+            Ok(view) => (view, None),
+            Err(e) => (
+                default_view(),
+                Some(Banner {
+                    kind: BannerKind::Error,
+                    text: format!("Could not open this link: {e}. Showing the default example."),
+                }),
+            ),
+        }
+    } else {
+        let saved = dom::load_session().and_then(|s| share::decode(&s).ok());
+        (saved.unwrap_or_else(default_view), None)
+    };
+    let mut state = AppState::new(view);
+    state.banner = banner;
+    state.theme = dom::load_theme();
+    state
+}
+
+/// The worker connection: the bridge plus what the watchdog needs to know.
+#[derive(Default)]
+struct WorkerLink {
+    bridge: RefCell<Option<WorkerBridge<CompileWorker>>>,
+    next_id: Cell<RequestId>,
+    /// Newest id answered (or abandoned): the watchdog restarts only if it falls behind.
+    answered: Cell<RequestId>,
+}
+
+impl WorkerLink {
+    fn spawn(self: &Rc<Self>, dispatcher: UseReducerDispatcher<AppState>) {
+        let link = Rc::clone(self);
+        let bridge = CompileWorker::spawner()
+            .callback(move |response: Response| {
+                let id = match &response {
+                    Response::Compiled { id, .. }
+                    | Response::Simulated { id, .. }
+                    | Response::Crashed { id, .. } => *id,
+                };
+                link.answered.set(link.answered.get().max(id));
+                let crashed = matches!(response, Response::Crashed { .. });
+                dispatcher.dispatch(Action::Received(Box::new(response)));
+                if crashed {
+                    // The crashed worker closed itself; replace the bridge outside its
+                    // own callback.
+                    let link = Rc::clone(&link);
+                    let dispatcher = dispatcher.clone();
+                    Timeout::new(0, move || link.spawn(dispatcher)).forget();
+                }
+            })
+            .spawn(WORKER_URL);
+        *self.bridge.borrow_mut() = Some(bridge);
+    }
+
+    fn send(
+        self: &Rc<Self>,
+        make: impl FnOnce(RequestId) -> Request,
+        dispatcher: UseReducerDispatcher<AppState>,
+    ) {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        if let Some(bridge) = self.bridge.borrow().as_ref() {
+            bridge.send(make(id));
+        }
+        dispatcher.dispatch(Action::RequestSent(id));
+        let link = Rc::clone(self);
+        Timeout::new(WORKER_TIMEOUT_MS, move || {
+            if link.answered.get() < id && link.next_id.get() == id {
+                link.answered.set(id);
+                dispatcher.dispatch(Action::WorkerRestarted(format!(
+                    "no answer in {} s",
+                    WORKER_TIMEOUT_MS / 1000
+                )));
+                link.spawn(dispatcher);
+            }
+        })
+        .forget();
+    }
+}
+
+#[function_component]
+pub fn App() -> Html {
+    let state = use_reducer(initial_state);
+    let link = use_memo((), |_| Rc::new(WorkerLink::default()));
+
+    {
+        let link = Rc::clone(&link);
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            link.spawn(dispatcher);
+            move || {
+                link.bridge.borrow_mut().take();
+            }
+        });
+    }
+
+    use_effect_with(state.theme, |theme| dom::apply_theme(*theme));
+
+    // Compile after a pause in typing; dropping the timeout cancels it.
+    {
+        let link = Rc::clone(&link);
+        let dispatcher = state.dispatcher();
+        use_effect_with(
+            (state.view.source.clone(), state.view.options.clone()),
+            move |(source, options)| {
+                let (source, options) = (source.clone(), options.clone());
+                let timeout = Timeout::new(DEBOUNCE_MS, move || {
+                    link.send(
+                        |id| Request::Compile {
+                            id,
+                            source,
+                            options,
+                        },
+                        dispatcher,
+                    );
+                });
+                move || drop(timeout)
+            },
+        );
+    }
+
+    // Remember the session; the link in the address bar only changes on Share.
+    use_effect_with(state.view.clone(), |view| {
+        let fragment = share::encode(view);
+        let timeout = Timeout::new(500, move || dom::save_session(&fragment));
+        move || drop(timeout)
+    });
+
+    // Page-wide shortcuts.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            let listener = dom::document().map(|doc| {
+                // Not passive: shortcuts call preventDefault.
+                let options = EventListenerOptions::enable_prevent_default();
+                EventListener::new_with_options(&doc, "keydown", options, move |event| {
+                    if let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() {
+                        handle_shortcut(event, &dispatcher);
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    let theme_class = match state.theme {
+        crate::state::Theme::System => "",
+        _ => "themed",
+    };
+    html! {
+        <ContextProvider<AppContext> context={state.clone()}>
+            <div class={classes!("app", theme_class)}>
+                <Toolbar />
+                <BannerBar />
+                <main class="workspace">
+                    <section class="pane pane-editor" aria-label="Kernel source">
+                        <Editor />
+                    </section>
+                    <section class="pane pane-panels" aria-label="Compiler output">
+                        <Panels />
+                    </section>
+                </main>
+                <StatusBar />
+                if state.overlay == Overlay::Help { <Help /> }
+                if state.overlay == Overlay::Gallery { <Gallery /> }
+            </div>
+        </ContextProvider<AppContext>>
+    }
+}
+
+fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispatcher<AppState>) {
+    let key = event.key();
+    if key == "Escape" {
+        dispatcher.dispatch(Action::ShowOverlay(Overlay::None));
+        return;
+    }
+    if event.alt_key() && !event.ctrl_key() && !event.meta_key() {
+        // Alt+digit: `code` is layout-independent where `key` may be a symbol.
+        let code = event.code();
+        if let Some(n) = code
+            .strip_prefix("Digit")
+            .and_then(|d| d.parse::<usize>().ok())
+        {
+            if let Some(panel) = n.checked_sub(1).and_then(|i| Panel::ALL.get(i)) {
+                event.prevent_default();
+                dispatcher.dispatch(Action::SelectPanel(*panel));
+            }
+        }
+        return;
+    }
+    if dom::in_text_field(event) || event.ctrl_key() || event.meta_key() {
+        return;
+    }
+    match key.as_str() {
+        "?" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Help)),
+        "e" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Gallery)),
+        "d" => dispatcher.dispatch(Action::ToggleDiff),
+        "h" => dispatcher.dispatch(Action::ToggleHideUnchanged),
+        _ => return,
+    }
+    event.prevent_default();
+}

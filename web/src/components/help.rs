@@ -1,0 +1,33 @@
+//! The keyboard shortcut overlay (`?`).
+
+use yew::prelude::*;
+
+use super::dialog::Dialog;
+
+const SHORTCUTS: &[(&str, &str)] = &[
+    ("?", "show or hide this help"),
+    ("Esc", "close overlays"),
+    ("e", "open the example gallery"),
+    (
+        "Alt+1 … Alt+6",
+        "Passes, Steps, Timeline, Assembly, Output, Problems",
+    ),
+    ("↑ / ↓", "previous / next pass (pass list focused)"),
+    ("d", "toggle the diff against the previous pass"),
+    ("h", "hide or show passes that changed nothing"),
+    ("Tab / Shift+Tab", "indent / dedent in the editor"),
+];
+
+#[function_component]
+pub fn Help() -> Html {
+    html! {
+        <Dialog title="Keyboard shortcuts">
+                <table class="shortcuts">
+                    { for SHORTCUTS.iter().map(|(keys, what)| html! {
+                        <tr><td><kbd>{*keys}</kbd></td><td>{*what}</td></tr>
+                    }) }
+                </table>
+                <p class="dialog-foot">{"Hover an IR line to see its source; place the caret in the source to see its IR lines."}</p>
+        </Dialog>
+    }
+}

@@ -1,0 +1,193 @@
+//! The Passes panel: the pass list (changed ones marked), the selected pass's IR with
+//! its description, or its diff against the previous pass. IR lines link to source
+//! spans both ways: hovering a line highlights its span in the editor, and lines whose
+//! span holds the editor caret are marked.
+
+use tilescope::diag::Span;
+use yew::prelude::*;
+
+use super::{panels::EmptyState, use_app};
+use crate::diff::{self, DiffKind};
+use crate::share::Panel;
+use crate::state::Action;
+
+#[function_component]
+pub fn PassesPanel() -> Html {
+    let app = use_app();
+    // Hooks come before the early returns below: Yew needs the same hooks every render.
+    let ir_ref = use_node_ref();
+    // When the caret moves, bring the first IR line it maps to into view.
+    {
+        let ir_ref = ir_ref.clone();
+        use_effect_with((app.caret, app.view.pass.clone()), move |_| {
+            let linked = ir_ref
+                .cast::<web_sys::Element>()
+                .and_then(|ir| ir.query_selector(".ir-linked").ok().flatten());
+            if let Some(line) = linked {
+                let options = web_sys::ScrollIntoViewOptions::new();
+                options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                line.scroll_into_view_with_scroll_into_view_options(&options);
+            }
+        });
+    }
+    let Some(compile) = app.compile.clone() else {
+        return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
+    };
+    if compile.passes.is_empty() {
+        let app = app.clone();
+        let n = compile.error_count();
+        let onclick = Callback::from(move |_| app.dispatch(Action::SelectPanel(Panel::Problems)));
+        return html! {
+            <EmptyState title="No passes to show">
+                {format!("The source did not get through the front end ({n} error{}). ", if n == 1 { "" } else { "s" })}
+                <button class="link" {onclick}>{"Open Problems"}</button>
+            </EmptyState>
+        };
+    }
+    let selected = app.selected_pass().unwrap_or(0);
+    let visible = app.visible_passes();
+
+    let onkeydown = {
+        let app = app.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let delta = match e.key().as_str() {
+                "ArrowUp" | "k" => -1,
+                "ArrowDown" | "j" => 1,
+                _ => return,
+            };
+            e.prevent_default();
+            app.dispatch(Action::MovePass(delta));
+        })
+    };
+    let on_hide = {
+        let app = app.clone();
+        Callback::from(move |_| app.dispatch(Action::ToggleHideUnchanged))
+    };
+    let list = visible.iter().map(|(i, pass)| {
+        let onclick = {
+            let app = app.clone();
+            let name = pass.name.clone();
+            Callback::from(move |_| app.dispatch(Action::SelectPass(name.clone())))
+        };
+        html! {
+            <li class={classes!("pass", (*i == selected).then_some("pass-selected"), (!pass.changed).then_some("pass-unchanged"))}
+                {onclick} title={pass.description.clone()}>
+                <span class={classes!("pass-dot", pass.changed.then_some("pass-dot-changed"))}
+                    title={if pass.changed { "changed the IR" } else { "no change" }} />
+                <span class="pass-index">{i + 1}</span>
+                <span class="pass-name">{pass.name.clone()}</span>
+                <span class="pass-time">{format_micros(pass.micros)}</span>
+            </li>
+        }
+    });
+
+    let Some(pass) = compile.passes.get(selected) else {
+        return html! {};
+    };
+    let previous = selected.checked_sub(1).and_then(|i| compile.passes.get(i));
+    let caret = app.caret as u32;
+    let line_class = |span: Option<Span>| {
+        span.filter(|s| s.start <= caret && caret <= s.end)
+            .map(|_| "ir-linked")
+    };
+    let hover = |span: Option<Span>| {
+        let app = app.clone();
+        Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(span)))
+    };
+    let unhover = {
+        let app = app.clone();
+        Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(None)))
+    };
+
+    let (body, stats) = if app.show_diff {
+        let old = previous.map_or("", |p| p.ir.as_str());
+        let lines = diff::diff_lines(old, &pass.ir);
+        let stats = diff::stats(&lines);
+        let body: Html = lines
+            .into_iter()
+            .map(|l| {
+                let span = l.new_line.and_then(|n| pass.span_of_line(n));
+                let (class, sign) = match l.kind {
+                    DiffKind::Same => ("ir-line", " "),
+                    DiffKind::Added => ("ir-line ir-added", "+"),
+                    DiffKind::Removed => ("ir-line ir-removed", "−"),
+                };
+                html! {
+                    <div class={classes!(class, line_class(span))} onmouseenter={hover(span)}>
+                        <span class="ir-ln">{l.new_line.map(|n| (n + 1).to_string()).unwrap_or_default()}</span>
+                        <span class="ir-sign">{sign}</span>
+                        <span class="ir-text">{l.text}</span>
+                    </div>
+                }
+            })
+            .collect();
+        (body, Some(stats))
+    } else {
+        let body: Html = pass
+            .ir
+            .lines()
+            .enumerate()
+            .map(|(n, text)| {
+                let span = pass.span_of_line(n);
+                html! {
+                    <div class={classes!("ir-line", line_class(span))} onmouseenter={hover(span)}>
+                        <span class="ir-ln">{n + 1}</span>
+                        <span class="ir-text">{text.to_string()}</span>
+                    </div>
+                }
+            })
+            .collect();
+        (body, None)
+    };
+
+    let mode = |diff: bool, label: &'static str| {
+        let app = app.clone();
+        let active = app.show_diff == diff;
+        let onclick = Callback::from(move |_| {
+            if !active {
+                app.dispatch(Action::ToggleDiff);
+            }
+        });
+        html! { <button class={classes!("seg", active.then_some("seg-active"))} {onclick}>{label}</button> }
+    };
+
+    html! {
+        <div class="passes">
+            <div class="pass-list-wrap">
+                <div class="pass-list-head">
+                    <label class="check" title="Hide passes that changed nothing (h)">
+                        <input type="checkbox" checked={app.hide_unchanged} onchange={on_hide} />
+                        {"hide unchanged"}
+                    </label>
+                </div>
+                <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
+                    { for list }
+                </ol>
+            </div>
+            <div class="pass-view">
+                <div class="pass-head">
+                    <div class="pass-title">
+                        <span class="pass-title-name">{pass.name.clone()}</span>
+                        <span class="pass-desc">{pass.description.clone()}</span>
+                    </div>
+                    if let Some((added, removed)) = stats {
+                        <span class="diff-stats"><span class="plus">{format!("+{added}")}</span>{" "}<span class="minus">{format!("−{removed}")}</span></span>
+                    }
+                    <div class="segmented" title="d toggles">
+                        {mode(false, "IR")}
+                        {mode(true, "Diff")}
+                    </div>
+                </div>
+                <div class="ir" ref={ir_ref} onmouseleave={unhover}>{body}</div>
+            </div>
+        </div>
+    }
+}
+
+fn format_micros(us: u64) -> String {
+    if us >= 1000 {
+        format!("{:.1} ms", us as f64 / 1000.0)
+    } else {
+        format!("{us} µs")
+    }
+}

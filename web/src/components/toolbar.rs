@@ -1,0 +1,160 @@
+//! The top bar: example gallery, compile options, share and downloads, theme, help.
+
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+use super::use_app;
+use crate::dom;
+use crate::examples;
+use crate::options::{Preset, SyncMode};
+use crate::share;
+use crate::state::{Action, Banner, BannerKind, Overlay, Theme};
+
+#[function_component]
+pub fn Toolbar() -> Html {
+    let app = use_app();
+    let options = &app.view.options;
+
+    let example_label = match app.view.example.as_deref().and_then(examples::find) {
+        Some(e) if e.source == app.view.source => e.title.to_string(),
+        Some(e) => format!("{} (edited)", e.title),
+        None => "Scratch".to_string(),
+    };
+
+    let on_preset = {
+        let app = app.clone();
+        Callback::from(move |e: Event| {
+            if let Some(p) = e
+                .target_dyn_into::<HtmlSelectElement>()
+                .and_then(|s| Preset::from_name(&s.value()))
+            {
+                app.dispatch(Action::SetPreset(p));
+            }
+        })
+    };
+    let on_sync = {
+        let app = app.clone();
+        Callback::from(move |e: Event| {
+            if let Some(s) = e
+                .target_dyn_into::<HtmlSelectElement>()
+                .and_then(|s| SyncMode::from_name(&s.value()))
+            {
+                app.dispatch(Action::SetSync(s));
+            }
+        })
+    };
+    let on_multibuffer = {
+        let app = app.clone();
+        Callback::from(move |e: Event| {
+            if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
+                app.dispatch(Action::SetMultibuffer(input.checked()));
+            }
+        })
+    };
+    let on_share = {
+        let app = app.clone();
+        Callback::from(move |_| {
+            dom::set_fragment(&share::encode(&app.view));
+            dom::copy_to_clipboard(&dom::href());
+            app.dispatch(Action::ShowBanner(Banner {
+                kind: BannerKind::Info,
+                text: "Link copied: it holds the source, the options and this view.".into(),
+            }));
+        })
+    };
+    let sim = app.sim.clone();
+    let on_trace = {
+        let sim = sim.clone();
+        Callback::from(move |_| {
+            if let Some(sim) = &sim {
+                dom::download(
+                    "tilescope-trace.json",
+                    sim.trace_json.as_bytes(),
+                    "application/json",
+                );
+            }
+        })
+    };
+    let on_npy = {
+        let sim = sim.clone();
+        Callback::from(move |_| {
+            for t in sim.iter().flat_map(|s| s.outputs.iter()) {
+                dom::download(
+                    &format!("{}.npy", t.name),
+                    &t.npy,
+                    "application/octet-stream",
+                );
+            }
+        })
+    };
+    let has_trace = sim.as_ref().is_some_and(|s| !s.trace_json.is_empty());
+    let has_outputs = sim.as_ref().is_some_and(|s| !s.outputs.is_empty());
+
+    let on_theme = {
+        let app = app.clone();
+        Callback::from(move |_| {
+            let dark = match app.theme {
+                Theme::System => dom::prefers_dark(),
+                Theme::Dark => true,
+                Theme::Light => false,
+            };
+            app.dispatch(Action::SetTheme(if dark {
+                Theme::Light
+            } else {
+                Theme::Dark
+            }));
+        })
+    };
+    let open = |overlay: Overlay| {
+        let app = app.clone();
+        Callback::from(move |_| app.dispatch(Action::ShowOverlay(overlay)))
+    };
+
+    html! {
+        <header class="toolbar">
+            <div class="brand" title="Tilescope: a tile kernel compiler and pipe simulator">
+                <span class="brand-mark" aria-hidden="true"></span>
+                <span class="brand-name">{"tilescope"}</span>
+            </div>
+            <button class="tb-button tb-examples" onclick={open(Overlay::Gallery)} title="Example gallery (e)">
+                <span class="tb-label">{"Example"}</span>
+                <span class="tb-value">{example_label}</span>
+                <span class="caret" aria-hidden="true">{"▾"}</span>
+            </button>
+            <div class="tb-sep" />
+            <label class="tb-field" title="Machine preset: buffer sizes and costs">
+                <span class="tb-label">{"Preset"}</span>
+                <select onchange={on_preset}>
+                    { for Preset::ALL.iter().map(|p| html! {
+                        <option value={p.name()} selected={*p == options.preset}>{p.name()}</option>
+                    }) }
+                </select>
+            </label>
+            <label class="tb-field" title="Synchronisation strategy of insert-sync">
+                <span class="tb-label">{"Sync"}</span>
+                <select onchange={on_sync}>
+                    { for SyncMode::ALL.iter().map(|s| html! {
+                        <option value={s.name()} selected={*s == options.sync}>{s.name()}</option>
+                    }) }
+                </select>
+            </label>
+            <label class="tb-field tb-check" title="Let the compiler choose buffer slots for loops without @buffers">
+                <input type="checkbox" checked={options.multibuffer_auto} onchange={on_multibuffer} />
+                <span>{"Auto multi-buffer"}</span>
+            </label>
+            <div class="tb-spacer" />
+            <button class="tb-button" onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
+            <button class="tb-button" onclick={on_trace} disabled={!has_trace}
+                title={if has_trace { "Download the trace (Chrome Trace JSON, opens in Perfetto)" } else { "Available after a simulation" }}>
+                {"Trace ↓"}
+            </button>
+            <button class="tb-button" onclick={on_npy} disabled={!has_outputs}
+                title={if has_outputs { "Download the output tensors as .npy" } else { "Available after a simulation" }}>
+                {".npy ↓"}
+            </button>
+            <div class="tb-sep" />
+            <button class="tb-icon" onclick={on_theme} title="Switch light / dark theme" aria-label="Switch theme">{"◐"}</button>
+            <button class="tb-icon" onclick={open(Overlay::Help)} title="Keyboard shortcuts (?)" aria-label="Help">{"?"}</button>
+        </header>
+    }
+}

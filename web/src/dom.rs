@@ -1,0 +1,118 @@
+//! Browser glue the components share: URL fragment, local storage, clipboard, file
+//! downloads, colour-scheme. Every call tolerates a missing API (returns nothing or
+//! does nothing) so a locked-down browser degrades instead of failing.
+
+use gloo::storage::{LocalStorage, Storage};
+use wasm_bindgen::JsCast;
+
+use crate::state::Theme;
+
+const SESSION_KEY: &str = "tilescope.session";
+const THEME_KEY: &str = "tilescope.theme";
+
+pub fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+pub fn document() -> Option<web_sys::Document> {
+    window()?.document()
+}
+
+/// The URL fragment without `#` (empty when there is none).
+pub fn fragment() -> String {
+    let hash = window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default();
+    hash.strip_prefix('#').unwrap_or(&hash).to_string()
+}
+
+/// Replaces the fragment without adding a history entry.
+pub fn set_fragment(fragment: &str) {
+    if let Some(history) = window().and_then(|w| w.history().ok()) {
+        let url = if fragment.is_empty() {
+            " ".to_string()
+        } else {
+            format!("#{fragment}")
+        };
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url.trim()));
+    }
+}
+
+/// The full page URL (for the Share button's clipboard copy).
+pub fn href() -> String {
+    window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default()
+}
+
+pub fn load_session() -> Option<String> {
+    LocalStorage::get::<String>(SESSION_KEY).ok()
+}
+
+pub fn save_session(fragment: &str) {
+    let _ = LocalStorage::set(SESSION_KEY, fragment);
+}
+
+pub fn load_theme() -> Theme {
+    LocalStorage::get::<String>(THEME_KEY)
+        .map(|t| Theme::from_name(&t))
+        .unwrap_or_default()
+}
+
+/// Sets `data-theme` on the root element (CSS falls back to `prefers-color-scheme`
+/// when absent) and remembers the choice.
+pub fn apply_theme(theme: Theme) {
+    if let Some(root) = document().and_then(|d| d.document_element()) {
+        let _ = match theme {
+            Theme::System => root.remove_attribute("data-theme"),
+            t => root.set_attribute("data-theme", t.name()),
+        };
+    }
+    let _ = LocalStorage::set(THEME_KEY, theme.name());
+}
+
+pub fn prefers_dark() -> bool {
+    window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+pub fn copy_to_clipboard(text: &str) {
+    if let Some(w) = window() {
+        // The promise is not awaited: a refusal leaves the link in the address bar.
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// Offers `bytes` as a file download.
+pub fn download(filename: &str, bytes: &[u8], mime: &str) {
+    let Some(doc) = document() else { return };
+    let array = js_sys::Array::new();
+    array.push(&js_sys::Uint8Array::from(bytes));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_u8_array_sequence_and_options(&array, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Some(a) = doc
+        .create_element("a")
+        .ok()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        a.set_href(&url);
+        a.set_download(filename);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// Whether a key event comes from a text field (where single-key shortcuts must not fire).
+pub fn in_text_field(event: &web_sys::KeyboardEvent) -> bool {
+    event
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|e| matches!(e.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT"))
+}

@@ -1,0 +1,73 @@
+//! Compile options the toolbar sets; part of the share link and of each worker request.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    #[default]
+    Teach,
+    A3,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 2] = [Preset::Teach, Preset::A3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Teach => "teach",
+            Preset::A3 => "a3",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Preset> {
+        Preset::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    #[default]
+    Auto,
+    Barrier,
+    None,
+}
+
+impl SyncMode {
+    pub const ALL: [SyncMode; 3] = [SyncMode::Auto, SyncMode::Barrier, SyncMode::None];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Auto => "auto",
+            SyncMode::Barrier => "barrier",
+            SyncMode::None => "none",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SyncMode> {
+        SyncMode::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompileOptions {
+    pub preset: Preset,
+    pub sync: SyncMode,
+    /// Let the compiler pick a slot count for loops without `@buffers`.
+    pub multibuffer_auto: bool,
+    /// The kernel to compile; the first one when `None`.
+    #[serde(default)]
+    pub kernel: Option<String>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            preset: Preset::Teach,
+            sync: SyncMode::Auto,
+            multibuffer_auto: true,
+            kernel: None,
+        }
+    }
+}

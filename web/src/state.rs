@@ -1,0 +1,409 @@
+//! App state and its reducer. Pure data (no web-sys), so every transition is tested
+//! natively; components dispatch `Action`s and effects in `components::app` do the I/O.
+
+use std::rc::Rc;
+
+use tilescope::diag::Span;
+use yew::Reducible;
+
+use crate::examples;
+use crate::options::{CompileOptions, Preset, SyncMode};
+use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
+use crate::share::{Panel, ViewState};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Theme {
+    /// Follow `prefers-color-scheme`.
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::System => "system",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Theme {
+        match name {
+            "light" => Theme::Light,
+            "dark" => Theme::Dark,
+            _ => Theme::System,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Overlay {
+    #[default]
+    None,
+    Help,
+    Gallery,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BannerKind {
+    Info,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Banner {
+    pub kind: BannerKind,
+    pub text: String,
+}
+
+/// A request to move the editor caret; `nonce` makes repeated jumps to the same place
+/// observable as changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jump {
+    pub at: usize,
+    pub nonce: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppState {
+    pub view: ViewState,
+    pub theme: Theme,
+    pub compile: Option<Rc<CompileOutput>>,
+    pub sim: Option<Rc<SimOutput>>,
+    /// The newest request sent to the worker; older responses are stale.
+    pub pending: Option<RequestId>,
+    pub banner: Option<Banner>,
+    pub overlay: Overlay,
+    pub hide_unchanged: bool,
+    pub show_diff: bool,
+    /// Source span highlighted because the pointer is on an IR line.
+    pub linked_span: Option<Span>,
+    /// Editor caret (byte offset), to highlight the IR lines it came from.
+    pub caret: usize,
+    pub jump: Option<Jump>,
+    pub worker_restarts: u32,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState::new(default_view())
+    }
+}
+
+pub fn default_view() -> ViewState {
+    let example = examples::default_example();
+    ViewState {
+        source: example.source.to_string(),
+        example: Some(example.name.to_string()),
+        options: CompileOptions::default(),
+        pass: None,
+        panel: Panel::Passes,
+        cursor: 0,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    SetSource(String),
+    LoadExample(String),
+    SetPreset(Preset),
+    SetSync(SyncMode),
+    SetMultibuffer(bool),
+    SelectPass(String),
+    /// Move the pass selection by this many visible passes (arrow keys).
+    MovePass(isize),
+    SelectPanel(Panel),
+    SetCursor(u64),
+    SetTheme(Theme),
+    ShowOverlay(Overlay),
+    ToggleHideUnchanged,
+    ToggleDiff,
+    RequestSent(RequestId),
+    /// Boxed: results are large next to every other action.
+    Received(Box<Response>),
+    /// The worker died or stopped answering; it has been restarted.
+    WorkerRestarted(String),
+    ShowBanner(Banner),
+    DismissBanner,
+    LinkSpan(Option<Span>),
+    Caret(usize),
+    JumpTo(usize),
+}
+
+impl AppState {
+    pub fn new(view: ViewState) -> AppState {
+        AppState {
+            view,
+            theme: Theme::System,
+            compile: None,
+            sim: None,
+            pending: None,
+            banner: None,
+            overlay: Overlay::None,
+            hide_unchanged: false,
+            show_diff: false,
+            linked_span: None,
+            caret: 0,
+            jump: None,
+            worker_restarts: 0,
+        }
+    }
+
+    /// Passes shown in the list (all, or the changed ones plus the first).
+    pub fn visible_passes(&self) -> Vec<(usize, &PassRecord)> {
+        let Some(compile) = &self.compile else {
+            return Vec::new();
+        };
+        compile
+            .passes
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !self.hide_unchanged || p.changed || *i == 0)
+            .collect()
+    }
+
+    /// Index of the selected pass: the named one, else the last pass.
+    pub fn selected_pass(&self) -> Option<usize> {
+        let passes = &self.compile.as_ref()?.passes;
+        self.view
+            .pass
+            .as_ref()
+            .and_then(|name| passes.iter().position(|p| &p.name == name))
+            .or_else(|| passes.len().checked_sub(1))
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The options or source changed: results on screen are out of date but kept until
+    /// the next response replaces them, so panels do not flicker while typing.
+    fn invalidate(&mut self) {
+        self.sim = None;
+    }
+
+    pub fn apply(&mut self, action: Action) {
+        match action {
+            Action::SetSource(source) => {
+                if source != self.view.source {
+                    self.view.source = source;
+                    self.invalidate();
+                }
+            }
+            Action::LoadExample(id) => {
+                if let Some(example) = examples::find(&id) {
+                    self.view.source = example.source.to_string();
+                    self.view.example = Some(example.name.to_string());
+                    self.view.options.kernel = None;
+                    self.overlay = Overlay::None;
+                    self.linked_span = None;
+                    self.invalidate();
+                }
+            }
+            Action::SetPreset(p) => {
+                self.view.options.preset = p;
+                self.invalidate();
+            }
+            Action::SetSync(s) => {
+                self.view.options.sync = s;
+                self.invalidate();
+            }
+            Action::SetMultibuffer(on) => {
+                self.view.options.multibuffer_auto = on;
+                self.invalidate();
+            }
+            Action::SelectPass(name) => self.view.pass = Some(name),
+            Action::MovePass(delta) => self.move_pass(delta),
+            Action::SelectPanel(panel) => self.view.panel = panel,
+            Action::SetCursor(c) => self.view.cursor = c,
+            Action::SetTheme(t) => self.theme = t,
+            Action::ShowOverlay(o) => {
+                self.overlay = if self.overlay == o { Overlay::None } else { o }
+            }
+            Action::ToggleHideUnchanged => self.hide_unchanged = !self.hide_unchanged,
+            Action::ToggleDiff => self.show_diff = !self.show_diff,
+            Action::RequestSent(id) => self.pending = Some(id),
+            Action::Received(response) => self.receive(*response),
+            Action::WorkerRestarted(message) => {
+                self.pending = None;
+                self.worker_restarts += 1;
+                self.banner = Some(Banner {
+                    kind: BannerKind::Error,
+                    text: format!(
+                        "The compiler stopped ({message}) and was restarted; your text is kept."
+                    ),
+                });
+            }
+            Action::ShowBanner(b) => self.banner = Some(b),
+            Action::DismissBanner => self.banner = None,
+            Action::LinkSpan(span) => self.linked_span = span,
+            Action::Caret(at) => self.caret = at,
+            Action::JumpTo(at) => {
+                let nonce = self.jump.map_or(0, |j| j.nonce + 1);
+                self.jump = Some(Jump { at, nonce });
+                self.caret = at;
+            }
+        }
+    }
+
+    fn receive(&mut self, response: Response) {
+        let id = match &response {
+            Response::Compiled { id, .. }
+            | Response::Simulated { id, .. }
+            | Response::Crashed { id, .. } => *id,
+        };
+        if self.pending != Some(id) {
+            return;
+        }
+        self.pending = None;
+        match response {
+            Response::Compiled { output, .. } => self.compile = Some(Rc::new(output)),
+            Response::Simulated { compile, sim, .. } => {
+                self.compile = Some(Rc::new(compile));
+                self.sim = sim.map(Rc::new);
+            }
+            Response::Crashed { message, .. } => self.apply(Action::WorkerRestarted(message)),
+        }
+    }
+
+    fn move_pass(&mut self, delta: isize) {
+        let visible: Vec<String> = self
+            .visible_passes()
+            .into_iter()
+            .map(|(_, p)| p.name.clone())
+            .collect();
+        if visible.is_empty() {
+            return;
+        }
+        let current = self
+            .selected_pass()
+            .and_then(|i| self.compile.as_ref()?.passes.get(i))
+            .and_then(|p| visible.iter().position(|n| *n == p.name))
+            .unwrap_or(visible.len() - 1);
+        let next = current.saturating_add_signed(delta).min(visible.len() - 1);
+        self.view.pass = visible.get(next).cloned();
+    }
+}
+
+impl Reducible for AppState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = (*self).clone();
+        next.apply(action);
+        Rc::new(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_passes(changed: &[bool]) -> AppState {
+        let passes = changed
+            .iter()
+            .enumerate()
+            .map(|(i, c)| PassRecord {
+                name: format!("p{i}"),
+                changed: *c,
+                ..PassRecord::default()
+            })
+            .collect();
+        AppState {
+            compile: Some(Rc::new(CompileOutput {
+                passes,
+                ..CompileOutput::default()
+            })),
+            ..AppState::default()
+        }
+    }
+
+    #[test]
+    fn starts_on_the_default_example() {
+        let s = AppState::default();
+        assert_eq!(s.view.example.as_deref(), Some("elementwise"));
+        assert!(s.view.source.contains("kernel elementwise"));
+    }
+
+    #[test]
+    fn arrow_keys_walk_visible_passes_and_stop_at_ends() {
+        let mut s = with_passes(&[true, false, true, true]);
+        assert_eq!(s.selected_pass(), Some(3));
+        s.apply(Action::MovePass(-1));
+        assert_eq!(s.view.pass.as_deref(), Some("p2"));
+        s.apply(Action::ToggleHideUnchanged);
+        s.apply(Action::MovePass(-1));
+        assert_eq!(
+            s.view.pass.as_deref(),
+            Some("p0"),
+            "p1 is unchanged and hidden"
+        );
+        s.apply(Action::MovePass(-5));
+        assert_eq!(s.view.pass.as_deref(), Some("p0"));
+        s.apply(Action::MovePass(9));
+        assert_eq!(s.view.pass.as_deref(), Some("p3"));
+    }
+
+    #[test]
+    fn stale_responses_are_ignored() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(1));
+        s.apply(Action::RequestSent(2));
+        let out = CompileOutput {
+            total_micros: 5,
+            ..CompileOutput::default()
+        };
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 1,
+            output: out.clone(),
+        })));
+        assert!(s.compile.is_none());
+        assert!(s.is_busy());
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 2,
+            output: out,
+        })));
+        assert_eq!(s.compile.as_ref().map(|c| c.total_micros), Some(5));
+        assert!(!s.is_busy());
+    }
+
+    #[test]
+    fn a_crash_shows_a_banner_and_keeps_the_text() {
+        let mut s = AppState::default();
+        s.apply(Action::SetSource("my text".into()));
+        s.apply(Action::RequestSent(7));
+        s.apply(Action::Received(Box::new(Response::Crashed {
+            id: 7,
+            message: "boom".into(),
+        })));
+        assert_eq!(s.view.source, "my text");
+        assert_eq!(s.worker_restarts, 1);
+        assert!(s
+            .banner
+            .as_ref()
+            .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
+    }
+
+    #[test]
+    fn loading_an_example_replaces_source_and_closes_the_gallery() {
+        let mut s = AppState::default();
+        s.apply(Action::ShowOverlay(Overlay::Gallery));
+        s.apply(Action::LoadExample("softmax".into()));
+        assert_eq!(s.overlay, Overlay::None);
+        assert!(s.view.source.contains("kernel softmax"));
+        s.apply(Action::LoadExample("no-such".into()));
+        assert!(s.view.source.contains("kernel softmax"));
+    }
+
+    #[test]
+    fn jumps_are_distinct_even_to_the_same_place() {
+        let mut s = AppState::default();
+        s.apply(Action::JumpTo(4));
+        let first = s.jump;
+        s.apply(Action::JumpTo(4));
+        assert_ne!(first, s.jump);
+        assert_eq!(s.caret, 4);
+    }
+}

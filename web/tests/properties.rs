@@ -1,0 +1,77 @@
+//! Properties of the pure modules over arbitrary input: editor text and links are user
+//! input, so none of these may panic, and their results must stay inside the text.
+
+use proptest::prelude::*;
+use tilescope_web::editing::{dedent, indent};
+use tilescope_web::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED};
+use tilescope_web::options::CompileOptions;
+use tilescope_web::share::{decode, encode, Panel, ViewState};
+use tilescope_web::text;
+
+/// Source-like text: the language's characters plus some multi-byte ones.
+fn source() -> impl Strategy<Value = String> {
+    proptest::string::string_regex("[a-z0-9_ \n\t(){}\\[\\]:;,.=+*/@-]{0,80}|.{0,40}")
+        .expect("a valid regex")
+}
+
+proptest! {
+    #[test]
+    fn decode_never_panics(fragment in ".{0,200}") {
+        let _ = decode(&fragment);
+        let _ = decode(&format!("v1={fragment}"));
+    }
+
+    #[test]
+    fn links_round_trip(src in ".{0,300}", cursor in any::<u64>(), pass in proptest::option::of("[a-z-]{1,12}")) {
+        let view = ViewState {
+            source: src,
+            example: None,
+            options: CompileOptions::default(),
+            pass,
+            panel: Panel::Steps,
+            cursor,
+        };
+        prop_assert_eq!(decode(&encode(&view)), Ok(view));
+    }
+
+    #[test]
+    fn highlight_segments_tile_the_text(src in source(), a in 0usize..120, b in 0usize..120) {
+        let tokens = tokenize(&src);
+        for t in &tokens {
+            prop_assert!(src.is_char_boundary(t.range.start) && src.is_char_boundary(t.range.end));
+        }
+        let segs = segments(&src, &tokens, &[(a..b, MARK_ERROR), (b..a, MARK_LINKED)]);
+        let joined: String = segs.iter().map(|s| &src[s.range.clone()]).collect();
+        prop_assert_eq!(joined, src);
+    }
+
+    #[test]
+    fn indent_and_dedent_keep_selection_in_the_text(src in source(), a in 0usize..100, b in 0usize..100) {
+        for edit in [indent(&src, a, b), dedent(&src, a, b)] {
+            prop_assert!(edit.sel_start <= edit.sel_end);
+            prop_assert!(edit.sel_end <= edit.text.len());
+            prop_assert!(edit.text.is_char_boundary(edit.sel_start) && edit.text.is_char_boundary(edit.sel_end));
+            // Only spaces are added or removed.
+            let strip = |s: &str| s.replace(' ', "");
+            prop_assert_eq!(strip(&edit.text), strip(&src));
+        }
+    }
+
+    #[test]
+    fn dedent_undoes_indent_of_lines(src in "[a-z \n]{0,60}", a in 0usize..60, b in 0usize..60) {
+        let once = indent(&src, a, b);
+        if a.min(src.len()) != b.min(src.len()) {
+            let back = dedent(&once.text, once.sel_start, once.sel_end);
+            prop_assert_eq!(back.text, src);
+        }
+    }
+
+    #[test]
+    fn positions_clamp(src in ".{0,60}", at in 0usize..200, units in 0u32..200) {
+        let (line, col) = text::line_col(&src, at);
+        prop_assert!(line >= 1 && col >= 1 && line <= text::line_count(&src));
+        let byte = text::utf16_to_byte(&src, units);
+        prop_assert!(src.is_char_boundary(byte));
+        prop_assert!(text::byte_to_utf16(&src, byte) as usize <= src.encode_utf16().count());
+    }
+}
