@@ -222,9 +222,19 @@ pub fn expr_text(k: &Kernel, e: &IndexExpr) -> String {
         IndexExpr::Var(v) => k.loop_vars.get(*v).map_or("?".into(), |v| v.name.clone()),
         IndexExpr::Add(a, b) => format!("({} + {})", expr_text(k, a), expr_text(k, b)),
         IndexExpr::Sub(a, b) => format!("({} - {})", expr_text(k, a), expr_text(k, b)),
-        IndexExpr::Mul(a, b) => format!("{} * {}", expr_text(k, a), expr_text(k, b)),
-        IndexExpr::FloorDiv(a, c) => format!("{} // {c}", expr_text(k, a)),
-        IndexExpr::Mod(a, c) => format!("{} % {c}", expr_text(k, a)),
+        IndexExpr::Mul(a, b) => format!("{} * {}", factor(k, a), factor(k, b)),
+        IndexExpr::FloorDiv(a, c) => format!("{} // {c}", factor(k, a)),
+        IndexExpr::Mod(a, c) => format!("{} % {c}", factor(k, a)),
+    }
+}
+
+/// An operand of `*`, `//` or `%`: parenthesised unless it is a name or a number.
+fn factor(k: &Kernel, e: &IndexExpr) -> String {
+    match e {
+        IndexExpr::Const(_) | IndexExpr::Var(_) | IndexExpr::Add(..) | IndexExpr::Sub(..) => {
+            expr_text(k, e)
+        }
+        _ => format!("({})", expr_text(k, e)),
     }
 }
 

@@ -211,14 +211,8 @@ impl Lw<'_> {
             } = ix
             {
                 let extent = tensor.get(i).copied().unwrap_or(0) as i64;
-                let left = match s {
-                    Val::Imm(x) => Val::Imm(extent - x),
-                    Val::Reg(_) => {
-                        let e = self.alu(AluOp::Sub, s, Val::Imm(extent));
-                        // extent - start = -(start - extent)
-                        self.alu(AluOp::Mul, e, Val::Imm(-1))
-                    }
-                };
+                // The tail's valid extent: min(len, extent - start).
+                let left = self.alu(AluOp::Sub, Val::Imm(extent), s);
                 if let Some(slot) = valid.get_mut(i) {
                     *slot = self.alu(AluOp::Min, left, Val::Imm(*len as i64));
                 }
