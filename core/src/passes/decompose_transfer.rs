@@ -20,7 +20,8 @@ impl Pass for DecomposeTransfer {
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
-        let max_dims = cx.machine().dma_max_dims.max(1) as usize;
+        let machine = cx.machine();
+        let max_dims = machine.dma_max_dims.max(1) as usize;
         let k = cx.ir_mut(self.name())?;
         let mut todo: Vec<OpId> = Vec::new();
         k.walk_ops(|id, op| {
@@ -30,7 +31,7 @@ impl Pass for DecomposeTransfer {
         });
         let mut errors = Vec::new();
         for id in todo {
-            match transfer(k, id, max_dims) {
+            match transfer(k, id, max_dims).and_then(|t| aligned(k, id, t, &machine)) {
                 Ok(t) => {
                     k.op_attrs
                         .entry(id)
@@ -45,6 +46,46 @@ impl Pass for DecomposeTransfer {
         } else {
             Err(errors)
         }
+    }
+}
+
+/// A peeled dimension moves the on-chip address by its tile stride each iteration; that
+/// address must keep the space's alignment, or the transfer cannot be split this way.
+fn aligned(
+    k: &Kernel,
+    id: OpId,
+    t: Transfer,
+    machine: &crate::machine::Machine,
+) -> Result<Transfer, Diagnostic> {
+    let op = &k.ops[id];
+    let tile = match &op.kind {
+        OpKind::Load { .. } => op.results.first().copied(),
+        OpKind::Store { value, .. } => Some(*value),
+        _ => None,
+    };
+    let Some(val) = tile.and_then(|v| k.values.get(v)) else {
+        return Ok(t);
+    };
+    let Some(space) = val.space else { return Ok(t) };
+    let align = machine.memories.get(space).alignment as i64;
+    let eb = val.ty.dtype.bytes() as i64;
+    let bad = t.dims[..t.peel.min(t.dims.len())]
+        .iter()
+        .find(|d| align > 1 && (d.tile_stride * eb) % align != 0);
+    match bad {
+        None => Ok(t),
+        Some(d) => Err(Diagnostic::error(
+            format!(
+                "this transfer needs {} DMA dimensions but {} allows {}, and peeling the outer ones would start rows every {} bytes in {}, which needs {align}-byte alignment",
+                t.dims.len(),
+                machine.name,
+                machine.dma_max_dims,
+                d.tile_stride * eb,
+                space.name().to_uppercase()
+            ),
+            op.span,
+        )
+        .with_note("move whole rows of the tensor, or fewer non-contiguous axes, per transfer")),
     }
 }
 
