@@ -133,29 +133,32 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
     }
     // Pipes and flags from the final program.
     let mut pipes: HashMap<u32, BTreeSet<Pipe>> = HashMap::new();
-    let mut last_set: HashMap<(Pipe, Pipe, Option<i64>), (usize, u32)> = HashMap::new();
-    let mut pending_waits: Vec<(usize, Pipe, Pipe, Option<i64>, u32)> = Vec::new();
-    let id_of = |v: &Val| match v {
-        Val::Imm(x) => Some(*x),
-        Val::Reg(_) => None,
-    };
+    // Flags keyed by pipes and id operand (an immediate, or the register of a dynamic id).
+    let mut sets: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
+    let mut waits: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
     for (i, ins) in program.instrs.iter().enumerate() {
         let Some(step) = ins.prov.step else { continue };
         match &ins.op {
-            Op::SetFlag { src, dst, id } => {
-                last_set.insert((*src, *dst, id_of(id)), (i, step));
-            }
-            Op::WaitFlag { src, dst, id } => pending_waits.push((i, *src, *dst, id_of(id), step)),
+            Op::SetFlag { src, dst, id } => sets.push((i, (*src, *dst, *id), step)),
+            Op::WaitFlag { src, dst, id } => waits.push((i, (*src, *dst, *id), step)),
             op if op.pipe() != Pipe::S => {
                 pipes.entry(step).or_default().insert(op.pipe());
             }
             _ => {}
         }
     }
+    let id_of = |v: &Val| match v {
+        Val::Imm(x) => Some(*x),
+        Val::Reg(_) => None,
+    };
     let mut sync: BTreeSet<(u32, u32, Pipe, Pipe, Option<i64>, bool)> = BTreeSet::new();
-    for (wi, src, dst, id, to) in pending_waits {
-        if let Some(&(si, from)) = last_set.get(&(src, dst, id)) {
-            sync.insert((from, to, src, dst, id, si > wi));
+    for (wi, key, to) in waits {
+        // The nearest set before the wait; failing that (the set is later in a loop
+        // body), the last one after it, reached over the back edge.
+        let before = sets.iter().rev().find(|(si, k, _)| *si < wi && *k == key);
+        let after = || sets.iter().rev().find(|(si, k, _)| *si > wi && *k == key);
+        if let Some(&(si, (src, dst, id), from)) = before.or_else(after) {
+            sync.insert((from, to, src, dst, id_of(&id), si > wi));
         }
     }
     for (from, to, src, dst, id, back) in sync {

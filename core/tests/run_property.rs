@@ -119,6 +119,44 @@ fn matmul() -> impl Strategy<Value = String> {
         })
 }
 
+/// A gather with an index computed in the kernel, optionally transposing the rows.
+fn gather() -> impl Strategy<Value = String> {
+    (
+        1u64..4,
+        prop_oneof![Just(8u64), Just(16)],
+        0i64..16,
+        any::<bool>(),
+        buffers(),
+    )
+        .prop_map(|(tiles, n, shift, transpose, buf)| {
+            let ids = tiles * n;
+            let value = if transpose {
+                "rows.T * 2.0"
+            } else {
+                "rows + 1.0"
+            };
+            let store = if transpose {
+                format!("store y[:, i .. i + {n}] = {value};")
+            } else {
+                format!("store y[i .. i + {n}, :] = {value};")
+            };
+            let y = if transpose {
+                format!("f32[8, {ids}]")
+            } else {
+                format!("f32[{ids}, 8]")
+            };
+            format!(
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], y: out {y}) {{
+    for i in 0..{ids} step {n}{buf} {{
+        let idx = load ids[i .. i + {n}];
+        let rows = load table[idx + {shift}, :];
+        {store}
+    }}
+}}"
+            )
+        })
+}
+
 fn check(source: &str, sync: SyncStrategy) -> Result<(), TestCaseError> {
     let options = CompileOptions {
         preset: Some("a3".into()),
@@ -145,6 +183,11 @@ proptest! {
 
     #[test]
     fn random_reductions_match(src in reduction()) {
+        check(&src, SyncStrategy::Auto)?;
+    }
+
+    #[test]
+    fn random_gathers_match(src in gather()) {
         check(&src, SyncStrategy::Auto)?;
     }
 

@@ -61,3 +61,24 @@ fn the_program_and_assembly_are_in_the_result() {
     let back = tilescope::isa::asm::parse(&asm).expect("parses");
     assert_eq!(back.instrs.len(), program.instrs.len());
 }
+
+#[test]
+fn auto_sync_flags_become_sync_edges_between_steps() {
+    let source = include_str!("../../static/examples/gather.tile");
+    let r = compile(source, &CompileOptions::default());
+    let g = r.steps.expect("step graph");
+    let sync: Vec<_> = g
+        .edges
+        .iter()
+        .filter(|e| e.kind == StepEdgeKind::Sync)
+        .collect();
+    assert!(!sync.is_empty(), "{:#?}", g.edges);
+    // The index load (MTE2) hands its tile to the offset build (V).
+    assert!(
+        sync.iter().any(|e| e.from == 0
+            && e.to == 1
+            && e.flag.is_some_and(|f| (f.0, f.1) == (Pipe::MTE2, Pipe::V))),
+        "{sync:#?}"
+    );
+    assert!(steps_dot(&g).contains("color=red"));
+}
