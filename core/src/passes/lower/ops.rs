@@ -185,7 +185,7 @@ impl Lw<'_> {
         let gm_strides = crate::passes::decompose_transfer::strides(&tensor);
         let dtype = self.dtype(tile_v);
         let eb = dtype.bytes() as i64;
-        // Element offset of the region's first element, and the valid extents.
+        // Byte offset of the region's first element, and the valid extents.
         let mut offset = Val::Imm(0);
         let shape = crate::passes::decompose_transfer::region_shape(self.k, &tensor, index);
         let mut valid: Valid = shape.iter().map(|&d| Val::Imm(d as i64)).collect();
@@ -201,7 +201,7 @@ impl Lw<'_> {
             };
             let s = self.iexpr(start, 0);
             let g = gm_strides.get(i).copied().unwrap_or(1);
-            let term = self.alu(AluOp::Mul, s, Val::Imm(g));
+            let term = self.alu(AluOp::Mul, s, Val::Imm(g * eb));
             offset = match (offset, term) {
                 (Val::Imm(_), Val::Reg(_)) => self.alu(AluOp::Add, term, offset),
                 _ => self.alu(AluOp::Add, offset, term),
@@ -218,7 +218,7 @@ impl Lw<'_> {
                 }
             }
         }
-        let gm_bytes = self.alu(AluOp::Mul, offset, Val::Imm(eb));
+        let gm_bytes = offset;
         if !store {
             self.valid.insert(tile_v, valid.clone());
         }
