@@ -110,13 +110,7 @@ impl CompileResult {
 }
 
 pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
-    let (file, _) = front::parse(source);
-    let kernels: Vec<String> = file.kernels.iter().map(|k| k.name.name.clone()).collect();
-    let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
-    let (result, _) = compile_with_context(source, options);
-    let _ = kernels;
-    let _ = kernel;
-    result
+    compile_with_context(source, options).0
 }
 
 /// Compiles and also returns the pass context (the checked kernel, the IR, the lowered
