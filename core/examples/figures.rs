@@ -1,52 +1,61 @@
-//! Quality figures: for every example on the `a3` preset, simulated cycles and the
-//! cycle lower bound. `cargo run -p tilescope --example figures [-- SYNC]`.
+//! Quality of the compiled code: for every example on a preset (default `a3`), the
+//! simulated cycles and the machine's lower bound under `auto` sync, the syncs inserted,
+//! and the cycles under the conservative `barrier` strategy.
+//!
+//! `cargo run --release -p tilescope --example figures [-- PRESET]`
 
 use tilescope::compile::{CompileOptions, SyncStrategy};
+use tilescope::run::{run, RunResult};
+
+fn simulate(source: &str, preset: &str, sync: SyncStrategy) -> RunResult {
+    let options = CompileOptions {
+        preset: Some(preset.to_string()),
+        sync,
+        ..CompileOptions::default()
+    };
+    run(source, &options, Vec::new(), 1)
+}
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/examples");
-    let sync = match std::env::args().nth(1).as_deref() {
-        Some("barrier") => SyncStrategy::Barrier,
-        Some("none") => SyncStrategy::None,
-        _ => SyncStrategy::Auto,
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("cannot read {}", dir.display());
-        return;
-    };
-    let mut files: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    files.sort();
+    let preset = std::env::args().nth(1).unwrap_or_else(|| "a3".to_string());
     println!(
-        "{:<20} {:>10} {:>10} {:>6} {:>6} {:>6}",
-        "example", "cycles", "bound", "ratio", "match", "races"
+        "| example | cycles | bound | bound/cycles | syncs | barrier cycles | auto speed-up | matches reference |"
     );
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
-    {
-        let Ok(source) = std::fs::read_to_string(path) else {
+    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    let mut log_sum = 0.0;
+    let mut count = 0;
+    for example in tilescope::examples::ALL {
+        let auto = simulate(example.source, &preset, SyncStrategy::Auto);
+        let barrier = simulate(example.source, &preset, SyncStrategy::Barrier);
+        if !auto.diagnostics.is_empty() || !auto.errors.is_empty() {
+            let why: Vec<String> = auto
+                .diagnostics
+                .iter()
+                .map(|d| d.message.clone())
+                .chain(auto.errors.iter().map(|e| e.message.clone()))
+                .collect();
+            println!("| {} | does not run: {} |", example.name, why.join("; "));
             continue;
-        };
-        let options = CompileOptions {
-            preset: Some("a3".into()),
-            sync,
-            ..CompileOptions::default()
-        };
-        let r = tilescope::run::run(&source, &options, Vec::new(), 1);
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
-        let ratio = r.cycles as f64 / r.bound.max(1) as f64;
+        }
+        let ratio = auto.bound as f64 / auto.cycles.max(1) as f64;
+        log_sum += ratio.ln();
+        count += 1;
         println!(
-            "{name:<20} {:>10} {:>10} {ratio:>6.2} {:>6} {:>6}",
-            r.cycles,
-            r.bound,
-            r.reference_match,
-            r.races.len()
+            "| {} | {} | {} | {:.2} | {} | {} | {:.2}x | {} |",
+            example.name,
+            auto.cycles,
+            auto.bound,
+            ratio,
+            auto.syncs,
+            barrier.cycles,
+            barrier.cycles as f64 / auto.cycles.max(1) as f64,
+            auto.reference_match && auto.races.is_empty(),
         );
-        for d in &r.diagnostics {
-            println!("    {}", d.message);
-        }
-        for e in &r.errors {
-            println!("    sim: {}", e.message);
-        }
+    }
+    if count > 0 {
+        println!(
+            "\ngeometric mean of bound/cycles on {preset}: {:.3}",
+            (log_sum / count as f64).exp()
+        );
     }
 }
