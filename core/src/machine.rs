@@ -210,11 +210,13 @@ impl Machine {
                     size: None,
                     alignment: 4,
                 },
-                ub: mem(16 * KIB, 32),
-                l1: mem(32 * KIB, 32),
-                l0a: mem(4 * KIB, 512),
-                l0b: mem(4 * KIB, 512),
-                l0c: mem(8 * KIB, 512),
+                // Two thirds of a3's on-chip memory or less, in round numbers: every
+                // example fits, and doubling a tile's slots or size overflows quickly.
+                ub: mem(128 * KIB, 32),
+                l1: mem(256 * KIB, 32),
+                l0a: mem(32 * KIB, 512),
+                l0b: mem(32 * KIB, 512),
+                l0c: mem(64 * KIB, 512),
             },
             queue_depth: QueueDepths {
                 mte2: 4,

@@ -32,17 +32,17 @@ fn a_non_splittable_floor_division_is_rejected_by_name() {
 
 #[test]
 fn tiles_over_capacity_name_the_space_bytes_and_live_tiles() {
-    // 8 x 512 f32 is 16 KiB; two of them live at once do not fit teach's 16 KiB UB.
-    let source = "kernel k(x: f32[64, 512], y: out f32[64, 512]) {
-    for r in 0..64 step 8 {
-        let t = load x[r .. r + 8, :];
-        store y[r .. r + 8, :] = exp(t);
+    // 64 x 512 f32 is 128 KiB; two of them live at once do not fit teach's 128 KiB UB.
+    let source = "kernel k(x: f32[256, 512], y: out f32[256, 512]) {
+    for r in 0..256 step 64 {
+        let t = load x[r .. r + 64, :];
+        store y[r .. r + 64, :] = exp(t);
     }
 }
 ";
     let text = diagnostics(source, "teach");
     assert!(text.contains("UB overflows"), "{text}");
-    assert!(text.contains("16384 bytes"), "{text}");
+    assert!(text.contains("131072 bytes"), "{text}");
     assert!(text.contains("%t"), "{text}");
     insta::assert_snapshot!(text);
 }

@@ -31,12 +31,18 @@ fn auto_multi_buffer_doubles_the_innermost_loop_when_it_fits() {
 
 #[test]
 fn auto_multi_buffer_backs_off_when_two_slots_overflow() {
-    // Two 8 KiB tiles fill teach's 16 KiB UB; doubling them would not fit.
+    // Two 64 KiB tiles fill teach's 128 KiB UB; doubling them would not fit.
+    let big = "kernel k(x: f32[256, 256], y: out f32[256, 256]) {
+    for r in 0..256 step 64 {
+        let t = load x[r .. r + 64, :];
+        store y[r .. r + 64, :] = exp(t);
+    }
+}";
     let options = CompileOptions {
         preset: Some("teach".into()),
         ..CompileOptions::default()
     };
-    let ir = pass_ir(STREAM, &options, "multi-buffer");
+    let ir = pass_ir(big, &options, "multi-buffer");
     assert!(!ir.contains("slots("), "{ir}");
     assert!(!ir.contains("buffers("), "{ir}");
 }

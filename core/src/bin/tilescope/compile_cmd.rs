@@ -54,10 +54,12 @@ pub struct Args {
 }
 
 impl CompileArgs {
-    pub fn options(&self) -> CompileOptions {
-        CompileOptions {
+    pub fn options(&self) -> Result<CompileOptions, Failed> {
+        let machine = io::machine(&self.preset)?;
+        Ok(CompileOptions {
             kernel: self.kernel.clone(),
-            preset: Some(self.preset.clone()),
+            preset: Some(machine.name.clone()),
+            machine: Some(machine),
             sync: match self.sync {
                 Sync::Auto => SyncStrategy::Auto,
                 Sync::Barrier => SyncStrategy::Barrier,
@@ -65,13 +67,13 @@ impl CompileArgs {
             },
             auto_multi_buffer: !self.no_auto_buffers,
             ..CompileOptions::default()
-        }
+        })
     }
 
     /// Reads and compiles the file; on errors prints them and fails.
     pub fn compile(&self) -> Result<(String, CompileResult), Failed> {
         let source = io::read_source(&self.file)?;
-        let result = compile(&source, &self.options());
+        let result = compile(&source, &self.options()?);
         if !result.ok() {
             io::report(&result.diagnostics, &self.file, &source);
             return Err(Failed);
@@ -84,7 +86,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     if let Emit::Json = args.emit {
         // JSON consumers get the diagnostics inside the result, and the exit code.
         let source = io::read_source(&args.common.file)?;
-        let result = compile(&source, &args.common.options());
+        let result = compile(&source, &args.common.options()?);
         print_json(&result)?;
         return if result.ok() { Ok(()) } else { Err(Failed) };
     }
@@ -101,8 +103,17 @@ pub fn run(args: Args) -> Result<(), Failed> {
             }
             Ok(())
         }
-        Emit::Asm | Emit::Steps => Err(io::fail(
-            "this build has no backend yet: use --emit passes or --emit json",
-        )),
+        Emit::Asm => {
+            print!("{}", result.asm.as_deref().unwrap_or_default());
+            Ok(())
+        }
+        Emit::Steps => {
+            let graph = result
+                .steps
+                .as_ref()
+                .ok_or_else(|| io::fail("the compile produced no step graph"))?;
+            print!("{}", tilescope::compile::steps_dot(graph));
+            Ok(())
+        }
     }
 }

@@ -36,7 +36,8 @@ pub fn sim_json(result: &SimResult) -> Value {
     })
 }
 
-pub fn sim_text(result: &SimResult) -> String {
+/// `syncs` is passed in because a run counts them from the compiled program's flags.
+pub fn sim_text(result: &SimResult, syncs: usize) -> String {
     let mut s = format!("cycles: {}\n", result.cycles);
     for p in &result.pipes {
         if p.instructions == 0 {
@@ -54,7 +55,7 @@ pub fn sim_text(result: &SimResult) -> String {
             p.instructions
         ));
     }
-    s.push_str(&format!("syncs: {}\n", syncs(result)));
+    s.push_str(&format!("syncs: {syncs}\n"));
     for race in &result.races {
         s.push_str(&format!("race: {}\n", race.message));
     }

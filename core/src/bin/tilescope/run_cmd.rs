@@ -1,11 +1,14 @@
-//! `tilescope run`: compile a kernel and run it on inputs.
+//! `tilescope run`: compile a kernel, run it on the simulator, and check it against the
+//! reference interpreter.
 
 use crate::compile_cmd::CompileArgs;
 use crate::io::{self, print_json};
-use crate::Failed;
+use crate::{report, Failed};
 use serde_json::json;
 use std::path::PathBuf;
-use tilescope::{front, inputs, interp, npy};
+use tilescope::npy;
+use tilescope::run::{run as run_kernel, RunResult};
+use tilescope::sim::SimResult;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,31 +32,106 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failed> {
-    let (source, _) = args.common.compile()?;
     let file = &args.common.file;
-    let kernel = front::frontend(&source, args.common.kernel.as_deref()).map_err(|d| {
-        io::report(&d, file, &source);
-        Failed
-    })?;
+    let source = io::read_source(file)?;
     let provided = io::read_inputs(&args.inputs)?;
-    let mut tensors = inputs::prepare(&kernel, provided, args.seed).map_err(|d| {
-        io::report(&[d], file, &source);
-        Failed
-    })?;
-    if let Err(d) = interp::run(&kernel, &mut tensors) {
-        io::report(&[d], file, &source);
+    let options = args.common.options()?;
+    let result = run_kernel(&source, &options, provided, args.seed);
+    if !result.diagnostics.is_empty() {
+        io::report(&result.diagnostics, file, &source);
+        if args.json {
+            print_json(&summary(&result))?;
+        }
         return Err(Failed);
     }
-    for (name, path) in &args.outputs {
-        let Some(pos) = kernel.params.iter().position(|p| p.name == *name) else {
-            return Err(io::fail(&format!(
-                "--output {name}: the kernel has no parameter `{name}`"
-            )));
+    if let (Some(path), Some(program)) = (&args.trace, &result.compile.program) {
+        let sim = SimResult {
+            cycles: result.cycles,
+            trace: result.trace.clone(),
+            flags: result.flags.clone(),
+            ..SimResult::default()
         };
-        io::write_bytes(path, &npy::write(&tensors[pos]))?;
+        let trace = tilescope::sim::trace::chrome_trace(program, &sim);
+        io::write_bytes(path, trace.to_string().as_bytes())?;
+    }
+    for (name, path) in &args.outputs {
+        let tensor = result
+            .outputs
+            .iter()
+            .find(|o| o.name == *name)
+            .and_then(|o| o.tensor.as_ref())
+            .ok_or_else(|| {
+                io::fail(&format!(
+                    "--output {name}: the kernel has no parameter `{name}`"
+                ))
+            })?;
+        io::write_bytes(path, &npy::write(tensor))?;
     }
     if args.json {
-        print_json(&json!({ "executor": "reference", "errors": [] }))?;
+        print_json(&summary(&result))?;
+    } else {
+        print!("{}", text(&result));
     }
-    Ok(())
+    if result.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed)
+    }
+}
+
+/// The JSON of SPEC 5: the run's figures without the per-instruction trace.
+fn summary(r: &RunResult) -> serde_json::Value {
+    let pipes: serde_json::Map<String, serde_json::Value> = r
+        .pipes
+        .iter()
+        .map(|p| {
+            (
+                p.pipe.name().to_string(),
+                json!({ "busy": p.busy, "instructions": p.instructions }),
+            )
+        })
+        .collect();
+    json!({
+        "kernel": r.compile.kernel,
+        "cycles": r.cycles,
+        "bound": r.bound,
+        "pipes": pipes,
+        "syncs": r.syncs,
+        "races": r.races,
+        "errors": r.errors,
+        "reference_match": r.reference_match,
+        "max_abs_err": r.max_abs_err,
+        "outputs": r.outputs,
+        "diagnostics": r.diagnostics,
+    })
+}
+
+fn text(r: &RunResult) -> String {
+    let sim = SimResult {
+        cycles: r.cycles,
+        pipes: r.pipes.clone(),
+        races: r.races.clone(),
+        errors: r.errors.clone(),
+        ..SimResult::default()
+    };
+    let mut s = report::sim_text(&sim, r.syncs as usize);
+    let ratio = if r.cycles == 0 {
+        0.0
+    } else {
+        r.bound as f64 / r.cycles as f64
+    };
+    s.push_str(&format!(
+        "bound: {} cycles ({:.0}% of the lower bound reached)\n",
+        r.bound,
+        100.0 * ratio
+    ));
+    for o in &r.outputs {
+        s.push_str(&format!(
+            "output {}: {} the reference (max abs error {:.3e})\n",
+            o.name,
+            if o.matches { "matches" } else { "DIFFERS from" },
+            o.max_abs_err
+        ));
+    }
+    s
 }

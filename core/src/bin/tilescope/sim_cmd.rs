@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     if args.json {
         print_json(&report::sim_json(&result))?;
     } else {
-        print!("{}", report::sim_text(&result));
+        print!("{}", report::sim_text(&result, report::syncs(&result)));
     }
     if result.errors.is_empty() {
         Ok(())
