@@ -122,7 +122,7 @@ fn cycle_cap_ends_a_long_run() {
 
 #[test]
 fn out_of_bounds_and_misaligned_addresses_name_the_instruction() {
-    let r = run_text("dma.f32 ub[16000], x[0], [512, 1, 1] !step 4\n");
+    let r = run_text("dma.f32 ub[130048], x[0], [512, 1, 1] !step 4\n");
     assert_eq!(kinds(&r), vec![SimErrorKind::Memory]);
     let e = &r.errors[0];
     assert!(e.message.contains("out of bounds"), "{}", e.message);
