@@ -351,9 +351,12 @@ pub enum OpKind {
         arg: ValueId,
         axis: usize,
     },
+    /// `lhs @ rhs`, plus `acc` when set (an accumulator kept in L0C: the result is
+    /// `acc + lhs @ rhs`, the product summed first, as the source's `acc += x @ w`).
     MatMul {
         lhs: ValueId,
         rhs: ValueId,
+        acc: Option<ValueId>,
     },
     Transpose {
         arg: ValueId,
@@ -494,9 +497,14 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => f(*arg),
-            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+            OpKind::Binary { lhs, rhs, .. } => {
                 f(*lhs);
                 f(*rhs);
+            }
+            OpKind::MatMul { lhs, rhs, acc } => {
+                f(*lhs);
+                f(*rhs);
+                acc.iter().copied().for_each(f);
             }
             OpKind::Update { old, value, .. } => {
                 f(*old);
@@ -531,9 +539,16 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => *arg = f(*arg),
-            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+            OpKind::Binary { lhs, rhs, .. } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
+            }
+            OpKind::MatMul { lhs, rhs, acc } => {
+                *lhs = f(*lhs);
+                *rhs = f(*rhs);
+                if let Some(a) = acc {
+                    *a = f(*a);
+                }
             }
             OpKind::Update { old, value, .. } => {
                 *old = f(*old);

@@ -279,8 +279,12 @@ impl Verifier<'_> {
                 typing::binary(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
             }
             OpKind::Reduce { axis, .. } => typing::reduce(arg()?, *axis).map(Some),
-            OpKind::MatMul { .. } => {
-                typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
+            OpKind::MatMul { acc, .. } => {
+                let product = typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?)?;
+                if acc.is_some() && tys.get(2) != Some(&product) {
+                    return Err(format!("matmul accumulator is not {product}"));
+                }
+                Ok(Some(product))
             }
             OpKind::Transpose { .. } => typing::transpose(arg()?).map(Some),
             OpKind::Cast { .. } => {
@@ -465,9 +469,12 @@ impl Verifier<'_> {
                     want(v, MemSpace::UB, "a vector operand");
                 }
             }
-            OpKind::MatMul { lhs, rhs } => {
+            OpKind::MatMul { lhs, rhs, acc } => {
                 want(*lhs, MemSpace::L0A, "the matmul left operand");
                 want(*rhs, MemSpace::L0B, "the matmul right operand");
+                if let Some(a) = acc {
+                    want(*a, MemSpace::L0C, "the matmul accumulator");
+                }
                 for &r in results {
                     want(r, MemSpace::L0C, "the matmul result");
                 }

@@ -3,7 +3,8 @@
 //! travel GM -> L1 -> L0A/L0B and accumulate in L0C; a matmul result feeding vector work
 //! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
 //! L0A/L0B. A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
-//! (the MTE1 transpose flag); any other transpose works in UB.
+//! (the MTE1 transpose flag); any other transpose works in UB. A loop-carried matmul
+//! accumulator stays in L0C (see `accumulate`).
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
@@ -26,7 +27,8 @@ impl Pass for ScopeInference {
         let k = cx.ir_mut(self.name())?;
         privatize_loop_inits(k);
         materialize_broadcast_stores(k);
-        infer(k);
+        let fixed = super::accumulate::accumulate_in_l0c(k);
+        infer(k, &fixed);
         Ok(())
     }
 }
@@ -40,18 +42,23 @@ fn demand(
     this: OpId,
 ) -> MemSpace {
     match op {
-        OpKind::MatMul { .. } => {
+        OpKind::MatMul { .. } if operand_side < 2 => {
             if operand_side == 0 {
                 MemSpace::L0A
             } else {
                 MemSpace::L0B
             }
         }
+        OpKind::MatMul { .. } => MemSpace::L0C,
         OpKind::Transpose { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
-        _ => {
-            let _ = k;
-            MemSpace::UB
+        // Loop inits and yields go where the loop's block argument lives.
+        OpKind::For(l) => {
+            let arg = l.args.get(operand_side % l.args.len().max(1));
+            arg.and_then(|&a| k.values.get(a))
+                .and_then(|v| v.space)
+                .unwrap_or(MemSpace::UB)
         }
+        _ => MemSpace::UB,
     }
 }
 
@@ -273,7 +280,8 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
     }
 }
 
-fn infer(k: &mut Kernel) {
+/// `fixed`: values whose space is already decided (L0C accumulators).
+fn infer(k: &mut Kernel, fixed: &HashMap<ValueId, MemSpace>) {
     let users = users(k);
     let transposes = matmul_transposes(k, &users);
     // Natural spaces first, for every value that exists now.
@@ -285,7 +293,10 @@ fn infer(k: &mut Kernel) {
         }
     });
     for &v in &all {
-        let space = natural(k, v, &users, &transposes);
+        let space = match fixed.get(&v) {
+            Some(&s) => Some(s),
+            None => natural(k, v, &users, &transposes),
+        };
         if let Some(val) = k.values.get_mut(v) {
             val.space = space;
         }

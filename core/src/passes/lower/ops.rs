@@ -72,6 +72,11 @@ impl Lw<'_> {
                     self.scalars.insert(r, src);
                     return;
                 }
+                if self.space(r) == Some(MemSpace::L0C) {
+                    // A zero accumulator in L0C: the first `mmad` of its loop writes it
+                    // with `acc=0` (see `matmul`), so nothing runs here.
+                    return;
+                }
                 let (rows, cols) = self.valid2d(r, span);
                 let Some(dst) = self.tile(r, rows, cols, span) else {
                     return;
@@ -112,7 +117,7 @@ impl Lw<'_> {
             }
             (OpKind::Fused { args, expr }, Some(r)) => self.fused(id, r, args, expr, span),
             (OpKind::Reduce { op, arg, axis }, Some(r)) => self.reduce(*op, *arg, *axis, r, span),
-            (OpKind::MatMul { lhs, rhs }, Some(r)) => self.matmul(*lhs, *rhs, r, span),
+            (OpKind::MatMul { lhs, rhs, acc }, Some(r)) => self.matmul(*lhs, *rhs, *acc, r, span),
             (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
             (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
             (OpKind::Cast { arg }, Some(r)) => {
@@ -427,15 +432,41 @@ impl Lw<'_> {
         self.emit(op, acc);
     }
 
-    fn matmul(&mut self, lhs: ValueId, rhs: ValueId, r: ValueId, span: Span) {
+    /// `acc`: an L0C accumulator carried by a loop (scope inference put it, the
+    /// result and its zero init in one L0C buffer): the first iteration writes the
+    /// product (`acc=0`, the counter is 0), later ones add it (`acc` = counter != 0).
+    fn matmul(
+        &mut self,
+        lhs: ValueId,
+        rhs: ValueId,
+        acc_v: Option<ValueId>,
+        r: ValueId,
+        span: Span,
+    ) {
         let (ls, rs) = (self.shape(lhs), self.shape(rhs));
         let ([m, k], [_, n]) = (ls.as_slice(), rs.as_slice()) else {
             return self.fail(span, "a matmul of tiles that are not 2-D");
         };
         let (m, k, n) = (*m, *k, *n);
+        let accumulate = match acc_v {
+            None => Val::Imm(0),
+            Some(a) => {
+                let counter = match self.k.values.get(a).map(|v| v.def) {
+                    Some(crate::ir::ValueDef::LoopArg { op, .. }) => {
+                        self.loop_counter.get(&op).copied()
+                    }
+                    _ => None,
+                };
+                match counter {
+                    Some(c) => Val::Reg(c),
+                    None => return self.fail(span, "an accumulator that is not loop-carried"),
+                }
+            }
+        };
         let acc: Vec<Access> = [
             self.tile_access(lhs, false),
             self.tile_access(rhs, false),
+            acc_v.and_then(|a| self.tile_access(a, false)),
             self.tile_access(r, true),
         ]
         .into_iter()
@@ -459,7 +490,7 @@ impl Lw<'_> {
                 m: imm(m),
                 k: imm(k),
                 n: imm(n),
-                acc: Val::Imm(0),
+                acc: accumulate,
             },
             acc,
         );
