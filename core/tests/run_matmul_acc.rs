@@ -121,3 +121,59 @@ fn f16_operands_accumulate_in_l0c() {
     assert_matches(&r);
     assert!(scope_ir(&r).contains("l0c f32[16, 32] = %acc"));
 }
+
+const K_TAIL: &str = "kernel k(a: f32[32, 100], b: f32[100, 48], c: out f32[32, 48]) {
+    let acc = zeros(f32[32, 48]);
+    for k in 0..100 step 32 {
+        acc += load a[:, k .. k + 32] @ load b[k .. k + 32, :];
+    }
+    store c[:, :] = acc;
+}";
+
+#[test]
+fn a_k_loop_tail_zeroes_the_unused_lanes_of_both_operands() {
+    for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+        let r = simulate(K_TAIL, sync);
+        assert_matches(&r);
+        // Every lane of the product is valid, so the accumulator still lives in L0C.
+        assert!(
+            scope_ir(&r).contains("l0c f32[32, 48] = %acc"),
+            "{}",
+            scope_ir(&r)
+        );
+    }
+}
+
+#[test]
+fn a_transposed_operand_with_a_k_tail_matches_the_reference() {
+    let source = "kernel k(a: f32[16, 72], bt: f32[24, 72], c: out f32[16, 24]) {
+    let acc = zeros(f32[16, 24]);
+    for k in 0..72 step 32 {
+        acc += load a[:, k .. k + 32] @ (load bt[:, k .. k + 32]).T;
+    }
+    store c[:, :] = acc;
+}";
+    let r = simulate(source, SyncStrategy::Auto);
+    assert_matches(&r);
+}
+
+#[test]
+fn a_row_tail_on_the_product_keeps_the_masked_update_in_ub() {
+    let source = "kernel k(a: f32[40, 64], b: f32[64, 16], c: out f32[40, 16]) {
+    for i in 0..40 step 16 {
+        let acc = zeros(f32[16, 16]);
+        for k in 0..64 step 32 {
+            acc += load a[i .. i + 16, k .. k + 32] @ load b[k .. k + 32, :];
+        }
+        store c[i .. i + 16, :] = acc;
+    }
+}";
+    let r = simulate(source, SyncStrategy::Auto);
+    assert_matches(&r);
+    assert!(scope_ir(&r).contains("= %acc) {"), "{}", scope_ir(&r));
+    assert!(
+        scope_ir(&r).contains("ub f32[16, 16] = %acc"),
+        "{}",
+        scope_ir(&r)
+    );
+}

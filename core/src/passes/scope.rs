@@ -8,7 +8,7 @@
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{BlockItem, Index, Kernel, OpId, OpKind, ValueDef, ValueId};
 use crate::types::MemSpace;
 use std::collections::HashMap;
 
@@ -134,13 +134,48 @@ fn natural(
                         matches!(d, Some(MemSpace::L1 | MemSpace::L0A | MemSpace::L0B))
                     })
             });
-            if matrix_only {
+            if matrix_only && !k_tail(k, op, users, transposes) {
                 MemSpace::L1
             } else {
                 MemSpace::UB
             }
         }
         _ => MemSpace::UB,
+    })
+}
+
+/// Whether a load feeding matmuls is clamped on the axis the product sums over (K). In
+/// the tail iteration its lanes past the extent would be summed too, so such a load goes
+/// to UB, where lowering zeroes those lanes on the vector pipe before the tile moves on
+/// to L1 (nothing else can write L1 but a DMA).
+fn k_tail(
+    k: &Kernel,
+    load: OpId,
+    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
+    transposes: &HashMap<OpId, MemSpace>,
+) -> bool {
+    let Some(op) = k.ops.get(load) else {
+        return false;
+    };
+    let (OpKind::Load { index, .. }, Some(r)) = (&op.kind, op.results.first()) else {
+        return false;
+    };
+    let clamped = |axis: usize| matches!(index.get(axis), Some(Index::Range { clamped: true, .. }));
+    users.get(r).is_some_and(|us| {
+        us.iter().any(|&(u, pos)| {
+            // K is axis 1 of the left operand and axis 0 of the right one; a transpose
+            // on the way swaps them.
+            let axis = match k.ops.get(u).map(|o| &o.kind) {
+                Some(OpKind::MatMul { .. }) if pos < 2 => 1 - pos,
+                Some(OpKind::Transpose { .. }) => match transposes.get(&u) {
+                    Some(MemSpace::L0A) => 0,
+                    Some(_) => 1,
+                    None => return false,
+                },
+                _ => return false,
+            };
+            clamped(axis)
+        })
     })
 }
 

@@ -277,6 +277,9 @@ impl Lw<'_> {
             };
             return self.emit(op, acc);
         }
+        if !store && self.feeds_l1(tile_v) {
+            self.zero_before_tail_load(tile_v, &valid, dtype, span);
+        }
         let peel = t.peel.min(t.dims.len());
         self.peeled(
             &t.dims[..peel],
@@ -292,6 +295,53 @@ impl Lw<'_> {
             acc,
             span,
         );
+    }
+
+    /// Whether `v` is moved to L1 (on its way to the matrix unit).
+    fn feeds_l1(&self, v: ValueId) -> bool {
+        let mut found = false;
+        self.k.walk_ops(|_, op| {
+            if let (OpKind::Copy { arg }, Some(&r)) = (&op.kind, op.results.first()) {
+                found |= *arg == v && self.space(r) == Some(MemSpace::L1);
+            }
+        });
+        found
+    }
+
+    /// Zeroes a 2-D UB tile before a tail iteration's load fills its valid lanes: a
+    /// matmul sums every lane of its K axis, so the lanes past the extent must not hold
+    /// stale data. The whole tile is filled (the vector pipe needs aligned addresses,
+    /// which a strip after the valid lanes would not have), and only in the tail: the
+    /// fill's row count is `rows * min(lanes missing, 1)`, zero in the other iterations.
+    fn zero_before_tail_load(&mut self, v: ValueId, valid: &Valid, dtype: DType, span: Span) {
+        let shape = self.shape(v);
+        let (&[rows, cols], [vr, vc]) = (shape.as_slice(), valid.as_slice()) else {
+            return;
+        };
+        if !matches!(vr, Val::Reg(_)) && !matches!(vc, Val::Reg(_)) {
+            return;
+        }
+        let (rows, cols) = (rows as i64, cols as i64);
+        let missing_r = self.alu(AluOp::Sub, Val::Imm(rows), *vr);
+        let missing_c = self.alu(AluOp::Sub, Val::Imm(cols), *vc);
+        // Immediate second, so a zero folds away.
+        let missing = match missing_r {
+            Val::Imm(_) => self.alu(AluOp::Add, missing_c, missing_r),
+            Val::Reg(_) => self.alu(AluOp::Add, missing_r, missing_c),
+        };
+        let tail = self.alu(AluOp::Min, missing, Val::Imm(1));
+        let fill_rows = self.alu(AluOp::Mul, tail, Val::Imm(rows));
+        let Some(mut dst) = self.tile(v, fill_rows, Val::Imm(cols), span) else {
+            return;
+        };
+        dst.rows = fill_rows;
+        let value = if dtype == DType::I32 {
+            VSrc::Int(0)
+        } else {
+            VSrc::Float(0.0)
+        };
+        let acc = self.tile_access(v, true).into_iter().collect();
+        self.emit(Op::VDup { dtype, dst, value }, acc);
     }
 
     #[allow(clippy::too_many_arguments)]
