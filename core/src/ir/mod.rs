@@ -265,6 +265,8 @@ pub struct OpAttrs {
     pub scratch: Option<(u64, Option<u64>)>,
     /// A multi-buffered loop: its tiles' slot is `iteration % rotation`.
     pub rotation: Option<u32>,
+    /// A 2-D store of the transpose of its value (the DMA swaps the tile strides).
+    pub transposed: bool,
 }
 
 /// A load or store as DMA descriptors: `dims` (outermost first) of which the first
