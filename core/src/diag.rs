@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` into the kernel source.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -15,12 +17,18 @@ impl Span {
 
     pub fn new(start: usize, end: usize) -> Span {
         // Sources are capped far below 4 GiB (front::MAX_SOURCE_BYTES), so this cannot truncate.
-        Span { start: start as u32, end: end.max(start) as u32 }
+        Span {
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
     }
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     pub fn len(self) -> usize {
@@ -80,7 +88,10 @@ impl Diagnostic {
     }
 
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label { span, message: message.into() });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
 

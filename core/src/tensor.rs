@@ -15,7 +15,11 @@ pub struct Tensor {
 impl Tensor {
     pub fn zeros(dtype: DType, shape: Vec<u64>) -> Tensor {
         let bytes = shape.iter().product::<u64>() * dtype.bytes();
-        Tensor { dtype, shape, data: vec![0; bytes as usize] }
+        Tensor {
+            dtype,
+            shape,
+            data: vec![0; bytes as usize],
+        }
     }
 
     /// Element count.
@@ -42,7 +46,9 @@ impl Tensor {
         let b = &self.data;
         match self.dtype {
             DType::F32 => f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]),
-            DType::I32 => i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]) as f32,
+            DType::I32 => {
+                i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]) as f32
+            }
             DType::F16 => f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
             DType::BF16 => bf16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
         }
@@ -62,8 +68,12 @@ impl Tensor {
         match self.dtype {
             DType::F32 => self.data[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
             DType::I32 => self.data[4 * i..4 * i + 4].copy_from_slice(&(v as i32).to_le_bytes()),
-            DType::F16 => self.data[2 * i..2 * i + 2].copy_from_slice(&f16::from_f32(v).to_le_bytes()),
-            DType::BF16 => self.data[2 * i..2 * i + 2].copy_from_slice(&bf16::from_f32(v).to_le_bytes()),
+            DType::F16 => {
+                self.data[2 * i..2 * i + 2].copy_from_slice(&f16::from_f32(v).to_le_bytes())
+            }
+            DType::BF16 => {
+                self.data[2 * i..2 * i + 2].copy_from_slice(&bf16::from_f32(v).to_le_bytes())
+            }
         }
     }
 

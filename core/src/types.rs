@@ -65,7 +65,10 @@ impl TileType {
     }
 
     pub fn scalar(dtype: DType) -> TileType {
-        TileType { dtype, shape: Vec::new() }
+        TileType {
+            dtype,
+            shape: Vec::new(),
+        }
     }
 
     pub fn elements(&self) -> u64 {
@@ -117,8 +120,14 @@ pub enum MemSpace {
 }
 
 impl MemSpace {
-    pub const ALL: [MemSpace; 6] =
-        [MemSpace::GM, MemSpace::UB, MemSpace::L1, MemSpace::L0A, MemSpace::L0B, MemSpace::L0C];
+    pub const ALL: [MemSpace; 6] = [
+        MemSpace::GM,
+        MemSpace::UB,
+        MemSpace::L1,
+        MemSpace::L0A,
+        MemSpace::L0B,
+        MemSpace::L0C,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -132,7 +141,9 @@ impl MemSpace {
     }
 
     pub fn from_name(name: &str) -> Option<MemSpace> {
-        MemSpace::ALL.into_iter().find(|s| s.name().eq_ignore_ascii_case(name))
+        MemSpace::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
     }
 }
 
@@ -162,8 +173,15 @@ pub enum Pipe {
 }
 
 impl Pipe {
-    pub const ALL: [Pipe; 7] =
-        [Pipe::S, Pipe::MTE2, Pipe::MTE1, Pipe::M, Pipe::V, Pipe::FIX, Pipe::MTE3];
+    pub const ALL: [Pipe; 7] = [
+        Pipe::S,
+        Pipe::MTE2,
+        Pipe::MTE1,
+        Pipe::M,
+        Pipe::V,
+        Pipe::FIX,
+        Pipe::MTE3,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -178,7 +196,9 @@ impl Pipe {
     }
 
     pub fn from_name(name: &str) -> Option<Pipe> {
-        Pipe::ALL.into_iter().find(|p| p.name().eq_ignore_ascii_case(name))
+        Pipe::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
     }
 
     pub fn index(self) -> usize {

@@ -75,14 +75,24 @@ pub enum AssignOp {
     Mul,
 }
 
+// Statements are few and built once per parse; boxing `For` would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum StmtKind {
     /// `let name = value;`
     Let { name: Ident, value: Expr },
     /// `name op= value;` (a loop-carried update)
-    Assign { name: Ident, op: AssignOp, value: Expr },
+    Assign {
+        name: Ident,
+        op: AssignOp,
+        value: Expr,
+    },
     /// `store tensor[indices] = value;`
-    Store { tensor: Ident, indices: Vec<Index>, value: Expr },
+    Store {
+        tensor: Ident,
+        indices: Vec<Index>,
+        value: Expr,
+    },
     /// `for var in start..end step s @buffers(n) { body }`
     For {
         var: Ident,
@@ -164,11 +174,19 @@ pub enum ExprKind {
     Name(String),
     /// `-e`
     Neg(Box<Expr>),
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `e.T`
     Transpose(Box<Expr>),
     /// `e as f16`
-    Cast { value: Box<Expr>, dtype: DType, dtype_span: Span },
+    Cast {
+        value: Box<Expr>,
+        dtype: DType,
+        dtype_span: Span,
+    },
     /// `load x[r .. r + 8, :]`
     Load { tensor: Ident, indices: Vec<Index> },
     /// `exp(t)`, `maximum(a, b)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.

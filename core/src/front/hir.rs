@@ -95,10 +95,18 @@ pub enum StmtKind {
     Let { local: LocalId, value: Expr },
     /// `local op= value;` `value` broadcasts to the local's shape and has its dtype. Only
     /// the valid (unmasked) lanes of `value` are written; masked lanes keep their old value.
-    Update { local: LocalId, op: UpdateOp, value: Expr },
+    Update {
+        local: LocalId,
+        op: UpdateOp,
+        value: Expr,
+    },
     /// `store param[index] = value;` `value` broadcasts to the region's shape and has the
     /// tensor's dtype. Masked lanes (tail) are not stored.
-    Store { param: ParamId, index: Vec<Index>, value: Expr },
+    Store {
+        param: ParamId,
+        index: Vec<Index>,
+        value: Expr,
+    },
     /// `for` over `loops[id]`.
     For { id: LoopId, body: Vec<Stmt> },
 }
@@ -112,7 +120,11 @@ pub enum Index {
     /// variable of a loop with a tail and may pass the tensor's extent in the tail
     /// iteration; there only `min(len, extent - start)` lanes are valid. When not set,
     /// the checker proved `start + len <= extent` for every iteration.
-    Range { start: IndexExpr, len: u64, clamped: bool },
+    Range {
+        start: IndexExpr,
+        len: u64,
+        clamped: bool,
+    },
     /// A single position; the axis is kept with extent 1.
     Single(IndexExpr),
     /// An `i32` tile of shape `[n]` or `[n, 1]` (first axis only): gathers or scatters
@@ -249,9 +261,14 @@ impl ReduceOp {
     }
 
     pub fn from_name(name: &str) -> Option<ReduceOp> {
-        [ReduceOp::Sum, ReduceOp::Amax, ReduceOp::Amin, ReduceOp::Mean]
-            .into_iter()
-            .find(|op| op.name() == name)
+        [
+            ReduceOp::Sum,
+            ReduceOp::Amax,
+            ReduceOp::Amin,
+            ReduceOp::Mean,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
     }
 }
 
@@ -264,19 +281,38 @@ pub enum ExprKind {
     /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.
     IndexValue(IndexExpr),
     /// `load param[index]`; `ty` is the region's shape and the tensor's dtype.
-    Load { param: ParamId, index: Vec<Index> },
-    Unary { op: UnaryOp, arg: Box<Expr> },
+    Load {
+        param: ParamId,
+        index: Vec<Index>,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: Box<Expr>,
+    },
     /// Elementwise with numpy broadcasting; operands have the same dtype (or one is a
     /// rank-0 scalar).
-    Binary { op: BinaryOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// Keeps the reduced axis with extent 1. Masked lanes are ignored.
-    Reduce { op: ReduceOp, arg: Box<Expr>, axis: usize },
+    Reduce {
+        op: ReduceOp,
+        arg: Box<Expr>,
+        axis: usize,
+    },
     /// 2-D `[m, k] @ [k, n]`; f16/bf16 operands accumulate in f32; result f32.
-    MatMul { lhs: Box<Expr>, rhs: Box<Expr> },
+    MatMul {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `.T` of a 2-D tile.
     Transpose(Box<Expr>),
     /// `arg as ty.dtype`.
     Cast(Box<Expr>),
     /// `zeros(ty)` (value 0) and `full(ty, value)`.
-    Full { value: f64 },
+    Full {
+        value: f64,
+    },
 }

@@ -9,7 +9,10 @@ use crate::diag::{Diagnostic, Diagnostics};
 /// Parses a whole file, recovering after errors so that several can be reported. The
 /// returned tree holds everything that parsed.
 pub fn parse(_source: &str) -> (ast::File, Diagnostics) {
-    (ast::File::default(), vec![Diagnostic::global("the parser is not built yet")])
+    (
+        ast::File::default(),
+        vec![Diagnostic::global("the parser is not built yet")],
+    )
 }
 
 /// Checks one kernel of a parsed file (the first when `kernel` is `None`) against every
