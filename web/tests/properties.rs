@@ -1,5 +1,6 @@
 //! Properties of the pure modules over arbitrary input: editor text and links are user
 //! input, so none of these may panic, and their results must stay inside the text.
+#![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
 use tilescope_web::editing::{dedent, indent};
