@@ -30,6 +30,7 @@ proptest! {
             pass,
             panel: Panel::Steps,
             cursor,
+            seed: 0,
         };
         prop_assert_eq!(decode(&encode(&view)), Ok(view));
     }
