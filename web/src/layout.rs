@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use rust_sugiyama::configure::Config;
 
 /// Node box size and gaps, in SVG units.
-pub const NODE_W: f32 = 168.0;
+pub const NODE_W: f32 = 184.0;
 pub const NODE_H: f32 = 52.0;
-const GAP: f64 = 28.0;
+const GAP: f64 = 36.0;
 const MARGIN: f32 = 24.0;
 
 /// Box centres by node id, and the picture's size.

@@ -29,8 +29,14 @@ pub fn StepsPanel() -> Html {
     let edges: Html = graph
         .edges
         .iter()
-        .enumerate()
-        .map(|(i, e)| edge(&graph, e, i, selected))
+        .filter(|e| e.from != e.to)
+        .scan(0usize, |back, e| {
+            let lane = *back;
+            if e.back || e.from > e.to {
+                *back += 1;
+            }
+            Some(edge(&graph, e, lane, selected))
+        })
         .collect();
     let nodes: Html = graph
         .nodes
@@ -44,7 +50,13 @@ pub fn StepsPanel() -> Html {
                     app.dispatch(Action::SelectStep(next));
                 })
             };
-            node(n, selected == Some(n.step.id), onclick)
+            let own: Vec<String> = graph
+                .edges
+                .iter()
+                .filter(|e| e.from == n.step.id && e.to == n.step.id)
+                .filter_map(|e| e.label.clone())
+                .collect();
+            node(n, &own, selected == Some(n.step.id), onclick)
         })
         .collect();
     let detail = selected
@@ -65,7 +77,8 @@ pub fn StepsPanel() -> Html {
         .unwrap_or_else(|| html! {
             <div class="step-detail muted">{"Click a step to see its source, IR lines and instructions on the timeline."}</div>
         });
-    let (w, h) = (graph.width + 90.0, graph.height);
+    // Room on the left for back edges and on the right for in-step sync labels.
+    let (w, h) = (graph.width + BACK_LANES + 150.0, graph.height);
     html! {
         <div class="steps">
             <div class="steps-head">
@@ -99,6 +112,9 @@ pub fn StepsPanel() -> Html {
     }
 }
 
+/// Width reserved left of the graph for back edges, which are drawn there.
+const BACK_LANES: f32 = 120.0;
+
 fn list(names: &[String]) -> String {
     if names.is_empty() {
         "—".into()
@@ -107,17 +123,29 @@ fn list(names: &[String]) -> String {
     }
 }
 
-fn node(n: &StepNode, selected: bool, onclick: Callback<MouseEvent>) -> Html {
-    let (x, y) = (n.x - n.w / 2.0, n.y - n.h / 2.0);
+/// A step box: number, kind, a chip per pipe; syncs within the step (set and wait in
+/// the same step, across the loop's back edge) are listed beside it rather than drawn
+/// as loops, which would pile up.
+fn node(n: &StepNode, own: &[String], selected: bool, onclick: Callback<MouseEvent>) -> Html {
+    let (x, y) = (BACK_LANES + n.x - n.w / 2.0, n.y - n.h / 2.0);
     let chips = n.step.pipes.iter().enumerate().map(|(i, p)| {
-        let cx = x + 10.0 + i as f32 * 40.0;
+        let cx = x + 10.0 + i as f32 * 33.0;
         html! {
             <g>
-                <rect x={cx.to_string()} y={(y + 30.0).to_string()} width="36" height="14" rx="3"
+                <rect x={cx.to_string()} y={(y + 28.0).to_string()} width="31" height="15" rx="3"
                     fill={pipe_color(*p)} />
-                <text x={(cx + 18.0).to_string()} y={(y + 40.5).to_string()} class="chip-text">{p.name()}</text>
+                <text x={(cx + 15.5).to_string()} y={(y + 39.0).to_string()} class="chip-text">{p.name()}</text>
             </g>
         }
+    });
+    let shown = own.len().min(4);
+    let own_labels = own.iter().take(shown).enumerate().map(|(i, l)| {
+        let ly = n.y - (shown as f32 - 1.0) * 6.5 + i as f32 * 13.0 + 3.0;
+        html! { <text x={(x + n.w + 8.0).to_string()} y={ly.to_string()} class="edge-label">{format!("⟲ {l}")}</text> }
+    });
+    let more = (own.len() > shown).then(|| {
+        let ly = n.y + shown as f32 * 6.5 + 10.0;
+        html! { <text x={(x + n.w + 8.0).to_string()} y={ly.to_string()} class="edge-label">{format!("+{} more", own.len() - shown)}</text> }
     });
     let stripe = n
         .step
@@ -127,7 +155,8 @@ fn node(n: &StepNode, selected: bool, onclick: Callback<MouseEvent>) -> Html {
     html! {
         <g class={classes!("step-node", selected.then_some("step-selected"))}
             data-testid="step-node" data-step={n.step.id.to_string()} {onclick}>
-            <title>{format!("step {} · {}\nreads: {}\nwrites: {}", n.step.id, n.step.kind, list(&n.step.reads), list(&n.step.writes))}</title>
+            <title>{format!("step {} · {}\nreads: {}\nwrites: {}{}", n.step.id, n.step.kind, list(&n.step.reads), list(&n.step.writes),
+                if own.is_empty() { String::new() } else { format!("\nsyncs within the step: {}", own.join(", ")) })}</title>
             <rect class="step-box" x={x.to_string()} y={y.to_string()} width={n.w.to_string()} height={n.h.to_string()} rx="6" />
             <rect x={x.to_string()} y={y.to_string()} width="4" height={n.h.to_string()} rx="2" fill={stripe} />
             <text x={(x + 10.0).to_string()} y={(y + 17.0).to_string()} class="step-title">
@@ -135,11 +164,16 @@ fn node(n: &StepNode, selected: bool, onclick: Callback<MouseEvent>) -> Html {
                 {format!("  {}", n.step.kind)}
             </text>
             {for chips}
+            {for own_labels}
+            {more}
         </g>
     }
 }
 
-fn edge(g: &StepGraph, e: &StepEdge, index: usize, selected: Option<u32>) -> Html {
+/// An edge between two steps: forward edges run from the bottom of one box to the top
+/// of the next; back edges (a wait before its set in program order, a loop-carried
+/// value) loop round the left side, each in its own lane.
+fn edge(g: &StepGraph, e: &StepEdge, lane: usize, selected: Option<u32>) -> Html {
     let (Some(a), Some(b)) = (g.node(e.from), g.node(e.to)) else {
         return html! {};
     };
@@ -154,39 +188,29 @@ fn edge(g: &StepGraph, e: &StepEdge, index: usize, selected: Option<u32>) -> Htm
         "url(#arrow)"
     };
     let touches = selected.is_some_and(|s| s == e.from || s == e.to);
-    // Edges in program order run bottom to top-of-next; back edges and self edges loop
-    // round the right-hand side, fanned out so several stay apart.
-    let fan = (index % 4) as f32 * 14.0;
-    let (d, lx, ly) = if !e.back && e.from != e.to && b.y > a.y {
-        let (x1, y1, x2, y2) = (a.x, a.y + a.h / 2.0, b.x, b.y - b.h / 2.0);
+    let (ax, bx) = (a.x + BACK_LANES, b.x + BACK_LANES);
+    let (d, lx, ly, anchor) = if !e.back && b.y > a.y {
+        let (x1, y1, x2, y2) = (ax, a.y + a.h / 2.0, bx, b.y - b.h / 2.0);
         let my = (y1 + y2) / 2.0;
         (
             format!("M {x1} {y1} C {x1} {my}, {x2} {my}, {x2} {y2}"),
-            (x1 + x2) / 2.0,
-            my,
+            (x1 + x2) / 2.0 + 5.0,
+            my + 3.0,
+            "start",
         )
     } else {
-        let (x1, y1) = (a.x + a.w / 2.0, a.y + 8.0);
-        let (x2, y2) = (b.x + b.w / 2.0, b.y - 8.0);
-        let bulge = x1.max(x2) + 30.0 + fan;
-        let y1 = if e.from == e.to {
-            a.y - 10.0 + fan * 0.4
-        } else {
-            y1
-        };
-        let y2 = if e.from == e.to {
-            a.y + 10.0 + fan * 0.4
-        } else {
-            y2
-        };
+        let (x1, y1) = (ax - a.w / 2.0, a.y + 6.0);
+        let (x2, y2) = (bx - b.w / 2.0, b.y - 6.0);
+        let bulge = x1.min(x2) - 16.0 - (lane % 4) as f32 * 12.0;
         (
             format!("M {x1} {y1} C {bulge} {y1}, {bulge} {y2}, {x2} {y2}"),
-            bulge - 6.0,
-            (y1 + y2) / 2.0,
+            bulge - 3.0,
+            (y1 + y2) / 2.0 + 3.0 + (lane % 4) as f32 * 11.0,
+            "end",
         )
     };
     let label = e.label.clone().map(|l| {
-        html! { <text x={(lx + 4.0).to_string()} y={(ly + 3.0).to_string()} class="edge-label">{l}</text> }
+        html! { <text x={lx.to_string()} y={ly.to_string()} class="edge-label" text-anchor={anchor}>{l}</text> }
     });
     html! {
         <g class={classes!("edge", touches.then_some("edge-active"))}>

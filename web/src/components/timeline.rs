@@ -4,7 +4,6 @@
 //! by instruction or by cycle with the arrow keys (shift: ten at a time). Below: what
 //! each pipe is doing at the cursor, and the races.
 
-use std::cell::Cell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
@@ -46,6 +45,12 @@ pub fn TimelinePanel() -> Html {
     let drag = use_mut_ref(|| None::<(f64, Window, bool)>);
     let resized = use_state(|| 0u32);
     let sim_key = sim.as_ref().map_or(0, |s| Rc::as_ptr(s) as usize);
+    // Listeners and the playback timer outlive a render: they read the newest window
+    // and cursor through these cells rather than the values captured when they began.
+    let win_cell = use_mut_ref(|| *window);
+    *win_cell.borrow_mut() = *window;
+    let cursor_cell = use_mut_ref(|| app.view.cursor);
+    *cursor_cell.borrow_mut() = app.view.cursor;
 
     // A new run with a different length: show all of it.
     {
@@ -105,6 +110,7 @@ pub fn TimelinePanel() -> Html {
     {
         let canvas = canvas.clone();
         let window = window.clone();
+        let win_cell = win_cell.clone();
         use_effect_with((sim_key, cycles), move |_| {
             let target = canvas.cast::<HtmlCanvasElement>();
             let listener = target.map(|c| {
@@ -119,18 +125,20 @@ pub fn TimelinePanel() -> Html {
                         };
                         e.prevent_default();
                         let width = f64::from(el.client_width().max(1));
-                        let w = *window;
-                        if e.shift_key() || e.delta_x().abs() > e.delta_y().abs() {
+                        let w = *win_cell.borrow();
+                        let next = if e.shift_key() || e.delta_x().abs() > e.delta_y().abs() {
                             let delta = if e.delta_x() != 0.0 {
                                 e.delta_x()
                             } else {
                                 e.delta_y()
                             };
-                            window.set(w.pan(delta / width * w.span(), cycles));
+                            w.pan(delta / width * w.span(), cycles)
                         } else {
                             let factor = (e.delta_y() * 0.0025).exp();
-                            window.set(w.zoom(factor, f64::from(e.offset_x()) / width, cycles));
-                        }
+                            w.zoom(factor, f64::from(e.offset_x()) / width, cycles)
+                        };
+                        *win_cell.borrow_mut() = next;
+                        window.set(next);
                     },
                 )
             });
@@ -138,25 +146,25 @@ pub fn TimelinePanel() -> Html {
         });
     }
     // Playback: advance the cursor and keep it in view.
-    let cursor_cell = use_mut_ref(|| Rc::new(Cell::new(0u64)));
-    cursor_cell.borrow().set(app.view.cursor);
     {
         let app = app.clone();
         let window = window.clone();
         let playing_h = playing.clone();
-        let cell = Rc::clone(&cursor_cell.borrow());
+        let (win_cell, cursor_cell) = (win_cell.clone(), cursor_cell.clone());
         use_effect_with((*playing, sim_key), move |(on, _)| {
             let interval = on.then(|| {
                 Interval::new(1000 / PLAY_FPS, move || {
-                    let w = *window;
+                    let w = *win_cell.borrow();
                     let step = (w.span() * PLAY_WINDOW_PER_SECOND / f64::from(PLAY_FPS)).max(1.0);
-                    let next = (cell.get() as f64 + step).round() as u64;
+                    let next = (*cursor_cell.borrow() as f64 + step).round() as u64;
                     if next >= cycles {
                         playing_h.set(false);
                     }
                     let next = next.min(cycles);
-                    cell.set(next);
-                    window.set(w.follow(next, cycles));
+                    *cursor_cell.borrow_mut() = next;
+                    let w = w.follow(next, cycles);
+                    *win_cell.borrow_mut() = w;
+                    window.set(w);
                     app.dispatch(Action::SetCursor(next));
                 })
             });
@@ -355,12 +363,12 @@ pub fn TimelinePanel() -> Html {
         <div class="timeline" tabindex="0" {onkeydown} aria-label="Timeline: arrows step, +/- zoom, space plays">
             <div class="tl-bar">
                 <div class="tl-group">
-                    {button("⏮", "To the start", { let app = app.clone(); Callback::from(move |_| app.dispatch(Action::SetCursor(0))) })}
-                    {step_btn("⏪", "Back 10 (shift+←)", false, 10)}
+                    {button("|◀", "To the start", { let app = app.clone(); Callback::from(move |_| app.dispatch(Action::SetCursor(0))) })}
+                    {step_btn("◀◀", "Back 10 (shift+←)", false, 10)}
                     {step_btn("◀", "Back one (←)", false, 1)}
-                    <button class="tl-btn tl-play" title="Play / pause (space)" onclick={play}>{ if *playing { "❚❚" } else { "▶" } }</button>
+                    <button class="tl-btn tl-play" title="Play / pause (space)" onclick={play}>{ if *playing { "pause" } else { "play" } }</button>
                     {step_btn("▶", "Forward one (→)", true, 1)}
-                    {step_btn("⏩", "Forward 10 (shift+→)", true, 10)}
+                    {step_btn("▶▶", "Forward 10 (shift+→)", true, 10)}
                 </div>
                 <div class="segmented" title="What the arrow keys step by (, and . always step cycles)">
                     {unit_btn(StepUnit::Instruction, "instr")}

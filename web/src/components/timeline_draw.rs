@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
+use crate::dom;
 use crate::lanes::{self, Window};
 use crate::palette::step_fill;
 use crate::protocol::{CompileOutput, SimOutput};
@@ -33,35 +34,50 @@ pub struct Scene<'a> {
 }
 
 struct Colors {
-    bg: String,
-    alt: String,
-    grid: String,
-    text: String,
-    muted: String,
-    accent: String,
-    danger: String,
+    bg: &'static str,
+    alt: &'static str,
+    grid: &'static str,
+    text: &'static str,
+    muted: &'static str,
+    accent: &'static str,
+    danger: &'static str,
     dark: bool,
 }
 
-fn colors(canvas: &HtmlCanvasElement) -> Colors {
-    let style = web_sys::window().and_then(|w| w.get_computed_style(canvas).ok().flatten());
-    let var = |name: &str, fallback: &str| {
-        style
-            .as_ref()
-            .and_then(|s| s.get_property_value(name).ok())
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| fallback.to_string())
+/// The theme's colours. The CSS defines them with `light-dark()`, which a canvas fill
+/// style does not understand (custom properties compute to their text), so the two
+/// palettes are repeated here; keep them in step with playground.css.
+fn colors() -> Colors {
+    let forced = dom::document()
+        .and_then(|d| d.document_element())
+        .and_then(|e| e.get_attribute("data-theme"));
+    let dark = match forced.as_deref() {
+        Some("dark") => true,
+        Some("light") => false,
+        _ => dom::prefers_dark(),
     };
-    Colors {
-        bg: var("--bg", "#ffffff"),
-        alt: var("--bg-subtle", "#f6f7f9"),
-        grid: var("--border", "#e3e5e8"),
-        text: var("--text", "#1f2328"),
-        muted: var("--muted", "#6b7280"),
-        accent: var("--accent", "#2563eb"),
-        danger: var("--danger", "#d12f2f"),
-        dark: var("color-scheme", "light").contains("dark"),
+    if dark {
+        Colors {
+            bg: "#15191f",
+            alt: "#1a1f26",
+            grid: "#2a313b",
+            text: "#dde3ea",
+            muted: "#9aa4b0",
+            accent: "#4c8dff",
+            danger: "#ff6b6b",
+            dark,
+        }
+    } else {
+        Colors {
+            bg: "#ffffff",
+            alt: "#f6f7f9",
+            grid: "#e3e6ea",
+            text: "#1d2127",
+            muted: "#5f6873",
+            accent: "#1f6feb",
+            danger: "#c9252d",
+            dark,
+        }
     }
 }
 
@@ -86,8 +102,8 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
         return;
     };
     let _ = cx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    let c = colors(canvas);
-    cx.set_fill_style_str(&c.bg);
+    let c = colors();
+    cx.set_fill_style_str(c.bg);
     cx.fill_rect(0.0, 0.0, width, height);
 
     let w = scene.window;
@@ -98,7 +114,7 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
     // Lane backgrounds and the time axis.
     for i in 0..scene.sim.lanes.len() {
         if i % 2 == 1 {
-            cx.set_fill_style_str(&c.alt);
+            cx.set_fill_style_str(c.alt);
             cx.fill_rect(0.0, AXIS_H + LANE_H * i as f64, width, LANE_H);
         }
     }
@@ -108,16 +124,16 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
     let mut t = from - from % step;
     while (t as f64) < w.end {
         let x = x_of(t as f64).round() + 0.5;
-        cx.set_fill_style_str(&c.grid);
+        cx.set_fill_style_str(c.grid);
         cx.fill_rect(x, AXIS_H - 4.0, 1.0, height);
-        cx.set_fill_style_str(&c.muted);
+        cx.set_fill_style_str(c.muted);
         let _ = cx.fill_text(&t.to_string(), x + 3.0, AXIS_H / 2.0);
         t = t.saturating_add(step);
         if step == 0 {
             break;
         }
     }
-    cx.set_fill_style_str(&c.grid);
+    cx.set_fill_style_str(c.grid);
     cx.fill_rect(0.0, AXIS_H - 0.5, width, 1.0);
 
     let dim = scene.selected_step.is_some();
@@ -138,9 +154,9 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
             }
             let ys = AXIS_H + LANE_H * row as f64;
             cx.set_fill_style_str(if c.dark {
-                "rgba(255,170,60,0.16)"
+                "rgba(255,170,60,0.07)"
             } else {
-                "rgba(230,140,20,0.14)"
+                "rgba(230,140,20,0.07)"
             });
             cx.fill_rect(x0, ys + 2.0, x1 - x0, LANE_H - 4.0);
             cx.set_fill_style_str(if c.dark {
@@ -177,7 +193,7 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
             }
             cx.set_global_alpha(1.0);
             if scene.race_instrs.contains(&s.instr) {
-                cx.set_stroke_style_str(&c.danger);
+                cx.set_stroke_style_str(c.danger);
                 cx.set_line_width(2.0);
                 cx.stroke_rect(
                     x0,
@@ -187,7 +203,7 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
                 );
             }
             if scene.selected_instr == Some(s.instr) {
-                cx.set_stroke_style_str(&c.text);
+                cx.set_stroke_style_str(c.text);
                 cx.set_line_width(1.5);
                 cx.stroke_rect(
                     x0,
@@ -204,7 +220,7 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
     // The cursor.
     let x = x_of(scene.cursor as f64);
     if (0.0..=width).contains(&x) {
-        cx.set_fill_style_str(&c.accent);
+        cx.set_fill_style_str(c.accent);
         cx.fill_rect(x.round() - 0.5, AXIS_H - 6.0, 1.5, height);
         cx.begin_path();
         cx.move_to(x - 5.0, AXIS_H - 8.0);
@@ -234,10 +250,11 @@ fn paint_flags(
         .filter(|(f, wait)| (*wait as f64) >= w.start && (f.set_cycle as f64) <= w.end)
         .take(4000)
         .collect();
-    let label = visible.len() <= 300;
-    cx.set_stroke_style_str(&c.muted);
-    cx.set_fill_style_str(&c.muted);
+    let label = visible.len() <= 40;
+    cx.set_stroke_style_str(c.muted);
+    cx.set_fill_style_str(c.muted);
     cx.set_line_width(1.0);
+    cx.set_global_alpha(if label { 0.8 } else { 0.45 });
     for (f, wait) in visible {
         let (Some(rs), Some(rd)) = (row(f.src), row(f.dst)) else {
             continue;
@@ -265,4 +282,5 @@ fn paint_flags(
             let _ = cx.fill_text(&format!("#{}", f.event), x1 + 3.0, y1 + 6.0 * dir);
         }
     }
+    cx.set_global_alpha(1.0);
 }
