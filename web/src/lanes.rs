@@ -154,7 +154,7 @@ impl Window {
 /// A round tick interval (1, 2 or 5 times a power of ten cycles) that puts ticks about
 /// `min_px` pixels apart at `px_per_cycle`.
 pub fn tick_step(px_per_cycle: f64, min_px: f64) -> u64 {
-    if !(px_per_cycle > 0.0) {
+    if px_per_cycle.is_nan() || px_per_cycle <= 0.0 {
         return 1;
     }
     let raw = (min_px / px_per_cycle).max(1.0);
