@@ -6,7 +6,7 @@ mod sync_support;
 
 use proptest::prelude::*;
 use sync_support::*;
-use tilescope::isa::{AluOp, BinOp, Op, UnOp, VSrc, Val};
+use tilescope::isa::{AluOp, BinOp, DmaDim, Op, Tile, UnOp, VSrc, Val};
 use tilescope::lowered::{Access, Lowered};
 use tilescope::machine::Machine;
 use tilescope::types::{DType, MemSpace};
@@ -49,6 +49,53 @@ fn build(before: &[Step], body: &[Step], after: &[Step], trips: i64, slots: u32)
             _ => None,
         };
         let addr = |k: usize| (base.filter(|_| k == 0), 2048 * k as i64);
+        // Outside the loop the double-buffered tile 0 is declared `Slot::All`, which
+        // promises the access touches every slot, and the minimality check holds the
+        // pass to what the simulator sees at the real addresses: so there tile 0 is
+        // viewed as one 512-element row per slot (stride 1536 elements = 6144 bytes),
+        // and the single-slot tiles as one row repeated (stride 0), which broadcasts
+        // against it. Touching only slot 0 while declaring every slot let the pass order
+        // a slot-1 hazard the simulator could not see (the saved regression case).
+        let covering = !in_loop && slot.is_some();
+        let view = |k: usize, a: tilescope::isa::Addr| -> Tile {
+            match (covering, k) {
+                (false, _) => tile(a, 8, 64),
+                (true, 0) => Tile {
+                    stride: 1536,
+                    ..tile(a, 2, 512)
+                },
+                (true, _) => Tile {
+                    stride: 0,
+                    ..tile(a, 2, 512)
+                },
+            }
+        };
+        // A transfer of one tile: `ub_stride` between the slot rows when covering.
+        let transfer =
+            |dst: tilescope::isa::Addr, src: tilescope::isa::Addr, k: usize, load: bool| {
+                if !covering {
+                    return dma(dst, src, 512);
+                }
+                let ub_stride = if k == 0 { 1536 } else { 0 };
+                let (src_stride, dst_stride) = if load { (0, ub_stride) } else { (ub_stride, 0) };
+                Op::Dma {
+                    dtype: DType::F32,
+                    dst,
+                    src,
+                    dims: vec![
+                        DmaDim {
+                            extent: Val::Imm(2),
+                            src_stride,
+                            dst_stride,
+                        },
+                        DmaDim {
+                            extent: Val::Imm(512),
+                            src_stride: 1,
+                            dst_stride: 1,
+                        },
+                    ],
+                }
+            };
         let acc = |k: usize, write: bool| -> Access {
             let rot = in_loop && slot.is_some() && k == 0;
             match (rot, write) {
@@ -63,13 +110,13 @@ fn build(before: &[Step], body: &[Step], after: &[Step], trips: i64, slots: u32)
                 Step::Load(k) => {
                     let (r, o) = addr(k);
                     b.push(
-                        dma(at(MemSpace::UB, r, o), gm(x, None, 0), 512),
+                        transfer(at(MemSpace::UB, r, o), gm(x, None, 0), k, true),
                         vec![acc(k, true), rd_gm(x)],
                     );
                 }
                 Step::Neg(k) => {
                     let (r, o) = addr(k);
-                    let t = tile(at(MemSpace::UB, r, o), 8, 64);
+                    let t = view(k, at(MemSpace::UB, r, o));
                     b.push(
                         Op::VUnary {
                             op: UnOp::Neg,
@@ -83,8 +130,8 @@ fn build(before: &[Step], body: &[Step], after: &[Step], trips: i64, slots: u32)
                 Step::Add(d, s2) => {
                     let (rd_, od) = addr(d);
                     let (rs, os) = addr(s2);
-                    let td = tile(at(MemSpace::UB, rd_, od), 8, 64);
-                    let ts = tile(at(MemSpace::UB, rs, os), 8, 64);
+                    let td = view(d, at(MemSpace::UB, rd_, od));
+                    let ts = view(s2, at(MemSpace::UB, rs, os));
                     b.push(
                         Op::VBinary {
                             op: BinOp::Add,
@@ -99,7 +146,7 @@ fn build(before: &[Step], body: &[Step], after: &[Step], trips: i64, slots: u32)
                 Step::Store(k) => {
                     let (r, o) = addr(k);
                     b.push(
-                        dma(gm(y, None, o), at(MemSpace::UB, r, o), 512),
+                        transfer(gm(y, None, o), at(MemSpace::UB, r, o), k, false),
                         vec![acc(k, false), wr_gm(y)],
                     );
                 }
@@ -156,5 +203,23 @@ fn the_generator_makes_programs_that_need_sync() {
     let m = Machine::teach();
     let (_, report, _) = assert_sync_correct(&l, &m, true);
     assert!(report.pairs.iter().any(|p| p.dynamic), "{report:#?}");
+    assert_sync_minimal(&l, &m);
+}
+
+/// The case saved in `sync_random.proptest-regressions`: the loop's last iteration
+/// reads slot 1 of the double-buffered tile, and the load after the loop (declared to
+/// write every slot) must wait for it. It once wrote only slot 0, so the simulator saw
+/// no race without that pair.
+#[test]
+fn a_load_after_the_loop_waits_for_the_last_slot_read() {
+    let l = build(
+        &[],
+        &[Step::Store(1), Step::Load(1), Step::Store(0)],
+        &[Step::Load(0)],
+        2,
+        2,
+    );
+    let m = Machine::teach();
+    assert_sync_correct(&l, &m, true);
     assert_sync_minimal(&l, &m);
 }

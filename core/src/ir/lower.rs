@@ -330,6 +330,7 @@ impl Lower<'_> {
                 OpKind::MatMul {
                     lhs,
                     rhs: self.expr(rhs, d, ops)?,
+                    acc: None,
                 }
             }
             hir::ExprKind::Transpose(a) => OpKind::Transpose {

@@ -265,6 +265,8 @@ pub struct OpAttrs {
     pub scratch: Option<(u64, Option<u64>)>,
     /// A multi-buffered loop: its tiles' slot is `iteration % rotation`.
     pub rotation: Option<u32>,
+    /// A 2-D store of the transpose of its value (the DMA swaps the tile strides).
+    pub transposed: bool,
 }
 
 /// A load or store as DMA descriptors: `dims` (outermost first) of which the first
@@ -351,9 +353,12 @@ pub enum OpKind {
         arg: ValueId,
         axis: usize,
     },
+    /// `lhs @ rhs`, plus `acc` when set (an accumulator kept in L0C: the result is
+    /// `acc + lhs @ rhs`, the product summed first, as the source's `acc += x @ w`).
     MatMul {
         lhs: ValueId,
         rhs: ValueId,
+        acc: Option<ValueId>,
     },
     Transpose {
         arg: ValueId,
@@ -494,9 +499,14 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => f(*arg),
-            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+            OpKind::Binary { lhs, rhs, .. } => {
                 f(*lhs);
                 f(*rhs);
+            }
+            OpKind::MatMul { lhs, rhs, acc } => {
+                f(*lhs);
+                f(*rhs);
+                acc.iter().copied().for_each(f);
             }
             OpKind::Update { old, value, .. } => {
                 f(*old);
@@ -531,9 +541,16 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => *arg = f(*arg),
-            OpKind::Binary { lhs, rhs, .. } | OpKind::MatMul { lhs, rhs } => {
+            OpKind::Binary { lhs, rhs, .. } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
+            }
+            OpKind::MatMul { lhs, rhs, acc } => {
+                *lhs = f(*lhs);
+                *rhs = f(*rhs);
+                if let Some(a) = acc {
+                    *a = f(*a);
+                }
             }
             OpKind::Update { old, value, .. } => {
                 *old = f(*old);

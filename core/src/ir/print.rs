@@ -245,8 +245,14 @@ impl Printer<'_> {
             OpKind::Reduce { op, arg, axis } => {
                 typed(self, format!("{} {}, axis={axis}", op.name(), self.v(*arg)))
             }
-            OpKind::MatMul { lhs, rhs } => {
-                typed(self, format!("matmul {}, {}", self.v(*lhs), self.v(*rhs)))
+            OpKind::MatMul { lhs, rhs, acc } => {
+                let acc = acc
+                    .map(|a| format!(", acc={}", self.v(a)))
+                    .unwrap_or_default();
+                typed(
+                    self,
+                    format!("matmul {}, {}{acc}", self.v(*lhs), self.v(*rhs)),
+                )
             }
             OpKind::Transpose { arg } => typed(self, format!("transpose {}", self.v(*arg))),
             OpKind::Cast { arg } => typed(self, format!("cast {}", self.v(*arg))),

@@ -33,6 +33,7 @@ pub fn verify(kernel: &Kernel) -> Result<(), Vec<VerifyError>> {
         k: kernel,
         errors: Vec::new(),
         placed: HashSet::new(),
+        transposed_store: false,
         defined: HashSet::new(),
         ever_defined: HashSet::new(),
         vars: HashSet::new(),
@@ -49,6 +50,8 @@ struct Verifier<'a> {
     k: &'a Kernel,
     errors: Vec<VerifyError>,
     placed: HashSet<OpId>,
+    /// The op being checked is a transposing store.
+    transposed_store: bool,
     /// Values visible at the current point (scoped: removed when their block ends).
     defined: HashSet<ValueId>,
     ever_defined: HashSet<ValueId>,
@@ -169,6 +172,8 @@ impl Verifier<'_> {
             .first()
             .and_then(|&r| self.k.values.get(r))
             .map(|x| x.ty.clone());
+        // A store that decompose-transfer made transposing stores its value's transpose.
+        self.transposed_store = self.k.op_attrs.get(&id).is_some_and(|a| a.transposed);
         let expected = self.rule(&op.kind, &tys, result_ty.as_ref(), span);
         let want_results = usize::from(!matches!(op.kind, OpKind::Store { .. }));
         if op.results.len() != want_results {
@@ -260,12 +265,15 @@ impl Verifier<'_> {
                 self.index_vars(index, span);
                 let shape =
                     typing::region(p, index, |v| self.k.values.get(v).map(|x| x.ty.clone()))?;
-                let vt = self
+                let mut vt = self
                     .k
                     .values
                     .get(*value)
                     .map(|x| x.ty.clone())
                     .ok_or("missing value")?;
+                if self.transposed_store {
+                    vt.shape.reverse();
+                }
                 if vt.dtype != p.ty.dtype || !typing::broadcasts_to(&vt.shape, &shape) {
                     return Err(format!(
                         "stored value {vt} does not fit region {}{shape:?}",
@@ -279,8 +287,12 @@ impl Verifier<'_> {
                 typing::binary(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
             }
             OpKind::Reduce { axis, .. } => typing::reduce(arg()?, *axis).map(Some),
-            OpKind::MatMul { .. } => {
-                typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
+            OpKind::MatMul { acc, .. } => {
+                let product = typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?)?;
+                if acc.is_some() && tys.get(2) != Some(&product) {
+                    return Err(format!("matmul accumulator is not {product}"));
+                }
+                Ok(Some(product))
             }
             OpKind::Transpose { .. } => typing::transpose(arg()?).map(Some),
             OpKind::Cast { .. } => {
@@ -465,9 +477,12 @@ impl Verifier<'_> {
                     want(v, MemSpace::UB, "a vector operand");
                 }
             }
-            OpKind::MatMul { lhs, rhs } => {
+            OpKind::MatMul { lhs, rhs, acc } => {
                 want(*lhs, MemSpace::L0A, "the matmul left operand");
                 want(*rhs, MemSpace::L0B, "the matmul right operand");
+                if let Some(a) = acc {
+                    want(*a, MemSpace::L0C, "the matmul accumulator");
+                }
                 for &r in results {
                     want(r, MemSpace::L0C, "the matmul result");
                 }

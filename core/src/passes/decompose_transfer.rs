@@ -29,6 +29,7 @@ impl Pass for DecomposeTransfer {
                 todo.push(id);
             }
         });
+        fold_transposed_stores(k, &todo);
         let mut errors = Vec::new();
         for id in todo {
             match transfer(k, id, max_dims).and_then(|t| aligned(k, id, t, &machine)) {
@@ -45,6 +46,43 @@ impl Pass for DecomposeTransfer {
             Ok(())
         } else {
             Err(errors)
+        }
+    }
+}
+
+/// A store of a UB transpose read by nothing else (`store y[..] = t.T`) stores `t`
+/// itself with the tile strides swapped: the DMA transposes on the way to GM, and the
+/// vector pipe does no work (a UB -> UB transpose would add a pipe and two syncs per
+/// tile). Only untailed 2-D regions: tails would clamp the swapped axes.
+fn fold_transposed_stores(k: &mut Kernel, stores: &[OpId]) {
+    let uses = k.use_counts();
+    for &id in stores {
+        let OpKind::Store { index, value, .. } = &k.ops[id].kind else {
+            continue;
+        };
+        let tailed = index
+            .iter()
+            .any(|ix| matches!(ix, Index::Range { clamped: true, .. } | Index::Indirect(_)));
+        let value = *value;
+        let Some(crate::ir::ValueDef::Result { op: t, .. }) = k.values.get(value).map(|v| v.def)
+        else {
+            continue;
+        };
+        let OpKind::Transpose { arg } = k.ops[t].kind else {
+            continue;
+        };
+        let in_ub = |v| k.values.get(v).and_then(|x| x.space) == Some(crate::types::MemSpace::UB);
+        let single = uses.get(value.index()) == Some(&1);
+        if tailed || !single || !in_ub(value) || !in_ub(arg) || index.len() != 2 {
+            continue;
+        }
+        if let OpKind::Store { value, .. } = &mut k.ops[id].kind {
+            *value = arg;
+        }
+        k.op_attrs.entry(id).or_default().transposed = true;
+        let path = k.blocks().into_iter().find(|(_, ops)| ops.contains(&t));
+        if let Some(b) = path.and_then(|(p, _)| k.block_mut(&p)) {
+            b.retain_ops(|o| o != t);
         }
     }
 }
@@ -136,11 +174,14 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         .unwrap_or_default();
     let shape = region_shape(k, &tensor, index);
     if let Some(v) = stored {
-        let vshape = k
+        let mut vshape = k
             .values
             .get(v)
             .map(|x| x.ty.shape.clone())
             .unwrap_or_default();
+        if k.op_attrs.get(&id).is_some_and(|a| a.transposed) {
+            vshape.reverse();
+        }
         if vshape != shape {
             return Err(
                 unsupported("storing a value that broadcasts to the stored region")
@@ -149,7 +190,13 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         }
     }
     let gm = strides(&tensor);
-    let tile = strides(&shape);
+    let mut tile = strides(&shape);
+    if k.op_attrs.get(&id).is_some_and(|a| a.transposed) {
+        // The stored tile is the region transposed: region (i, j) is tile (j, i).
+        if let [r0, _] = shape.as_slice() {
+            tile = vec![1, *r0 as i64];
+        }
+    }
     if matches!(index.first(), Some(Index::Indirect(_))) {
         let rest_full = index.iter().skip(1).all(|ix| matches!(ix, Index::Full));
         let rank2_range =

@@ -3,6 +3,7 @@
 //! of the most lowered representation present, whether it changed, and how long the
 //! pass took, and (when asked) verifies it.
 
+pub mod accumulate;
 pub mod axis_split;
 pub mod canonicalize;
 pub mod decompose_transfer;

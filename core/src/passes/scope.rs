@@ -3,11 +3,12 @@
 //! travel GM -> L1 -> L0A/L0B and accumulate in L0C; a matmul result feeding vector work
 //! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
 //! L0A/L0B. A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
-//! (the MTE1 transpose flag); any other transpose works in UB.
+//! (the MTE1 transpose flag); any other transpose works in UB. A loop-carried matmul
+//! accumulator stays in L0C (see `accumulate`).
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{BlockItem, Index, Kernel, OpId, OpKind, ValueDef, ValueId};
 use crate::types::MemSpace;
 use std::collections::HashMap;
 
@@ -26,7 +27,8 @@ impl Pass for ScopeInference {
         let k = cx.ir_mut(self.name())?;
         privatize_loop_inits(k);
         materialize_broadcast_stores(k);
-        infer(k);
+        let fixed = super::accumulate::accumulate_in_l0c(k);
+        infer(k, &fixed);
         Ok(())
     }
 }
@@ -40,18 +42,23 @@ fn demand(
     this: OpId,
 ) -> MemSpace {
     match op {
-        OpKind::MatMul { .. } => {
+        OpKind::MatMul { .. } if operand_side < 2 => {
             if operand_side == 0 {
                 MemSpace::L0A
             } else {
                 MemSpace::L0B
             }
         }
+        OpKind::MatMul { .. } => MemSpace::L0C,
         OpKind::Transpose { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
-        _ => {
-            let _ = k;
-            MemSpace::UB
+        // Loop inits and yields go where the loop's block argument lives.
+        OpKind::For(l) => {
+            let arg = l.args.get(operand_side % l.args.len().max(1));
+            arg.and_then(|&a| k.values.get(a))
+                .and_then(|v| v.space)
+                .unwrap_or(MemSpace::UB)
         }
+        _ => MemSpace::UB,
     }
 }
 
@@ -127,13 +134,48 @@ fn natural(
                         matches!(d, Some(MemSpace::L1 | MemSpace::L0A | MemSpace::L0B))
                     })
             });
-            if matrix_only {
+            if matrix_only && !k_tail(k, op, users, transposes) {
                 MemSpace::L1
             } else {
                 MemSpace::UB
             }
         }
         _ => MemSpace::UB,
+    })
+}
+
+/// Whether a load feeding matmuls is clamped on the axis the product sums over (K). In
+/// the tail iteration its lanes past the extent would be summed too, so such a load goes
+/// to UB, where lowering zeroes those lanes on the vector pipe before the tile moves on
+/// to L1 (nothing else can write L1 but a DMA).
+fn k_tail(
+    k: &Kernel,
+    load: OpId,
+    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
+    transposes: &HashMap<OpId, MemSpace>,
+) -> bool {
+    let Some(op) = k.ops.get(load) else {
+        return false;
+    };
+    let (OpKind::Load { index, .. }, Some(r)) = (&op.kind, op.results.first()) else {
+        return false;
+    };
+    let clamped = |axis: usize| matches!(index.get(axis), Some(Index::Range { clamped: true, .. }));
+    users.get(r).is_some_and(|us| {
+        us.iter().any(|&(u, pos)| {
+            // K is axis 1 of the left operand and axis 0 of the right one; a transpose
+            // on the way swaps them.
+            let axis = match k.ops.get(u).map(|o| &o.kind) {
+                Some(OpKind::MatMul { .. }) if pos < 2 => 1 - pos,
+                Some(OpKind::Transpose { .. }) => match transposes.get(&u) {
+                    Some(MemSpace::L0A) => 0,
+                    Some(_) => 1,
+                    None => return false,
+                },
+                _ => return false,
+            };
+            clamped(axis)
+        })
     })
 }
 
@@ -273,7 +315,8 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
     }
 }
 
-fn infer(k: &mut Kernel) {
+/// `fixed`: values whose space is already decided (L0C accumulators).
+fn infer(k: &mut Kernel, fixed: &HashMap<ValueId, MemSpace>) {
     let users = users(k);
     let transposes = matmul_transposes(k, &users);
     // Natural spaces first, for every value that exists now.
@@ -285,7 +328,10 @@ fn infer(k: &mut Kernel) {
         }
     });
     for &v in &all {
-        let space = natural(k, v, &users, &transposes);
+        let space = match fixed.get(&v) {
+            Some(&s) => Some(s),
+            None => natural(k, v, &users, &transposes),
+        };
         if let Some(val) = k.values.get_mut(v) {
             val.space = space;
         }

@@ -447,16 +447,10 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                 *dtype,
                 &mut s.b,
             );
+            // The product is summed from zero in k order and only then added to C:
+            // `C + (A @ B)`, the reference interpreter's `acc + x @ w`, bit for bit.
             s.out.clear();
-            if r.val[3] != 0 {
-                read_f32s(
-                    slice(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
-                    DType::F32,
-                    &mut s.out,
-                );
-            } else {
-                s.out.resize(mm * nn, 0.0);
-            }
+            s.out.resize(mm * nn, 0.0);
             for i in 0..mm {
                 for p in 0..kk {
                     let x = s.a.get(i * kk + p).copied().unwrap_or(0.0);
@@ -465,6 +459,15 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                         orow.iter_mut().zip(brow).for_each(|(o, y)| *o += x * y);
                     }
                 }
+            }
+            if r.val[3] != 0 {
+                s.a.clear();
+                read_f32s(
+                    slice(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
+                    DType::F32,
+                    &mut s.a,
+                );
+                s.out.iter_mut().zip(&s.a).for_each(|(o, c)| *o += c);
             }
             write_f32s(
                 slice_mut(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,

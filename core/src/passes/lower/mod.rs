@@ -74,6 +74,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         out,
         stack: vec![Vec::new()],
         var_reg: HashMap::new(),
+        loop_counter: HashMap::new(),
         slot_base: HashMap::new(),
         valid: HashMap::new(),
         scalars: HashMap::new(),
@@ -101,6 +102,8 @@ struct Lw<'a> {
     /// Item lists being built, innermost last.
     stack: Vec<Vec<Item>>,
     var_reg: HashMap<LoopVarId, Val>,
+    /// Each `for` op's iteration counter, while lowering its body.
+    loop_counter: HashMap<OpId, Reg>,
     /// Slab index -> register holding `slot * slot bytes` in the current iteration.
     slot_base: HashMap<usize, Reg>,
     valid: HashMap<ValueId, Valid>,
@@ -359,6 +362,7 @@ impl Lw<'_> {
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
         let var = self.alu(AluOp::Add, var, Val::Imm(l.start));
         self.var_reg.insert(l.var, var);
+        self.loop_counter.insert(id, counter);
         let rotating: Vec<usize> = self
             .plan
             .slabs

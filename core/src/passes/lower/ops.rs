@@ -72,6 +72,11 @@ impl Lw<'_> {
                     self.scalars.insert(r, src);
                     return;
                 }
+                if self.space(r) == Some(MemSpace::L0C) {
+                    // A zero accumulator in L0C: the first `mmad` of its loop writes it
+                    // with `acc=0` (see `matmul`), so nothing runs here.
+                    return;
+                }
                 let (rows, cols) = self.valid2d(r, span);
                 let Some(dst) = self.tile(r, rows, cols, span) else {
                     return;
@@ -112,7 +117,7 @@ impl Lw<'_> {
             }
             (OpKind::Fused { args, expr }, Some(r)) => self.fused(id, r, args, expr, span),
             (OpKind::Reduce { op, arg, axis }, Some(r)) => self.reduce(*op, *arg, *axis, r, span),
-            (OpKind::MatMul { lhs, rhs }, Some(r)) => self.matmul(*lhs, *rhs, r, span),
+            (OpKind::MatMul { lhs, rhs, acc }, Some(r)) => self.matmul(*lhs, *rhs, *acc, r, span),
             (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
             (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
             (OpKind::Cast { arg }, Some(r)) => {
@@ -272,6 +277,9 @@ impl Lw<'_> {
             };
             return self.emit(op, acc);
         }
+        if !store && self.feeds_l1(tile_v) {
+            self.zero_before_tail_load(tile_v, &valid, dtype, span);
+        }
         let peel = t.peel.min(t.dims.len());
         self.peeled(
             &t.dims[..peel],
@@ -287,6 +295,53 @@ impl Lw<'_> {
             acc,
             span,
         );
+    }
+
+    /// Whether `v` is moved to L1 (on its way to the matrix unit).
+    fn feeds_l1(&self, v: ValueId) -> bool {
+        let mut found = false;
+        self.k.walk_ops(|_, op| {
+            if let (OpKind::Copy { arg }, Some(&r)) = (&op.kind, op.results.first()) {
+                found |= *arg == v && self.space(r) == Some(MemSpace::L1);
+            }
+        });
+        found
+    }
+
+    /// Zeroes a 2-D UB tile before a tail iteration's load fills its valid lanes: a
+    /// matmul sums every lane of its K axis, so the lanes past the extent must not hold
+    /// stale data. The whole tile is filled (the vector pipe needs aligned addresses,
+    /// which a strip after the valid lanes would not have), and only in the tail: the
+    /// fill's row count is `rows * min(lanes missing, 1)`, zero in the other iterations.
+    fn zero_before_tail_load(&mut self, v: ValueId, valid: &Valid, dtype: DType, span: Span) {
+        let shape = self.shape(v);
+        let (&[rows, cols], [vr, vc]) = (shape.as_slice(), valid.as_slice()) else {
+            return;
+        };
+        if !matches!(vr, Val::Reg(_)) && !matches!(vc, Val::Reg(_)) {
+            return;
+        }
+        let (rows, cols) = (rows as i64, cols as i64);
+        let missing_r = self.alu(AluOp::Sub, Val::Imm(rows), *vr);
+        let missing_c = self.alu(AluOp::Sub, Val::Imm(cols), *vc);
+        // Immediate second, so a zero folds away.
+        let missing = match missing_r {
+            Val::Imm(_) => self.alu(AluOp::Add, missing_c, missing_r),
+            Val::Reg(_) => self.alu(AluOp::Add, missing_r, missing_c),
+        };
+        let tail = self.alu(AluOp::Min, missing, Val::Imm(1));
+        let fill_rows = self.alu(AluOp::Mul, tail, Val::Imm(rows));
+        let Some(mut dst) = self.tile(v, fill_rows, Val::Imm(cols), span) else {
+            return;
+        };
+        dst.rows = fill_rows;
+        let value = if dtype == DType::I32 {
+            VSrc::Int(0)
+        } else {
+            VSrc::Float(0.0)
+        };
+        let acc = self.tile_access(v, true).into_iter().collect();
+        self.emit(Op::VDup { dtype, dst, value }, acc);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -427,15 +482,41 @@ impl Lw<'_> {
         self.emit(op, acc);
     }
 
-    fn matmul(&mut self, lhs: ValueId, rhs: ValueId, r: ValueId, span: Span) {
+    /// `acc`: an L0C accumulator carried by a loop (scope inference put it, the
+    /// result and its zero init in one L0C buffer): the first iteration writes the
+    /// product (`acc=0`, the counter is 0), later ones add it (`acc` = counter != 0).
+    fn matmul(
+        &mut self,
+        lhs: ValueId,
+        rhs: ValueId,
+        acc_v: Option<ValueId>,
+        r: ValueId,
+        span: Span,
+    ) {
         let (ls, rs) = (self.shape(lhs), self.shape(rhs));
         let ([m, k], [_, n]) = (ls.as_slice(), rs.as_slice()) else {
             return self.fail(span, "a matmul of tiles that are not 2-D");
         };
         let (m, k, n) = (*m, *k, *n);
+        let accumulate = match acc_v {
+            None => Val::Imm(0),
+            Some(a) => {
+                let counter = match self.k.values.get(a).map(|v| v.def) {
+                    Some(crate::ir::ValueDef::LoopArg { op, .. }) => {
+                        self.loop_counter.get(&op).copied()
+                    }
+                    _ => None,
+                };
+                match counter {
+                    Some(c) => Val::Reg(c),
+                    None => return self.fail(span, "an accumulator that is not loop-carried"),
+                }
+            }
+        };
         let acc: Vec<Access> = [
             self.tile_access(lhs, false),
             self.tile_access(rhs, false),
+            acc_v.and_then(|a| self.tile_access(a, false)),
             self.tile_access(r, true),
         ]
         .into_iter()
@@ -459,7 +540,7 @@ impl Lw<'_> {
                 m: imm(m),
                 k: imm(k),
                 n: imm(n),
-                acc: Val::Imm(0),
+                acc: accumulate,
             },
             acc,
         );

@@ -1,0 +1,162 @@
+//! Accumulators in L0C (part of scope-inference). A loop-carried matmul accumulator
+//! (`let acc = zeros(..); for .. { acc += x @ w; }`) would otherwise live in UB, and
+//! every iteration would move the product out of L0C (FIX) and add it on the vector
+//! pipe. Here the update becomes `matmul x, w, acc=%acc`: the accumulator stays in L0C
+//! for the whole loop, the matrix unit adds into it (`mmad .. acc=1`; the first
+//! iteration writes with `acc=0`, which is why the init must be zeros), and one FIX
+//! after the loop moves the result out.
+//!
+//! Only the plain pattern is rewritten; everything else keeps the UB scheme:
+//! - the init is a `full 0.0` read by nothing but the loop (a non-zero init, or one
+//!   also read elsewhere, would need L0C initialised from UB, which has no data path
+//!   on this machine);
+//! - the body reads the accumulator once, in `acc + x @ w` (or `x @ w + acc`) whose
+//!   product has no other reader and whose result is only yielded;
+//! - the accumulator is f32 and has the product's type (no broadcasting);
+//! - in a loop with tails (`update add`, masked lanes keep the old value) every lane
+//!   of the product must be valid, which is known here when the operands are loads
+//!   (or transposed loads) whose row/column axes are not clamped.
+
+use crate::front::hir::{BinaryOp, UpdateOp};
+use crate::ir::{Index, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::types::{DType, MemSpace};
+use std::collections::HashMap;
+
+/// Rewrites every accumulator that fits the pattern; returns the values (init, block
+/// argument, yielded update, loop result) that must live in L0C.
+pub fn accumulate_in_l0c(k: &mut Kernel) -> HashMap<ValueId, MemSpace> {
+    let mut fors = Vec::new();
+    k.walk_ops(|id, op| {
+        if matches!(op.kind, OpKind::For(_)) {
+            fors.push(id);
+        }
+    });
+    let mut out = HashMap::new();
+    for f in fors {
+        let n = match &k.ops[f].kind {
+            OpKind::For(l) => l.args.len(),
+            _ => 0,
+        };
+        for i in 0..n {
+            if let Some(found) = find(k, f, i) {
+                rewrite(k, f, &found);
+                for v in [found.init, found.arg, found.update, found.result] {
+                    out.insert(v, MemSpace::L0C);
+                }
+            }
+        }
+    }
+    out
+}
+
+struct Found {
+    init: ValueId,
+    arg: ValueId,
+    update: ValueId,
+    result: ValueId,
+    /// The `add`/`update add` op, removed by the rewrite.
+    add: OpId,
+    matmul: OpId,
+}
+
+fn def_op(k: &Kernel, v: ValueId) -> Option<(OpId, &OpKind)> {
+    match k.values.get(v)?.def {
+        ValueDef::Result { op, .. } => Some((op, &k.ops.get(op)?.kind)),
+        ValueDef::LoopArg { .. } => None,
+    }
+}
+
+fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
+    let op = k.ops.get(f)?;
+    let OpKind::For(l) = &op.kind else {
+        return None;
+    };
+    if l.trip_count() == 0 {
+        return None;
+    }
+    let (init, arg, update) = (*l.inits.get(i)?, *l.args.get(i)?, *l.yields.get(i)?);
+    let result = *op.results.get(i)?;
+    let uses = k.use_counts();
+    let once = |v: ValueId| uses.get(v.index()) == Some(&1);
+    let (_, init_kind) = def_op(k, init)?;
+    let zero_init = matches!(init_kind, OpKind::Full { value } if *value == 0.0);
+    let arg_ty = &k.values.get(arg)?.ty;
+    if !zero_init || !once(init) || !once(arg) || !once(update) || arg_ty.dtype != DType::F32 {
+        return None;
+    }
+    let (add, add_kind) = def_op(k, update)?;
+    if !l.body.ops().any(|o| o == add) {
+        return None;
+    }
+    let (a, b, masked) = match add_kind {
+        OpKind::Binary {
+            op: BinaryOp::Add,
+            lhs,
+            rhs,
+        } => (*lhs, *rhs, false),
+        OpKind::Update {
+            op: UpdateOp::Add,
+            old,
+            value,
+        } => (*old, *value, true),
+        _ => return None,
+    };
+    let product = if a == arg {
+        b
+    } else if b == arg && !masked {
+        a
+    } else {
+        return None;
+    };
+    let (matmul, mm_kind) = def_op(k, product)?;
+    let OpKind::MatMul {
+        lhs,
+        rhs,
+        acc: None,
+    } = mm_kind
+    else {
+        return None;
+    };
+    let in_body = l.body.ops().any(|o| o == matmul);
+    if !in_body || !once(product) || k.values.get(product)?.ty != *arg_ty {
+        return None;
+    }
+    if masked && !(all_valid_on(k, *lhs, 0) && all_valid_on(k, *rhs, 1)) {
+        return None;
+    }
+    Some(Found {
+        init,
+        arg,
+        update,
+        result,
+        add,
+        matmul,
+    })
+}
+
+/// Whether every lane of 2-D tile `v` along `axis` is valid in every iteration: a load
+/// (or a transposed load) whose range on that axis is never clamped.
+fn all_valid_on(k: &Kernel, v: ValueId, axis: usize) -> bool {
+    match def_op(k, v) {
+        Some((_, OpKind::Load { index, .. })) => !matches!(
+            index.get(axis),
+            Some(Index::Range { clamped: true, .. }) | None
+        ),
+        Some((_, OpKind::Transpose { arg })) => all_valid_on(k, *arg, 1 - axis.min(1)),
+        _ => false,
+    }
+}
+
+fn rewrite(k: &mut Kernel, f: OpId, found: &Found) {
+    if let OpKind::MatMul { acc, .. } = &mut k.ops[found.matmul].kind {
+        *acc = Some(found.arg);
+    }
+    k.ops[found.matmul].results = vec![found.update];
+    k.values[found.update].def = ValueDef::Result {
+        op: found.matmul,
+        index: 0,
+    };
+    if let OpKind::For(l) = &mut k.ops[f].kind {
+        l.body.retain_ops(|o| o != found.add);
+    }
+}

@@ -1,0 +1,272 @@
+//! The `tilescope` command line, run as a user would: exit codes, output formats,
+//! diagnostics with carets, and .npy files in and out.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("static/examples"))
+        .expect("examples directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn tilescope() -> Command {
+    Command::cargo_bin("tilescope").expect("the tilescope binary is built")
+}
+
+/// A scratch directory unique to one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilescope-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scratch file");
+    path
+}
+
+#[test]
+fn compile_prints_a_named_section_per_pass_for_every_example() {
+    for path in examples() {
+        let out = tilescope()
+            .arg("compile")
+            .arg(&path)
+            .arg("--emit")
+            .arg("passes")
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        for pass in ["parse", "canonicalize"] {
+            assert!(
+                text.contains(&format!("=== after {pass} ===\n")),
+                "{}: no {pass} section",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn compile_json_is_the_serialised_result() {
+    let out = tilescope()
+        .args(["compile", "--emit", "json"])
+        .arg(repo().join("static/examples/softmax.tile"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["kernel"], "softmax");
+    assert!(v["passes"].as_array().is_some_and(|p| p.len() >= 2));
+    assert_eq!(v["diagnostics"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn run_writes_npy_outputs_for_every_example() {
+    let dir = scratch("run");
+    for path in examples() {
+        let source = std::fs::read_to_string(&path).expect("source");
+        let kernel = tilescope::front::frontend(&source, None).expect("example checks");
+        let out_param = kernel
+            .params
+            .iter()
+            .find(|p| p.is_out)
+            .expect("an out parameter");
+        let file = dir.join(format!("{}.npy", out_param.name));
+        tilescope()
+            .arg("run")
+            .arg(&path)
+            .arg("--output")
+            .arg(format!("{}={}", out_param.name, file.display()))
+            .assert()
+            .success();
+        let tensor = tilescope::npy::read(&std::fs::read(&file).expect("output written"))
+            .expect("valid npy");
+        assert_eq!(tensor.shape, out_param.ty.shape, "{}", path.display());
+        assert_eq!(tensor.dtype, out_param.ty.dtype, "{}", path.display());
+    }
+}
+
+#[test]
+fn run_takes_inputs_from_npy_and_is_deterministic_without_them() {
+    let dir = scratch("inputs");
+    let kernel = write(&dir, "scale.tile", "kernel scale(x: f32[2, 3], y: out f32[2, 3]) {\n    store y[:, :] = load x[:, :] * 2.0;\n}\n");
+    let x = tilescope::tensor::Tensor::from_f32(
+        tilescope::types::DType::F32,
+        vec![2, 3],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+    );
+    let x_path = dir.join("x.npy");
+    std::fs::write(&x_path, tilescope::npy::write(&x)).expect("write x");
+    let y_path = dir.join("y.npy");
+    tilescope()
+        .arg("run")
+        .arg(&kernel)
+        .arg("--input")
+        .arg(format!("x={}", x_path.display()))
+        .arg("--output")
+        .arg(format!("y={}", y_path.display()))
+        .assert()
+        .success();
+    let y = tilescope::npy::read(&std::fs::read(&y_path).expect("y")).expect("npy");
+    assert_eq!(y.to_f32_vec(), vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+
+    let seeded = |seed: &str, name: &str| {
+        let p = dir.join(name);
+        tilescope()
+            .arg("run")
+            .arg(&kernel)
+            .args(["--seed", seed, "--output"])
+            .arg(format!("y={}", p.display()))
+            .assert()
+            .success();
+        std::fs::read(p).expect("output")
+    };
+    assert_eq!(seeded("7", "a.npy"), seeded("7", "b.npy"));
+    assert_ne!(seeded("7", "a.npy"), seeded("8", "c.npy"));
+}
+
+/// Each bad-input class gives a located error and exit code 1, never a panic (101).
+#[test]
+fn bad_kernels_give_located_errors_and_exit_1() {
+    let dir = scratch("bad");
+    let cases = [
+        ("syntax.tile", "kernel k(x: f32[4]) {\n    let = 3;\n}\n", "syntax.tile:2:9: error:"),
+        ("unknown.tile", "kernel k(x: f32[4], y: out f32[4]) {\n    store y[:] = load q[:];\n}\n", "unknown"),
+        ("shape.tile", "kernel k(x: f32[4, 8], y: out f32[4, 4]) {\n    store y[:, :] = load x[:, :];\n}\n", "shape"),
+        ("store_input.tile", "kernel k(x: f32[4]) {\n    store x[:] = zeros(f32[4]);\n}\n", "out"),
+        ("extent.tile", "kernel k(x: f32[64], y: out f32[64]) {\n    for i in 0..8 {\n        store y[i .. 2 * i + 1] = load x[i .. 2 * i + 1];\n    }\n}\n", "constant"),
+        ("limit.tile", "kernel k(x: f32[100000, 100000]) {\n}\n", "limit"),
+    ];
+    for (name, text, expected) in cases {
+        let path = write(&dir, name, text);
+        let out = tilescope()
+            .arg("compile")
+            .arg(&path)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(err.contains(expected), "{name}: {err}");
+        assert!(err.contains('^'), "{name}: no caret in {err}");
+        assert!(
+            err.contains(&format!("{name}:")),
+            "{name}: no file:line:col in {err}"
+        );
+    }
+}
+
+#[test]
+fn wrong_npy_inputs_name_the_parameter() {
+    let dir = scratch("npy");
+    let kernel = write(
+        &dir,
+        "k.tile",
+        "kernel k(x: f32[2, 3], y: out f32[2, 3]) {\n    store y[:, :] = load x[:, :];\n}\n",
+    );
+    let wrong_shape = tilescope::tensor::Tensor::zeros(tilescope::types::DType::F32, vec![3, 2]);
+    let wrong_dtype = tilescope::tensor::Tensor::zeros(tilescope::types::DType::I32, vec![2, 3]);
+    for (file, tensor) in [("shape.npy", wrong_shape), ("dtype.npy", wrong_dtype)] {
+        let p = dir.join(file);
+        std::fs::write(&p, tilescope::npy::write(&tensor)).expect("write");
+        tilescope()
+            .arg("run")
+            .arg(&kernel)
+            .arg("--input")
+            .arg(format!("x={}", p.display()))
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("`x`"));
+    }
+    let garbage = write(&dir, "garbage.npy", "not a numpy file");
+    tilescope()
+        .arg("run")
+        .arg(&kernel)
+        .arg("--input")
+        .arg(format!("x={}", garbage.display()))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("x="));
+    tilescope()
+        .arg("compile")
+        .arg(dir.join("missing.tile"))
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn machine_json_round_trips_through_a_preset_file() {
+    let dir = scratch("machine");
+    let out = tilescope()
+        .args(["machine", "--preset", "teach", "--json"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let machine = tilescope::machine::Machine::from_json(&text).expect("valid machine JSON");
+    assert_eq!(machine.name, "teach");
+    let file = write(&dir, "mine.json", &text);
+    let again = tilescope()
+        .args(["machine", "--json", "--preset"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert_eq!(String::from_utf8_lossy(&again.stdout), text);
+    tilescope()
+        .args(["machine", "--preset", "nonexistent"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn sim_runs_assembly_reports_races_and_writes_a_trace() {
+    let dir = scratch("sim");
+    let asm = repo().join("core/tests/asm");
+    let trace = dir.join("trace.json");
+    let out = tilescope()
+        .args(["sim", "--preset", "teach", "--json", "--trace"])
+        .arg(&trace)
+        .arg(asm.join("double_buffer.tasm"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(v["cycles"].as_u64().is_some_and(|c| c > 0));
+    assert_eq!(v["races"].as_array().map(Vec::len), Some(0));
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).expect("trace")).expect("trace JSON");
+    assert!(t["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
+
+    tilescope()
+        .args(["sim", "--preset", "teach"])
+        .arg(asm.join("no_flags.tasm"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("race: V reads"));
+    tilescope()
+        .args(["sim", "--preset", "teach"])
+        .arg(asm.join("deadlock.tasm"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("deadlock"));
+}

@@ -1,0 +1,204 @@
+//! Browser-test harness: serves the Trunk output (`dist/`) on 127.0.0.1, starts
+//! `chromedriver` on a free port and drives headless Chromium through it.
+//!
+//! A test is written against [`Page`] through [`with_page`], which always ends the
+//! WebDriver session (also when the test fails), so no Chromium outlives the test.
+//! Add new steps as methods on [`Page`] so every playground test shares them.
+
+mod chromedriver;
+mod static_server;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+use chromedriver::Chromedriver;
+use static_server::StaticServer;
+
+/// How long a step may wait for the page before the test fails.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The workspace root: this crate lives in `<root>/tests`.
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(".."))
+}
+
+/// The directory Trunk built, overridable with `TILESCOPE_DIST`.
+fn dist_dir() -> Result<PathBuf> {
+    let dist = std::env::var_os("TILESCOPE_DIST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("dist"));
+    ensure!(
+        dist.join("index.html").is_file(),
+        "no playground build at {}: run `trunk build --release` first \
+         (`cargo xtask test` does this)",
+        dist.display()
+    );
+    Ok(dist)
+}
+
+/// Where screenshots go (gitignored).
+fn artifacts_dir() -> PathBuf {
+    workspace_root().join("tests").join("artifacts")
+}
+
+/// A browser session on the served playground.
+pub struct Page {
+    client: Client,
+    base_url: String,
+}
+
+/// Serves `dist/`, opens a browser session on it, runs `test`, then closes the
+/// session whatever the outcome, and reports the first failure.
+pub async fn with_page(test: impl AsyncFnOnce(&Page) -> Result<()>) -> Result<()> {
+    let dist = dist_dir()?;
+    let server = StaticServer::start(&dist)?;
+    let driver = Chromedriver::start()?;
+    let profile = tempfile::tempdir().context("creating a Chromium profile directory")?;
+    let client = connect(&driver.url(), profile.path()).await?;
+    let page = Page {
+        client,
+        base_url: server.url(),
+    };
+    let outcome = test(&page).await;
+    let closed = page
+        .client
+        .close()
+        .await
+        .context("closing the WebDriver session");
+    // The server, chromedriver and profile directory are released here, in that order.
+    outcome.and(closed)
+}
+
+async fn connect(webdriver_url: &str, profile: &Path) -> Result<Client> {
+    let args = [
+        "--headless=new".to_string(),
+        "--no-sandbox".to_string(),
+        "--disable-dev-shm-usage".to_string(),
+        "--disable-gpu".to_string(),
+        "--disable-background-networking".to_string(),
+        "--disable-component-update".to_string(),
+        "--disable-sync".to_string(),
+        "--no-first-run".to_string(),
+        "--window-size=1280,800".to_string(),
+        format!("--user-data-dir={}", profile.display()),
+    ];
+    let caps = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": { "binary": "/usr/bin/chromium", "args": args },
+        // Makes the browser console readable through the `se/log` endpoint.
+        "goog:loggingPrefs": { "browser": "ALL" },
+    });
+    let Value::Object(caps) = caps else {
+        bail!("capabilities must be a JSON object");
+    };
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(webdriver_url)
+        .await
+        .with_context(|| format!("starting a Chromium session through {webdriver_url}"))
+}
+
+impl Page {
+    /// Navigates to `path` (e.g. `/`) on the served build.
+    pub async fn open(&self, path: &str) -> Result<()> {
+        let url = format!("{}{}", self.base_url, path);
+        self.client
+            .goto(&url)
+            .await
+            .with_context(|| format!("opening {url}"))
+    }
+
+    /// Waits until an element matching `css` exists.
+    pub async fn wait_for(&self, css: &str) -> Result<Element> {
+        self.client
+            .wait()
+            .at_most(STEP_TIMEOUT)
+            .for_element(Locator::Css(css))
+            .await
+            .with_context(|| format!("waiting for `{css}`"))
+    }
+
+    /// Waits until an element matching `css` shows exactly `expected` as its text.
+    pub async fn wait_for_text(&self, css: &str, expected: &str) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+        let mut last = String::new();
+        loop {
+            if let Ok(element) = self.client.find(Locator::Css(css)).await {
+                last = element.text().await.unwrap_or_default();
+                if last.trim() == expected {
+                    return Ok(());
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                bail!("`{css}` did not show {expected:?} within {STEP_TIMEOUT:?} (last: {last:?})");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Saves a PNG of the viewport as `tests/artifacts/<name>.png`.
+    pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
+        let png = self
+            .client
+            .screenshot()
+            .await
+            .context("taking a screenshot")?;
+        let dir = artifacts_dir();
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
+    }
+
+    /// The browser console entries logged since the last call (the log is drained).
+    pub async fn console(&self) -> Result<Vec<ConsoleEntry>> {
+        let raw = self
+            .client
+            .issue_cmd(chromedriver::BrowserLog)
+            .await
+            .context("reading the browser console")?;
+        let entries = raw.as_array().context("browser log is not a list")?;
+        Ok(entries
+            .iter()
+            .map(|entry| ConsoleEntry {
+                level: entry["level"].as_str().unwrap_or_default().to_string(),
+                message: entry["message"].as_str().unwrap_or_default().to_string(),
+            })
+            .collect())
+    }
+
+    /// Fails listing every SEVERE console entry (uncaught errors, failed loads).
+    pub async fn assert_no_console_errors(&self) -> Result<()> {
+        let severe: Vec<String> = self
+            .console()
+            .await?
+            .into_iter()
+            .filter(|entry| entry.level == "SEVERE")
+            .map(|entry| entry.message)
+            .collect();
+        ensure!(
+            severe.is_empty(),
+            "browser console has {} error(s):\n  {}",
+            severe.len(),
+            severe.join("\n  ")
+        );
+        Ok(())
+    }
+}
+
+/// One line of the browser console.
+#[derive(Debug)]
+pub struct ConsoleEntry {
+    /// WebDriver log level: `SEVERE`, `WARNING`, `INFO`, `DEBUG`.
+    pub level: String,
+    pub message: String,
+}
