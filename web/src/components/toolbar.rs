@@ -138,7 +138,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span>{"Auto multi-buffer"}</span>
             </label>
             <div class="tb-spacer" />
-            <button class="tb-button" data-testid="share" onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
+            <button class="tb-button" data-testid="share" data-link={share::encode(&app.view)} onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
             <button class="tb-button" data-testid="download-trace" onclick={on_trace} disabled={!has_trace}
                 title={if has_trace { "Download the trace (Chrome Trace JSON, opens in Perfetto)" } else { "Available after a simulation" }}>
                 {"Trace ↓"}
