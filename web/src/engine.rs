@@ -1,9 +1,27 @@
-//! What the worker runs: core's compiler (and later simulator), converted to the
+//! What the worker runs: core's compiler and simulator, converted to the compact
 //! messages the page renders. The only place that knows core's result types.
 
-use crate::options::{CompileOptions, SyncMode};
-use crate::protocol::{CompileOutput, PassRecord};
+use std::collections::HashMap;
+
 use tilescope::compile::{self, SyncStrategy};
+use tilescope::isa::{asm, Op, Program};
+use tilescope::run::{self, RunResult};
+use tilescope::sim::{self, StallReason};
+use tilescope::tensor::Tensor;
+use tilescope::types::Pipe;
+
+use crate::layout;
+use crate::options::{CompileOptions, SyncMode};
+use crate::protocol::{
+    AsmLine, CompileOutput, FlagEvent, InstrRef, Lane, OutputTensor, PassRecord, Race, SimOutput,
+    SimProblem, Stall, StepEdge, StepEdgeKind, StepGraph, StepNode, TraceSlice,
+};
+
+/// Slices sent to the page at most: beyond this the timeline shows the run's start and
+/// says so (each slice costs the page memory and the worker transfer time).
+pub const SLICE_CAP: usize = 200_000;
+/// Values shown per output tensor.
+const PREVIEW: usize = 8;
 
 /// The page's options as core's.
 fn core_options(options: &CompileOptions) -> compile::CompileOptions {
@@ -46,8 +64,16 @@ fn now_ms() -> Option<tilescope::passes::Clock> {
 
 /// Compiles `source` through every pass.
 pub fn compile(source: &str, options: &CompileOptions) -> CompileOutput {
-    let result = compile::compile(source, &core_options(options));
+    compile_output(compile::compile(source, &core_options(options)))
+}
+
+fn compile_output(result: compile::CompileResult) -> CompileOutput {
     let total_micros = result.passes.iter().map(|p| p.micros).sum();
+    let (asm_header, asm) = result
+        .program
+        .as_ref()
+        .map(program_lines)
+        .unwrap_or_default();
     CompileOutput {
         passes: result
             .passes
@@ -62,20 +88,412 @@ pub fn compile(source: &str, options: &CompileOptions) -> CompileOutput {
             })
             .collect(),
         diagnostics: result.diagnostics,
+        steps: result.steps.as_ref().map(step_graph),
+        asm_header,
+        asm,
         total_micros,
-        ..CompileOutput::default()
     }
+}
+
+/// The program as `.tensor` lines and one line per instruction (indexable by the
+/// trace's instruction index, unlike the printed text).
+fn program_lines(p: &Program) -> (Vec<String>, Vec<AsmLine>) {
+    let header = asm::print(p)
+        .lines()
+        .take(p.tensors.len())
+        .map(str::to_string)
+        .collect();
+    let mut depth: u16 = 0;
+    let lines = p
+        .instrs
+        .iter()
+        .map(|ins| {
+            if matches!(ins.op, Op::EndLoop) {
+                depth = depth.saturating_sub(1);
+            }
+            let line = AsmLine {
+                text: asm::op_text(p, &ins.op),
+                depth,
+                pipe: ins.op.pipe(),
+                step: ins.prov.step,
+                span: ins.prov.span,
+            };
+            if matches!(ins.op, Op::Loop { .. }) {
+                depth = depth.saturating_add(1);
+            }
+            line
+        })
+        .collect();
+    (header, lines)
+}
+
+fn step_graph(g: &compile::StepGraph) -> StepGraph {
+    let ids: Vec<u32> = g.nodes.iter().map(|n| n.id).collect();
+    let forward: Vec<(u32, u32)> = g
+        .edges
+        .iter()
+        .filter(|e| !e.back)
+        .map(|e| (e.from, e.to))
+        .collect();
+    let placed = layout::layout(&ids, &forward);
+    let nodes = g
+        .nodes
+        .iter()
+        .map(|n| {
+            let (x, y) = placed.centres.get(&n.id).copied().unwrap_or_default();
+            StepNode {
+                step: n.clone(),
+                x,
+                y,
+                w: layout::NODE_W,
+                h: layout::NODE_H,
+            }
+        })
+        .collect();
+    let edges = g
+        .edges
+        .iter()
+        .map(|e| StepEdge {
+            from: e.from,
+            to: e.to,
+            kind: match e.kind {
+                compile::StepEdgeKind::Data => StepEdgeKind::Data,
+                compile::StepEdgeKind::Sync => StepEdgeKind::Sync,
+                compile::StepEdgeKind::LoopCarried => StepEdgeKind::LoopCarried,
+            },
+            label: e.flag.map(|(src, dst, id)| match id {
+                Some(id) => format!("{src}→{dst} #{id}"),
+                None => format!("{src}→{dst} #dyn"),
+            }),
+            back: e.back,
+        })
+        .collect();
+    StepGraph {
+        nodes,
+        edges,
+        width: placed.width,
+        height: placed.height,
+    }
+}
+
+/// What the worker keeps of the newest run to build the Chrome trace on demand.
+pub struct TraceSource {
+    program: Program,
+    sim: sim::SimResult,
+}
+
+impl TraceSource {
+    pub fn chrome_json(&self) -> String {
+        sim::trace::chrome_trace(&self.program, &self.sim).to_string()
+    }
+}
+
+/// Compiles and simulates `source` with inputs from `seed`: the compile result, the
+/// simulation (when the kernel compiled) and what the trace download needs.
+pub fn run(
+    source: &str,
+    options: &CompileOptions,
+    seed: u64,
+) -> (CompileOutput, Option<(SimOutput, TraceSource)>) {
+    let mut result = run::run(source, &core_options(options), Vec::new(), seed);
+    let compile = std::mem::take(&mut result.compile);
+    // `run` repeats the compile's diagnostics before its own; the page lists those
+    // once, from the compile.
+    let repeated = compile.diagnostics.len().min(result.diagnostics.len());
+    result.diagnostics.drain(..repeated);
+    let program = compile.program.clone();
+    let compile_out = compile_output(compile);
+    let Some(program) = program else {
+        return (compile_out, None);
+    };
+    let sim = sim_output(&mut result);
+    let source = TraceSource {
+        sim: sim::SimResult {
+            cycles: result.cycles,
+            pipes: std::mem::take(&mut result.pipes),
+            trace_truncated: result.trace.len() >= sim::TRACE_LIMIT,
+            trace: std::mem::take(&mut result.trace),
+            flags: std::mem::take(&mut result.flags),
+            ..sim::SimResult::default()
+        },
+        program,
+    };
+    (compile_out, Some((sim, source)))
+}
+
+fn stall(e: &sim::TraceEntry) -> Option<Stall> {
+    let s = e.stall?;
+    // Placed as the Chrome trace places them: a bandwidth stall lies inside the
+    // transfer, a full queue holds the S pipe before dispatch, the rest precede start.
+    let (reason, cycles, pipe, to) = match s {
+        StallReason::QueueFull { cycles } => (
+            format!("{} queue full", e.pipe),
+            cycles,
+            Pipe::S,
+            e.dispatch,
+        ),
+        StallReason::WaitFlag {
+            src,
+            dst,
+            id,
+            cycles,
+        } => (
+            format!("wait_flag {src}→{dst} #{id}"),
+            cycles,
+            e.pipe,
+            e.start,
+        ),
+        StallReason::Bandwidth { cycles } => ("GM bandwidth shared".into(), cycles, e.pipe, e.end),
+        StallReason::Barrier { cycles } => ("pipe_barrier ALL".into(), cycles, e.pipe, e.start),
+    };
+    (cycles > 0).then(|| Stall {
+        pipe,
+        from: to.saturating_sub(cycles),
+        to,
+        reason,
+    })
+}
+
+fn sim_output(r: &mut RunResult) -> SimOutput {
+    let total = r.trace.len();
+    let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
+    order.sort_by_key(|e| (e.start, e.end));
+    order.truncate(SLICE_CAP);
+    let mut first_cycle: HashMap<u32, u64> = HashMap::new();
+    let mut by_pipe: [Vec<TraceSlice>; 7] = Default::default();
+    for e in &order {
+        first_cycle.entry(e.index).or_insert(e.start);
+        if let Some(lane) = by_pipe.get_mut(e.pipe.index()) {
+            lane.push(TraceSlice {
+                instr: e.index,
+                start: e.start,
+                end: e.end,
+                step: e.prov.step,
+                stall: stall(e),
+            });
+        }
+    }
+    let mut stops: Vec<u64> = order.iter().map(|e| e.start).collect();
+    stops.dedup();
+    let lanes = Pipe::ALL
+        .into_iter()
+        .zip(by_pipe)
+        .filter_map(|(pipe, slices)| {
+            let stats = r.pipes.iter().find(|p| p.pipe == pipe);
+            let instructions = stats.map_or(0, |s| s.instructions);
+            if slices.is_empty() && instructions == 0 {
+                return None;
+            }
+            let reach = slices
+                .iter()
+                .scan(0u64, |m, s| {
+                    *m = (*m).max(s.end);
+                    Some(*m)
+                })
+                .collect();
+            Some(Lane {
+                pipe,
+                slices,
+                reach,
+                busy: stats.map_or(0, |s| s.busy),
+                instructions,
+            })
+        })
+        .collect();
+    let instr = |i: &sim::InstrRef, access: Option<&str>| InstrRef {
+        index: i.index,
+        text: i.text.clone(),
+        pipe: i.pipe,
+        span: i.prov.span,
+        access: access.map(str::to_string),
+        first_cycle: first_cycle.get(&i.index).copied(),
+    };
+    let access = |k: sim::AccessKind| match k {
+        sim::AccessKind::Read => Some("read"),
+        sim::AccessKind::Write => Some("write"),
+    };
+    SimOutput {
+        cycles: r.cycles,
+        bound: r.bound,
+        syncs: r.syncs,
+        reference_match: r.reference_match,
+        max_abs_err: r.max_abs_err,
+        lanes,
+        stops,
+        total_slices: total as u64,
+        capped: total > SLICE_CAP,
+        flags: r
+            .flags
+            .iter()
+            .map(|f| FlagEvent {
+                src: f.src,
+                dst: f.dst,
+                event: f.id,
+                set_cycle: f.set_cycle,
+                wait_cycle: f.wait_cycle,
+                set_instr: f.set_instr,
+                wait_instr: f.wait_instr,
+            })
+            .collect(),
+        races: r
+            .races
+            .iter()
+            .map(|race| Race {
+                message: race.message.clone(),
+                first: instr(&race.first.instr, access(race.first.kind)),
+                second: instr(&race.second.instr, access(race.second.kind)),
+                place: race
+                    .buffer
+                    .clone()
+                    .unwrap_or_else(|| race.space.name().to_string()),
+                count: race.count,
+            })
+            .collect(),
+        errors: r
+            .errors
+            .iter()
+            .map(|e| SimProblem {
+                kind: serde_json::to_value(e.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                    .unwrap_or_default(),
+                message: e.message.clone(),
+                instr: e.instr.as_ref().map(|i| instr(i, None)),
+                related: e.related.iter().map(|i| instr(i, None)).collect(),
+                cycle: e.cycle,
+            })
+            .collect(),
+        diagnostics: std::mem::take(&mut r.diagnostics),
+        outputs: r.outputs.iter().filter_map(output_tensor).collect(),
+    }
+}
+
+fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {
+    let t: &Tensor = o.tensor.as_ref()?;
+    let n = t.len().min(PREVIEW);
+    let preview = (0..n)
+        .map(|i| {
+            if t.dtype.is_float() {
+                format!("{:.4}", t.get(i))
+            } else {
+                t.get_i32(i).to_string()
+            }
+        })
+        .collect();
+    Some(OutputTensor {
+        name: o.name.clone(),
+        shape: t.shape.clone(),
+        dtype: t.dtype.name().to_string(),
+        matches: o.matches,
+        max_abs_err: o.max_abs_err,
+        mismatches: o.mismatches as u64,
+        preview,
+        npy: tilescope::npy::write(t),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::examples;
 
     #[test]
     fn front_end_errors_come_back_as_diagnostics() {
-        // Holds for the stub front end and for the real one on this broken source.
         let out = compile("kernel (", &CompileOptions::default());
         assert!(out.error_count() > 0);
-        assert!(out.passes.is_empty());
+        assert!(out.passes.is_empty() && out.asm.is_empty() && out.steps.is_none());
+        let (out, sim) = run("kernel (", &CompileOptions::default(), 0);
+        assert!(out.error_count() > 0 && sim.is_none());
+    }
+
+    fn example(name: &str) -> &'static str {
+        examples::find(name).map_or("", |e| e.source)
+    }
+
+    #[test]
+    fn a_compiled_example_converts_to_the_page_shapes() {
+        let out = compile(example("elementwise"), &CompileOptions::default());
+        assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
+        assert!(
+            out.steps_pass().is_some(),
+            "the form-steps pass is named form-steps"
+        );
+        // The program lines are indexable by instruction and carry provenance.
+        assert!(out.asm.iter().any(|l| l.text.starts_with("dma")));
+        assert!(out.asm.iter().any(|l| l.step.is_some() && l.span.is_some()));
+        assert!(out.asm_header.iter().all(|h| h.starts_with(".tensor")));
+        let loop_body = out.asm.iter().skip_while(|l| !l.text.starts_with("loop"));
+        assert!(loop_body.skip(1).take(3).all(|l| l.depth == 1));
+        // Every step is placed without overlapping another.
+        let g = out.steps.expect("a step graph");
+        assert!(!g.nodes.is_empty());
+        for a in &g.nodes {
+            assert!(a.x > 0.0 && a.y > 0.0 && a.x < g.width && a.y < g.height);
+            for b in &g.nodes {
+                if a.step.id < b.step.id {
+                    assert!((a.x - b.x).abs() >= a.w || (a.y - b.y).abs() >= a.h);
+                }
+            }
+        }
+        // Sync edges are labelled with their pipes and id.
+        assert!(g
+            .edges
+            .iter()
+            .filter(|e| e.kind == StepEdgeKind::Sync)
+            .all(|e| e
+                .label
+                .as_deref()
+                .is_some_and(|l| l.contains('→') && l.contains('#'))));
+    }
+
+    #[test]
+    fn a_simulation_converts_to_sorted_lanes_and_outputs() {
+        let (out, sim) = run(example("matmul_tiled"), &CompileOptions::default(), 0);
+        let (sim, trace) = sim.expect("it simulates");
+        assert!(sim.reference_match && sim.errors.is_empty() && sim.races.is_empty());
+        assert!(sim.cycles > 0 && sim.bound > 0 && sim.bound <= sim.cycles);
+        assert!(!sim.capped);
+        let kept: usize = sim.lanes.iter().map(|l| l.slices.len()).sum();
+        assert_eq!(kept as u64, sim.total_slices);
+        for lane in &sim.lanes {
+            assert!(lane.slices.windows(2).all(|w| w[0].start <= w[1].start));
+            assert_eq!(lane.reach.len(), lane.slices.len());
+            assert!(lane.reach.windows(2).all(|w| w[0] <= w[1]));
+            for s in &lane.slices {
+                let line = out.asm.get(s.instr as usize).expect("instruction exists");
+                assert_eq!(line.pipe, lane.pipe);
+                assert_eq!(line.step, s.step);
+            }
+        }
+        for pipe in [Pipe::MTE2, Pipe::M, Pipe::S] {
+            assert!(sim.lane(pipe).is_some(), "{pipe} lane");
+        }
+        assert!(sim.stops.windows(2).all(|w| w[0] < w[1]));
+        assert!(sim
+            .flags
+            .iter()
+            .all(|f| f.wait_cycle.is_none_or(|w| w >= f.set_cycle)));
+        let o = sim.outputs.first().expect("an output");
+        assert!(o.npy.starts_with(b"\x93NUMPY") && !o.preview.is_empty() && o.matches);
+        // The Chrome trace is valid JSON with one event per slice at least.
+        let json: serde_json::Value = serde_json::from_str(&trace.chrome_json()).expect("JSON");
+        let events = json["traceEvents"].as_array().map_or(0, Vec::len);
+        assert!(events >= kept);
+    }
+
+    #[test]
+    fn without_sync_races_name_both_instructions() {
+        let options = CompileOptions {
+            sync: SyncMode::None,
+            ..CompileOptions::default()
+        };
+        let (_, sim) = run(example("elementwise"), &options, 0);
+        let (sim, _) = sim.expect("it simulates");
+        let race = sim.races.first().expect("races without sync");
+        for side in [&race.first, &race.second] {
+            assert!(!side.text.is_empty() && side.span.is_some() && side.access.is_some());
+        }
+        assert_ne!(race.first.pipe, race.second.pipe);
+        assert!(race.first.first_cycle.is_some() || race.second.first_cycle.is_some());
     }
 }

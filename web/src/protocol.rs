@@ -2,10 +2,10 @@
 //! render. The worker serialises them with bincode (gloo-worker's codec), so every type
 //! here is plain serde data: externally tagged enums only, no `#[serde(flatten)]`.
 //!
-//! `CompileOutput` mirrors what core's compile driver will return (pass records with
-//! printed IR and per-line spans, diagnostics, step graph, assembly); `SimOutput` mirrors
-//! the simulator's trace. When core's types land, the worker converts them here (or the
-//! fields become core's types) without changing the page.
+//! The shapes are compact views of core's results that `engine` builds in the worker:
+//! the step graph already laid out, the program as one line per instruction, the trace
+//! as per-pipe lanes sorted for binary search, outputs already encoded as `.npy`. The
+//! page only renders them.
 
 use serde::{Deserialize, Serialize};
 use tilescope::diag::{Diagnostic, Span};
@@ -19,24 +19,23 @@ pub type RequestId = u64;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Request {
+    /// Compile; when that succeeds, run the simulator with inputs filled from `seed`.
+    /// Answered by `Compiled` at once and, if it says `simulating`, `Simulated` later.
     Compile {
-        id: RequestId,
-        source: String,
-        options: CompileOptions,
-    },
-    /// Compile, then run the simulator with inputs filled from `seed`.
-    Simulate {
         id: RequestId,
         source: String,
         options: CompileOptions,
         seed: u64,
     },
+    /// The Chrome trace of the newest simulation (kept by the worker, sent on demand
+    /// because it is large).
+    Trace { id: RequestId },
 }
 
 impl Request {
     pub fn id(&self) -> RequestId {
         match self {
-            Request::Compile { id, .. } | Request::Simulate { id, .. } => *id,
+            Request::Compile { id, .. } | Request::Trace { id } => *id,
         }
     }
 }
@@ -46,14 +45,34 @@ pub enum Response {
     Compiled {
         id: RequestId,
         output: CompileOutput,
+        /// A `Simulated` answer to the same request follows.
+        simulating: bool,
     },
     Simulated {
         id: RequestId,
-        compile: CompileOutput,
-        sim: Option<SimOutput>,
+        sim: SimOutput,
+    },
+    /// Chrome Trace Event JSON (empty when no simulation has run).
+    Trace {
+        id: RequestId,
+        json: String,
     },
     /// The worker panicked while handling `id`; it closes itself after sending this.
-    Crashed { id: RequestId, message: String },
+    Crashed {
+        id: RequestId,
+        message: String,
+    },
+}
+
+impl Response {
+    pub fn id(&self) -> RequestId {
+        match self {
+            Response::Compiled { id, .. }
+            | Response::Simulated { id, .. }
+            | Response::Trace { id, .. }
+            | Response::Crashed { id, .. } => *id,
+        }
+    }
 }
 
 /// One compiler pass as the Passes panel shows it.
@@ -78,18 +97,22 @@ impl PassRecord {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepEdgeKind {
     Data,
     Sync,
     LoopCarried,
 }
 
+/// A step (core's node) with its place in the laid-out graph: box centre and size, in
+/// SVG units.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepNode {
-    pub id: u32,
-    pub label: String,
-    pub span: Option<Span>,
+    pub step: tilescope::steps::StepNode,
+    pub x: f32,
+    pub y: f32,
+    pub w: f32,
+    pub h: f32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -97,12 +120,35 @@ pub struct StepEdge {
     pub from: u32,
     pub to: u32,
     pub kind: StepEdgeKind,
+    /// Sync edges: `MTE2→V #1`, or `#dyn` for an id in a register.
+    pub label: Option<String>,
+    /// Crosses a loop back edge (drawn curving back).
+    pub back: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepGraph {
     pub nodes: Vec<StepNode>,
     pub edges: Vec<StepEdge>,
+    pub width: f32,
+    pub height: f32,
+}
+
+impl StepGraph {
+    pub fn node(&self, id: u32) -> Option<&StepNode> {
+        self.nodes.iter().find(|n| n.step.id == id)
+    }
+}
+
+/// One instruction of the final program, as the Assembly panel prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AsmLine {
+    pub text: String,
+    /// Loop nesting depth (indentation).
+    pub depth: u16,
+    pub pipe: Pipe,
+    pub step: Option<u32>,
+    pub span: Option<Span>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -110,8 +156,10 @@ pub struct CompileOutput {
     pub passes: Vec<PassRecord>,
     pub diagnostics: Vec<Diagnostic>,
     pub steps: Option<StepGraph>,
-    /// The final assembly text, when the compile got that far.
-    pub asm: Option<String>,
+    /// `.tensor` declarations heading the assembly.
+    pub asm_header: Vec<String>,
+    /// The final program, instruction `i` at index `i` (the trace refers to these).
+    pub asm: Vec<AsmLine>,
     pub total_micros: u64,
 }
 
@@ -122,19 +170,46 @@ impl CompileOutput {
             .filter(|d| d.severity == tilescope::diag::Severity::Error)
             .count()
     }
+
+    /// The pass whose IR shows steps (what a click on a step switches to).
+    pub fn steps_pass(&self) -> Option<&PassRecord> {
+        self.passes.iter().find(|p| p.name == STEPS_PASS)
+    }
 }
 
-/// One instruction's execution on one pipe.
+/// The pass that forms steps.
+pub const STEPS_PASS: &str = "form-steps";
+
+/// Why an instruction waited, and the cycles `[from, to)` it waited on `pipe`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub pipe: Pipe,
+    pub from: u64,
+    pub to: u64,
+    pub reason: String,
+}
+
+/// One execution of an instruction (`instr` indexes `CompileOutput::asm`, which holds
+/// its text, step and span).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSlice {
-    pub pipe: Pipe,
+    pub instr: u32,
     pub start: u64,
     pub end: u64,
-    pub label: String,
     pub step: Option<u32>,
-    pub span: Option<Span>,
-    /// Why the instruction waited before `start`, if it did.
-    pub stall: Option<String>,
+    pub stall: Option<Stall>,
+}
+
+/// One pipe's slices sorted by start; `reach[i]` is the largest end among
+/// `slices[..=i]`, so the first slice visible after a cycle is a binary search even
+/// where a pipe overlaps instructions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lane {
+    pub pipe: Pipe,
+    pub slices: Vec<TraceSlice>,
+    pub reach: Vec<u64>,
+    pub busy: u64,
+    pub instructions: u64,
 }
 
 /// A set/wait pair of one event flag.
@@ -145,13 +220,40 @@ pub struct FlagEvent {
     pub event: u32,
     pub set_cycle: u64,
     pub wait_cycle: Option<u64>,
+    pub set_instr: u32,
+    pub wait_instr: Option<u32>,
+}
+
+/// An instruction a race or an error names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstrRef {
+    pub index: u32,
+    pub text: String,
+    pub pipe: Pipe,
+    pub span: Option<Span>,
+    /// `read` / `write` for race accesses.
+    pub access: Option<String>,
+    /// The first cycle it started in the trace, for jumping to it on the timeline.
+    pub first_cycle: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Race {
     pub message: String,
-    pub first: Option<Span>,
-    pub second: Option<Span>,
+    pub first: InstrRef,
+    pub second: InstrRef,
+    /// Memory space or tensor name.
+    pub place: String,
+    pub count: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimProblem {
+    pub kind: String,
+    pub message: String,
+    pub instr: Option<InstrRef>,
+    pub related: Vec<InstrRef>,
+    pub cycle: u64,
 }
 
 /// An output tensor, already encoded as `.npy` for download.
@@ -160,99 +262,71 @@ pub struct OutputTensor {
     pub name: String,
     pub shape: Vec<u64>,
     pub dtype: String,
+    pub matches: bool,
+    pub max_abs_err: f64,
+    pub mismatches: u64,
+    /// The first values, formatted.
+    pub preview: Vec<String>,
     pub npy: Vec<u8>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SimOutput {
     pub cycles: u64,
-    pub slices: Vec<TraceSlice>,
+    /// Lower bound: busiest pipe or GM traffic over bandwidth.
+    pub bound: u64,
+    pub syncs: u64,
+    pub reference_match: bool,
+    pub max_abs_err: f64,
+    /// Only pipes that executed something, in `Pipe::ALL` order.
+    pub lanes: Vec<Lane>,
+    /// Every slice start, sorted and deduplicated: the stops of "step by instruction".
+    pub stops: Vec<u64>,
+    /// Slices the simulator produced; more than are kept in `lanes` when capped.
+    pub total_slices: u64,
+    pub capped: bool,
     pub flags: Vec<FlagEvent>,
     pub races: Vec<Race>,
-    pub errors: Vec<Diagnostic>,
+    pub errors: Vec<SimProblem>,
+    /// Input preparation or reference interpreter errors.
+    pub diagnostics: Vec<Diagnostic>,
     pub outputs: Vec<OutputTensor>,
-    /// Chrome Trace Event JSON, for the Download trace button.
-    pub trace_json: String,
+}
+
+impl SimOutput {
+    pub fn lane(&self, pipe: Pipe) -> Option<&Lane> {
+        self.lanes.iter().find(|l| l.pipe == pipe)
+    }
+
+    pub fn problem_count(&self) -> usize {
+        self.races.len() + self.errors.len() + self.diagnostics.len()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tilescope::diag::Diagnostic;
 
     /// gloo-worker moves messages with bincode, which cannot represent some serde
     /// attributes (`flatten`, `skip_serializing_if`, internal tags): every message
-    /// shape must survive it.
+    /// shape must survive it. The real shapes come from compiling and simulating an
+    /// example.
     #[test]
     fn messages_round_trip_through_the_worker_codec() {
-        let compile = CompileOutput {
-            passes: vec![PassRecord {
-                name: "canonicalize".into(),
-                description: "fold".into(),
-                ir: "%0 = add %a, %b\n".into(),
-                line_spans: vec![Some(Span::new(3, 9)), None],
-                changed: true,
-                micros: 12,
-            }],
-            diagnostics: vec![Diagnostic::error("bad", Span::new(1, 2))
-                .with_label(Span::new(0, 1), "here")
-                .with_note("n")],
-            steps: Some(StepGraph {
-                nodes: vec![StepNode {
-                    id: 0,
-                    label: "load x".into(),
-                    span: None,
-                }],
-                edges: vec![StepEdge {
-                    from: 0,
-                    to: 0,
-                    kind: StepEdgeKind::LoopCarried,
-                }],
-            }),
-            asm: Some("MTE2 copy_gm_to_ub".into()),
-            total_micros: 40,
-        };
-        let sim = SimOutput {
-            cycles: 900,
-            slices: vec![TraceSlice {
-                pipe: Pipe::MTE2,
-                start: 0,
-                end: 200,
-                label: "copy".into(),
-                step: Some(0),
-                span: Some(Span::new(5, 6)),
-                stall: None,
-            }],
-            flags: vec![FlagEvent {
-                src: Pipe::MTE2,
-                dst: Pipe::V,
-                event: 1,
-                set_cycle: 200,
-                wait_cycle: None,
-            }],
-            races: vec![Race {
-                message: "RAW".into(),
-                first: None,
-                second: Some(Span::new(1, 1)),
-            }],
-            errors: vec![Diagnostic::global("deadlock")],
-            outputs: vec![OutputTensor {
-                name: "y".into(),
-                shape: vec![2, 2],
-                dtype: "f32".into(),
-                npy: vec![0x93, b'N'],
-            }],
-            trace_json: "{}".into(),
-        };
+        let example = crate::examples::find("matmul_tiled").map_or("", |e| e.source);
+        let (compile, sim) = crate::engine::run(example, &CompileOptions::default(), 1);
+        let sim = sim.map(|(s, _)| s).unwrap_or_default();
+        assert!(!sim.lanes.is_empty() && compile.steps.is_some());
         let messages = vec![
             Response::Compiled {
                 id: 1,
-                output: compile.clone(),
+                output: compile,
+                simulating: true,
             },
-            Response::Simulated {
+            Response::Simulated { id: 1, sim },
+            Response::Trace {
                 id: 2,
-                compile,
-                sim: Some(sim),
+                json: "{}".into(),
             },
             Response::Crashed {
                 id: 3,
@@ -264,17 +338,20 @@ mod tests {
             let back: Response = bincode::deserialize(&bytes).expect("deserialise");
             assert_eq!(back, message);
         }
-        let request = Request::Simulate {
-            id: 9,
-            source: "k".into(),
-            options: CompileOptions::default(),
-            seed: 3,
-        };
-        let bytes = bincode::serialize(&request).expect("serialise");
-        assert_eq!(
-            bincode::deserialize::<Request>(&bytes).expect("deserialise"),
-            request
-        );
-        assert_eq!(request.id(), 9);
+        for request in [
+            Request::Compile {
+                id: 9,
+                source: "k".into(),
+                options: CompileOptions::default(),
+                seed: 3,
+            },
+            Request::Trace { id: 10 },
+        ] {
+            let bytes = bincode::serialize(&request).expect("serialise");
+            assert_eq!(
+                bincode::deserialize::<Request>(&bytes).expect("deserialise"),
+                request
+            );
+        }
     }
 }

@@ -68,6 +68,9 @@ pub struct ViewState {
     /// Timeline cursor, in cycles.
     #[serde(default)]
     pub cursor: u64,
+    /// Seed of the generated inputs.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// The format version lives inside the JSON as well as in the prefix, so a v2 reader can
@@ -295,6 +298,7 @@ mod tests {
             pass: Some("insert-sync".into()),
             panel: Panel::Timeline,
             cursor: 1234,
+            seed: 7,
         }
     }
 

@@ -84,6 +84,13 @@ pub struct AppState {
     pub caret: usize,
     pub jump: Option<Jump>,
     pub worker_restarts: u32,
+    /// The compile answered and the simulation of the same request is running.
+    pub simulating: bool,
+    /// The step clicked in the step graph: highlighted there, in the IR, the editor and
+    /// on the timeline.
+    pub selected_step: Option<u32>,
+    /// The instruction picked in the Assembly panel or on the timeline.
+    pub selected_instr: Option<u32>,
 }
 
 impl Default for AppState {
@@ -101,6 +108,7 @@ pub fn default_view() -> ViewState {
         pass: None,
         panel: Panel::Passes,
         cursor: 0,
+        seed: 0,
     }
 }
 
@@ -130,6 +138,13 @@ pub enum Action {
     LinkSpan(Option<Span>),
     Caret(usize),
     JumpTo(usize),
+    /// Select a step (or clear the selection): links its span and shows the pass with
+    /// steps.
+    SelectStep(Option<u32>),
+    /// Select an instruction of the final program: links its span and step.
+    SelectInstr(Option<u32>),
+    /// Show a runtime problem: the timeline at `cycle`.
+    ShowCycle(u64),
 }
 
 impl AppState {
@@ -148,6 +163,9 @@ impl AppState {
             caret: 0,
             jump: None,
             worker_restarts: 0,
+            simulating: false,
+            selected_step: None,
+            selected_instr: None,
         }
     }
 
@@ -245,26 +263,85 @@ impl AppState {
                 self.jump = Some(Jump { at, nonce });
                 self.caret = at;
             }
+            Action::SelectStep(step) => self.select_step(step),
+            Action::SelectInstr(instr) => {
+                self.selected_instr = instr;
+                let line = instr.and_then(|i| self.compile.as_ref()?.asm.get(i as usize));
+                if let Some(line) = line {
+                    self.linked_span = line.span;
+                    self.selected_step = line.step;
+                    if let Some(span) = line.span {
+                        self.apply(Action::JumpTo(span.start as usize));
+                    }
+                }
+            }
+            Action::ShowCycle(cycle) => {
+                self.view.cursor = cycle;
+                self.view.panel = Panel::Timeline;
+            }
+        }
+    }
+
+    fn select_step(&mut self, step: Option<u32>) {
+        self.selected_step = step;
+        let Some(compile) = self.compile.clone() else {
+            return;
+        };
+        let node = step.and_then(|id| compile.steps.as_ref()?.node(id));
+        self.linked_span = node.map(|n| n.step.span);
+        if let Some(n) = node {
+            self.caret = n.step.span.start as usize;
+            if let Some(pass) = compile.steps_pass() {
+                self.view.pass = Some(pass.name.clone());
+            }
         }
     }
 
     fn receive(&mut self, response: Response) {
-        let id = match &response {
-            Response::Compiled { id, .. }
-            | Response::Simulated { id, .. }
-            | Response::Crashed { id, .. } => *id,
-        };
-        if self.pending != Some(id) {
+        if self.pending != Some(response.id()) {
             return;
         }
-        self.pending = None;
         match response {
-            Response::Compiled { output, .. } => self.compile = Some(Rc::new(output)),
-            Response::Simulated { compile, sim, .. } => {
-                self.compile = Some(Rc::new(compile));
-                self.sim = sim.map(Rc::new);
+            Response::Compiled {
+                output, simulating, ..
+            } => {
+                self.compile = Some(Rc::new(output));
+                self.simulating = simulating;
+                if !simulating {
+                    self.pending = None;
+                    self.sim = None;
+                }
+                self.forget_stale_selection();
             }
-            Response::Crashed { message, .. } => self.apply(Action::WorkerRestarted(message)),
+            Response::Simulated { sim, .. } => {
+                self.pending = None;
+                self.simulating = false;
+                self.view.cursor = self.view.cursor.min(sim.cycles);
+                self.sim = Some(Rc::new(sim));
+            }
+            // Answered straight to the download, never through the state.
+            Response::Trace { .. } => {}
+            Response::Crashed { message, .. } => {
+                self.simulating = false;
+                self.apply(Action::WorkerRestarted(message));
+            }
+        }
+    }
+
+    /// Step and instruction numbers of an older compile may not exist any more.
+    fn forget_stale_selection(&mut self) {
+        let Some(compile) = &self.compile else { return };
+        if self
+            .selected_step
+            .is_some_and(|s| compile.steps.as_ref().and_then(|g| g.node(s)).is_none())
+        {
+            self.selected_step = None;
+        }
+        if self
+            .selected_instr
+            .is_some_and(|i| i as usize >= compile.asm.len())
+        {
+            self.selected_instr = None;
         }
     }
 
@@ -358,12 +435,14 @@ mod tests {
         s.apply(Action::Received(Box::new(Response::Compiled {
             id: 1,
             output: out.clone(),
+            simulating: false,
         })));
         assert!(s.compile.is_none());
         assert!(s.is_busy());
         s.apply(Action::Received(Box::new(Response::Compiled {
             id: 2,
             output: out,
+            simulating: false,
         })));
         assert_eq!(s.compile.as_ref().map(|c| c.total_micros), Some(5));
         assert!(!s.is_busy());
@@ -405,5 +484,62 @@ mod tests {
         s.apply(Action::JumpTo(4));
         assert_ne!(first, s.jump);
         assert_eq!(s.caret, 4);
+    }
+
+    #[test]
+    fn compile_then_simulation_stream_into_the_state() {
+        let mut s = AppState::default();
+        s.view.cursor = 10_000;
+        s.apply(Action::RequestSent(4));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 4,
+            output: CompileOutput::default(),
+            simulating: true,
+        })));
+        assert!(s.compile.is_some() && s.simulating && s.is_busy());
+        s.apply(Action::Received(Box::new(Response::Simulated {
+            id: 4,
+            sim: SimOutput {
+                cycles: 500,
+                ..SimOutput::default()
+            },
+        })));
+        assert!(!s.simulating && !s.is_busy());
+        assert_eq!(s.sim.as_ref().map(|x| x.cycles), Some(500));
+        assert_eq!(s.view.cursor, 500, "the cursor is clamped to the run");
+        // An edit drops the simulation until the next one arrives.
+        s.apply(Action::SetSource("x".into()));
+        assert!(s.sim.is_none());
+    }
+
+    #[test]
+    fn selecting_a_step_links_its_span_and_shows_form_steps() {
+        let example = crate::examples::default_example();
+        let mut s = AppState::default();
+        s.compile = Some(Rc::new(crate::engine::compile(
+            example.source,
+            &CompileOptions::default(),
+        )));
+        let node = s
+            .compile
+            .as_ref()
+            .and_then(|c| c.steps.as_ref()?.nodes.last().cloned())
+            .expect("a step");
+        s.apply(Action::SelectStep(Some(node.step.id)));
+        assert_eq!(s.selected_step, Some(node.step.id));
+        assert_eq!(s.linked_span, Some(node.step.span));
+        assert_eq!(s.view.pass.as_deref(), Some(crate::protocol::STEPS_PASS));
+        // An instruction of the step selects the step and its span.
+        let instr = s
+            .compile
+            .as_ref()
+            .and_then(|c| c.asm.iter().position(|l| l.step == Some(node.step.id)))
+            .expect("an instruction of the step");
+        s.apply(Action::SelectStep(None));
+        s.apply(Action::SelectInstr(Some(instr as u32)));
+        assert_eq!(s.selected_step, Some(node.step.id));
+        assert!(s.linked_span.is_some() && s.jump.is_some());
+        s.apply(Action::ShowCycle(42));
+        assert_eq!((s.view.cursor, s.view.panel), (42, Panel::Timeline));
     }
 }

@@ -12,7 +12,10 @@ use gloo::worker::{HandlerId, Worker, WorkerScope};
 use crate::engine;
 use crate::protocol::{Request, RequestId, Response};
 
-pub struct CompileWorker;
+pub struct CompileWorker {
+    /// The newest simulation, for a `Trace` request.
+    last: Option<engine::TraceSource>,
+}
 
 thread_local! {
     /// The request being handled, for the panic hook to answer.
@@ -50,7 +53,7 @@ impl Worker for CompileWorker {
     type Output = Response;
 
     fn create(_scope: &WorkerScope<Self>) -> Self {
-        CompileWorker
+        CompileWorker { last: None }
     }
 
     fn update(&mut self, _scope: &WorkerScope<Self>, _msg: ()) {}
@@ -62,29 +65,52 @@ impl Worker for CompileWorker {
                 *s = Some((scope.clone(), handler, id));
             }
         });
-        let response = match request {
+        match request {
             Request::Compile {
-                source, options, ..
-            } => Response::Compiled {
-                id,
-                output: engine::compile(&source, &options),
-            },
-            Request::Simulate {
-                source, options, ..
+                source,
+                options,
+                seed,
+                ..
             } => {
-                // The simulator is not in core yet: the compile result alone.
-                Response::Simulated {
-                    id,
-                    compile: engine::compile(&source, &options),
-                    sim: None,
+                // Passes first, so they appear while the simulator runs.
+                let output = engine::compile(&source, &options);
+                let simulating = output.error_count() == 0 && !output.asm.is_empty();
+                scope.respond(
+                    handler,
+                    Response::Compiled {
+                        id,
+                        output,
+                        simulating,
+                    },
+                );
+                if simulating {
+                    let (_, sim) = engine::run(&source, &options, seed);
+                    let sim = sim.map(|(sim, trace)| {
+                        self.last = Some(trace);
+                        sim
+                    });
+                    scope.respond(
+                        handler,
+                        Response::Simulated {
+                            id,
+                            sim: sim.unwrap_or_default(),
+                        },
+                    );
                 }
             }
-        };
+            Request::Trace { .. } => {
+                let json = self
+                    .last
+                    .as_ref()
+                    .map(engine::TraceSource::chrome_json)
+                    .unwrap_or_default();
+                scope.respond(handler, Response::Trace { id, json });
+            }
+        }
         IN_FLIGHT.with(|slot| {
             if let Ok(mut s) = slot.try_borrow_mut() {
                 *s = None;
             }
         });
-        scope.respond(handler, response);
     }
 }

@@ -31,6 +31,7 @@ proptest! {
             pass,
             panel: Panel::Steps,
             cursor,
+            seed: 0,
         };
         prop_assert_eq!(decode(&encode(&view)), Ok(view));
     }

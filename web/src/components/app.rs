@@ -59,6 +59,8 @@ struct WorkerLink {
     next_id: Cell<RequestId>,
     /// Newest id answered (or abandoned): the watchdog restarts only if it falls behind.
     answered: Cell<RequestId>,
+    /// The newest compile request (trace requests take ids too).
+    newest_compile: Cell<RequestId>,
 }
 
 impl WorkerLink {
@@ -66,12 +68,24 @@ impl WorkerLink {
         let link = Rc::clone(self);
         let bridge = CompileWorker::spawner()
             .callback(move |response: Response| {
-                let id = match &response {
-                    Response::Compiled { id, .. }
-                    | Response::Simulated { id, .. }
-                    | Response::Crashed { id, .. } => *id,
-                };
-                link.answered.set(link.answered.get().max(id));
+                if let Response::Trace { json, .. } = &response {
+                    if !json.is_empty() {
+                        dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
+                    }
+                    return;
+                }
+                // A compile that goes on to simulate is answered only by `Simulated`.
+                let done = !matches!(
+                    response,
+                    Response::Compiled {
+                        simulating: true,
+                        ..
+                    }
+                );
+                let id = response.id();
+                if done {
+                    link.answered.set(link.answered.get().max(id));
+                }
                 let crashed = matches!(response, Response::Crashed { .. });
                 dispatcher.dispatch(Action::Received(Box::new(response)));
                 if crashed {
@@ -93,13 +107,27 @@ impl WorkerLink {
     ) {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
+        self.newest_compile.set(id);
         if let Some(bridge) = self.bridge.borrow().as_ref() {
             bridge.send(make(id));
         }
         dispatcher.dispatch(Action::RequestSent(id));
+        self.watch(id, dispatcher);
+    }
+
+    /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
+    fn request_trace(&self) {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        if let Some(bridge) = self.bridge.borrow().as_ref() {
+            bridge.send(Request::Trace { id });
+        }
+    }
+
+    fn watch(self: &Rc<Self>, id: RequestId, dispatcher: UseReducerDispatcher<AppState>) {
         let link = Rc::clone(self);
         Timeout::new(WORKER_TIMEOUT_MS, move || {
-            if link.answered.get() < id && link.next_id.get() == id {
+            if link.answered.get() < id && link.newest_compile.get() == id {
                 link.answered.set(id);
                 dispatcher.dispatch(Action::WorkerRestarted(format!(
                     "no answer in {} s",
@@ -135,15 +163,20 @@ pub fn App() -> Html {
         let link = Rc::clone(&link);
         let dispatcher = state.dispatcher();
         use_effect_with(
-            (state.view.source.clone(), state.view.options.clone()),
-            move |(source, options)| {
-                let (source, options) = (source.clone(), options.clone());
+            (
+                state.view.source.clone(),
+                state.view.options.clone(),
+                state.view.seed,
+            ),
+            move |(source, options, seed)| {
+                let (source, options, seed) = (source.clone(), options.clone(), *seed);
                 let timeout = Timeout::new(DEBOUNCE_MS, move || {
                     link.send(
                         |id| Request::Compile {
                             id,
                             source,
                             options,
+                            seed,
                         },
                         dispatcher,
                     );
@@ -177,6 +210,10 @@ pub fn App() -> Html {
         });
     }
 
+    let on_trace = {
+        let link = Rc::clone(&link);
+        Callback::from(move |_| link.request_trace())
+    };
     let theme_class = match state.theme {
         crate::state::Theme::System => "",
         _ => "themed",
@@ -184,7 +221,7 @@ pub fn App() -> Html {
     html! {
         <ContextProvider<AppContext> context={state.clone()}>
             <div class={classes!("app", theme_class)}>
-                <Toolbar />
+                <Toolbar {on_trace} />
                 <BannerBar />
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">

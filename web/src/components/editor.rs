@@ -59,7 +59,8 @@ pub fn Editor() -> Html {
         .into_iter()
         .map(|seg| {
             let mut class = classes!(seg.kind.class());
-            if seg.marks & MARK_ERROR != 0 {
+            let error = seg.marks & MARK_ERROR != 0;
+            if error {
                 class.push("mark-error");
             }
             if seg.marks & MARK_WARNING != 0 {
@@ -71,6 +72,8 @@ pub fn Editor() -> Html {
             let piece = source.get(seg.range).unwrap_or_default().to_string();
             if class.is_empty() {
                 html! { {piece} }
+            } else if error {
+                html! { <span {class} data-testid="diag-underline">{piece}</span> }
             } else {
                 html! { <span {class}>{piece}</span> }
             }

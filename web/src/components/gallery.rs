@@ -19,7 +19,7 @@ pub fn Gallery() -> Html {
                         let onclick = Callback::from(move |_| app.dispatch(Action::LoadExample(id.clone())));
                         let selected = current.as_deref() == Some(e.name);
                         html! {
-                            <button class={classes!("card", selected.then_some("card-selected"))} {onclick}>
+                            <button class={classes!("card", selected.then_some("card-selected"))} {onclick} data-example={e.name}>
                                 <span class="card-title">{e.title}</span>
                                 <span class="card-file">{format!("{}.tile", e.name)}</span>
                                 <span class="card-text">{e.description()}</span>

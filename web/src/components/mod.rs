@@ -15,6 +15,7 @@ pub mod problems;
 pub mod statusbar;
 pub mod steps;
 pub mod timeline;
+pub mod timeline_draw;
 pub mod toolbar;
 
 use yew::prelude::*;

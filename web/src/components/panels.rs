@@ -12,8 +12,9 @@ use crate::state::Action;
 #[function_component]
 pub fn Panels() -> Html {
     let app = use_app();
-    let problems = app.compile.as_ref().map_or(0, |c| c.diagnostics.len());
-    let errors = app.compile.as_ref().map_or(0, |c| c.error_count());
+    let sim_problems = app.sim.as_ref().map_or(0, |s| s.problem_count());
+    let problems = app.compile.as_ref().map_or(0, |c| c.diagnostics.len()) + sim_problems;
+    let errors = app.compile.as_ref().map_or(0, |c| c.error_count()) + sim_problems;
     let tabs = Panel::ALL.iter().enumerate().map(|(i, panel)| {
         let panel = *panel;
         let selected = app.view.panel == panel;

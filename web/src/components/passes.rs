@@ -19,16 +19,19 @@ pub fn PassesPanel() -> Html {
     // When the caret moves, bring the first IR line it maps to into view.
     {
         let ir_ref = ir_ref.clone();
-        use_effect_with((app.caret, app.view.pass.clone()), move |_| {
-            let linked = ir_ref
-                .cast::<web_sys::Element>()
-                .and_then(|ir| ir.query_selector(".ir-linked").ok().flatten());
-            if let Some(line) = linked {
-                let options = web_sys::ScrollIntoViewOptions::new();
-                options.set_block(web_sys::ScrollLogicalPosition::Nearest);
-                line.scroll_into_view_with_scroll_into_view_options(&options);
-            }
-        });
+        use_effect_with(
+            (app.caret, app.view.pass.clone(), app.selected_step),
+            move |_| {
+                let linked = ir_ref
+                    .cast::<web_sys::Element>()
+                    .and_then(|ir| ir.query_selector(".ir-linked").ok().flatten());
+                if let Some(line) = linked {
+                    let options = web_sys::ScrollIntoViewOptions::new();
+                    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    line.scroll_into_view_with_scroll_into_view_options(&options);
+                }
+            },
+        );
     }
     let Some(compile) = app.compile.clone() else {
         return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
@@ -71,7 +74,7 @@ pub fn PassesPanel() -> Html {
         };
         html! {
             <li class={classes!("pass", (*i == selected).then_some("pass-selected"), (!pass.changed).then_some("pass-unchanged"))}
-                {onclick} title={pass.description.clone()}>
+                {onclick} title={pass.description.clone()} data-testid="pass-item" data-pass={pass.name.clone()}>
                 <span class={classes!("pass-dot", pass.changed.then_some("pass-dot-changed"))}
                     title={if pass.changed { "changed the IR" } else { "no change" }} />
                 <span class="pass-index">{i + 1}</span>
@@ -86,9 +89,17 @@ pub fn PassesPanel() -> Html {
     };
     let previous = selected.checked_sub(1).and_then(|i| compile.passes.get(i));
     let caret = app.caret as u32;
+    // Lines of the selected step (spans inside the step's), else lines holding the caret.
+    let step_span = app
+        .selected_step
+        .and_then(|id| compile.steps.as_ref()?.node(id))
+        .map(|n| n.step.span);
     let line_class = |span: Option<Span>| {
-        span.filter(|s| s.start <= caret && caret <= s.end)
-            .map(|_| "ir-linked")
+        let span = span?;
+        match step_span {
+            Some(step) => (step.start <= span.start && span.end <= step.end).then_some("ir-linked"),
+            None => (span.start <= caret && caret <= span.end).then_some("ir-linked"),
+        }
     };
     let hover = |span: Option<Span>| {
         let app = app.clone();
@@ -178,7 +189,7 @@ pub fn PassesPanel() -> Html {
                         {mode(true, "Diff")}
                     </div>
                 </div>
-                <div class="ir" ref={ir_ref} onmouseleave={unhover}>{body}</div>
+                <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}>{body}</div>
             </div>
         </div>
     }

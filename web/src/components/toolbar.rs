@@ -10,8 +10,14 @@ use crate::options::{Preset, SyncMode};
 use crate::share;
 use crate::state::{Action, Banner, BannerKind, Overlay, Theme};
 
+#[derive(Properties, PartialEq)]
+pub struct ToolbarProps {
+    /// Asks the worker for the Chrome trace (it arrives as a download).
+    pub on_trace: Callback<()>,
+}
+
 #[function_component]
-pub fn Toolbar() -> Html {
+pub fn Toolbar(props: &ToolbarProps) -> Html {
     let app = use_app();
     let options = &app.view.options;
 
@@ -63,18 +69,7 @@ pub fn Toolbar() -> Html {
         })
     };
     let sim = app.sim.clone();
-    let on_trace = {
-        let sim = sim.clone();
-        Callback::from(move |_| {
-            if let Some(sim) = &sim {
-                dom::download(
-                    "tilescope-trace.json",
-                    sim.trace_json.as_bytes(),
-                    "application/json",
-                );
-            }
-        })
-    };
+    let on_trace = props.on_trace.reform(|_: MouseEvent| ());
     let on_npy = {
         let sim = sim.clone();
         Callback::from(move |_| {
@@ -87,7 +82,7 @@ pub fn Toolbar() -> Html {
             }
         })
     };
-    let has_trace = sim.as_ref().is_some_and(|s| !s.trace_json.is_empty());
+    let has_trace = sim.as_ref().is_some_and(|s| s.total_slices > 0);
     let has_outputs = sim.as_ref().is_some_and(|s| !s.outputs.is_empty());
 
     let on_theme = {
@@ -132,7 +127,7 @@ pub fn Toolbar() -> Html {
             </label>
             <label class="tb-field" title="Synchronisation strategy of insert-sync">
                 <span class="tb-label">{"Sync"}</span>
-                <select onchange={on_sync}>
+                <select data-testid="sync-select" onchange={on_sync}>
                     { for SyncMode::ALL.iter().map(|s| html! {
                         <option value={s.name()} selected={*s == options.sync}>{s.name()}</option>
                     }) }
@@ -143,8 +138,8 @@ pub fn Toolbar() -> Html {
                 <span>{"Auto multi-buffer"}</span>
             </label>
             <div class="tb-spacer" />
-            <button class="tb-button" onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
-            <button class="tb-button" onclick={on_trace} disabled={!has_trace}
+            <button class="tb-button" data-testid="share" data-link={share::encode(&app.view)} onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
+            <button class="tb-button" data-testid="download-trace" onclick={on_trace} disabled={!has_trace}
                 title={if has_trace { "Download the trace (Chrome Trace JSON, opens in Perfetto)" } else { "Available after a simulation" }}>
                 {"Trace ↓"}
             </button>
