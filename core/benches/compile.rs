@@ -12,7 +12,10 @@ fn main() {
 
 fn options() -> CompileOptions {
     // No clock: pass timing is what the benchmark measures from outside.
-    CompileOptions { clock: None, ..CompileOptions::default() }
+    CompileOptions {
+        clock: None,
+        ..CompileOptions::default()
+    }
 }
 
 fn names() -> impl Iterator<Item = &'static str> {

@@ -1,20 +1,159 @@
-//! The playground in headless Chromium, against the release build in `dist/`.
-//! Ignored by plain `cargo test`; `cargo xtask test` builds `dist/` and runs these
-//! with `--include-ignored`.
+//! The playground's panels in headless Chromium against the release build in `dist/`:
+//! an example's passes, IR, step graph and timeline lanes; keyboard navigation of
+//! passes and the timeline cursor; a syntax error underlined; races without sync; a
+//! share link restoring the same view. Ignored by plain `cargo test`; `cargo xtask
+//! test` builds `dist/` and runs it with `--include-ignored`.
 
 mod support;
 
-use anyhow::Result;
+use std::time::Duration;
+
+use anyhow::{ensure, Context, Result};
 use support::{with_page, Page};
+
+/// WebDriver key codes.
+const ARROW_UP: &str = "\u{E013}";
+const ARROW_RIGHT: &str = "\u{E014}";
+const ARROW_DOWN: &str = "\u{E015}";
+
+/// Pipes the tiled matmul uses: loads, L1 -> L0 moves, the cube, the accumulator's
+/// move out and its store.
+const MATMUL_PIPES: [&str; 6] = ["S", "MTE2", "MTE1", "M", "FIX", "MTE3"];
+
+async fn attr(page: &Page, css: &str, name: &str) -> Result<String> {
+    let element = page.wait_for(css).await?;
+    Ok(element
+        .attr(name)
+        .await
+        .with_context(|| format!("reading {name} of `{css}`"))?
+        .unwrap_or_default())
+}
+
+/// Polls until `check` holds (the page renders asynchronously, the worker answers later).
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> Result<bool>) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + support::STEP_TIMEOUT;
+    loop {
+        if check().await.unwrap_or(false) {
+            return Ok(());
+        }
+        ensure!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+async fn tab(page: &Page, title: &str) -> Result<()> {
+    let tabs = page.wait_for(".tabs").await?;
+    for t in tabs.find_all(fantoccini::Locator::Css(".tab")).await? {
+        if t.text().await?.starts_with(title) {
+            t.click().await?;
+            return Ok(());
+        }
+    }
+    anyhow::bail!("no tab {title}")
+}
 
 #[tokio::test]
 #[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
-async fn playground_loads_without_console_errors() -> Result<()> {
+async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Result<()> {
     with_page(async |page: &Page| {
         page.open("/").await?;
-        page.wait_for("main").await?;
-        page.wait_for_text("h1", "Tilescope").await?;
-        page.screenshot("playground-home").await?;
+        page.wait_for_text(".brand-name", "tilescope").await?;
+        // Pick the tiled matmul from the gallery.
+        page.wait_for(".tb-examples").await?.click().await?;
+        page.wait_for("[data-example=matmul_tiled]")
+            .await?
+            .click()
+            .await?;
+        page.wait_for("[data-testid=pass-item]").await?;
+        page.wait_for("[data-testid=ir-view]").await?;
+        page.screenshot("playground-passes").await?;
+
+        // Arrow keys walk the pass list.
+        let last = attr(page, "[data-testid=ir-view]", "data-pass").await?;
+        let list = page.wait_for(".pass-list").await?;
+        list.send_keys(ARROW_UP).await?;
+        eventually("the previous pass is shown", async || {
+            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? != last)
+        })
+        .await?;
+        list.send_keys(ARROW_DOWN).await?;
+        eventually("back on the last pass", async || {
+            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? == last)
+        })
+        .await?;
+
+        // The step graph; clicking a step switches the IR to form-steps.
+        tab(page, "Steps").await?;
+        page.wait_for("[data-testid=step-node]")
+            .await?
+            .click()
+            .await?;
+        page.screenshot("playground-steps").await?;
+
+        // The timeline has a lane for every pipe the kernel uses.
+        tab(page, "Timeline").await?;
+        for pipe in MATMUL_PIPES {
+            page.wait_for(&format!("[data-testid=lane-{pipe}]")).await?;
+        }
+        let readout = page.wait_for("[data-testid=cursor-readout-cycle]").await?;
+        let before = readout.text().await?;
+        page.wait_for(".timeline")
+            .await?
+            .send_keys(ARROW_RIGHT)
+            .await?;
+        eventually("the cursor moves", async || {
+            Ok(page
+                .wait_for("[data-testid=cursor-readout-cycle]")
+                .await?
+                .text()
+                .await?
+                != before)
+        })
+        .await?;
+        page.wait_for("[data-testid=cursor-readout]").await?;
+        page.screenshot("playground-timeline").await?;
+
+        // A share link opens the same kernel and view in a fresh page.
+        let link = attr(page, "[data-testid=share]", "data-link").await?;
+        ensure!(link.starts_with("v1="), "share link {link:?}");
+        page.open(&format!("/#{link}")).await?;
+        page.wait_for("[data-testid=lane-MTE1]").await?;
+        eventually("the restored view shows the same kernel", async || {
+            Ok(page
+                .wait_for(".tb-examples")
+                .await?
+                .text()
+                .await?
+                .contains("matmul"))
+        })
+        .await?;
+
+        // Without sync, the elementwise kernel races.
+        page.wait_for(".tb-examples").await?.click().await?;
+        page.wait_for("[data-example=elementwise]")
+            .await?
+            .click()
+            .await?;
+        page.wait_for("[data-testid=sync-select]")
+            .await?
+            .select_by_value("none")
+            .await?;
+        tab(page, "Timeline").await?;
+        eventually("races are listed", async || {
+            let n = attr(page, "[data-testid=race-list]", "data-count").await?;
+            Ok(n.parse::<u32>().unwrap_or(0) > 0)
+        })
+        .await?;
+        page.screenshot("playground-races").await?;
+
+        // A syntax error is underlined in the editor.
+        page.wait_for(".editor-input")
+            .await?
+            .send_keys("\n)))")
+            .await?;
+        page.wait_for("[data-testid=diag-underline]").await?;
+        page.screenshot("playground-error").await?;
+
         page.assert_no_console_errors().await
     })
     .await
