@@ -515,11 +515,13 @@ mod tests {
     #[test]
     fn selecting_a_step_links_its_span_and_shows_form_steps() {
         let example = crate::examples::default_example();
-        let mut s = AppState::default();
-        s.compile = Some(Rc::new(crate::engine::compile(
-            example.source,
-            &CompileOptions::default(),
-        )));
+        let mut s = AppState {
+            compile: Some(Rc::new(crate::engine::compile(
+                example.source,
+                &CompileOptions::default(),
+            ))),
+            ..AppState::default()
+        };
         let node = s
             .compile
             .as_ref()
