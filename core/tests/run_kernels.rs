@@ -3,18 +3,10 @@
 //! integers, bf16, broadcast stores, nested loop-carried values), each compiled and
 //! simulated against the reference interpreter.
 
-use tilescope::compile::CompileOptions;
-use tilescope::run::run;
+mod run_support;
 
 fn check(source: &str) {
-    let r = run(source, &CompileOptions::default(), Vec::new(), 11);
-    let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
-    assert!(diags.is_empty(), "{diags:?}");
-    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
-    assert!(errors.is_empty(), "{errors:?}");
-    assert!(r.races.is_empty());
-    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
-    assert!(r.cycles > 0);
+    run_support::check_against_reference(source, 11);
 }
 
 #[test]

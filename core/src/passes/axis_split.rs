@@ -1,14 +1,20 @@
-//! axis-split: a loop whose variable appears as `v // c` and `v % c` in transfer indices
-//! is split into two nested loops, `v0` over `v // c` and `v1` over `v % c`, so that
-//! every DMA index is affine in the loop variables. Anything `//` or `%` left afterwards
-//! cannot be linearised and is rejected with a diagnostic naming the expression.
+//! axis-split: a loop whose variable appears under `//` and `%` in transfer indices is
+//! split into nested loops, one per mixed-radix digit, so that every DMA index is affine
+//! in the loop variables. `for b in 0..32` used as `b // 8`, `(b // 2) % 4` and `b % 2`
+//! has the radices 2 and 8 and becomes `for b0 in 0..4 { for b1 in 0..4 { for b2 in
+//! 0..2 { .. } } }` with `b = b0 * 8 + b1 * 2 + b2`. The radices must form a divisibility
+//! chain, the step must divide the smallest and the start and trip length must be
+//! multiples of the largest. After the substitution every `e // c` and `e % c` whose
+//! operand is `c * Q + R` with `R` provably in `0..c` becomes `Q` and `R`. Anything `//`
+//! or `%` left afterwards cannot be linearised and is rejected with a diagnostic naming
+//! the expression.
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{
     Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub struct AxisSplit;
 
@@ -18,7 +24,7 @@ impl Pass for AxisSplit {
     }
 
     fn description(&self) -> &'static str {
-        "split loop axes so that `//` and `%` in transfer indices become affine per-axis indices"
+        "split loop axes into mixed-radix digits so that `//` and `%` in transfer indices become affine"
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
@@ -32,6 +38,8 @@ impl Pass for AxisSplit {
         for id in loops {
             split_loop(k, id);
         }
+        let ranges = var_ranges(k);
+        visit_exprs(k, |e| simplify(e, &ranges));
         check_affine(k)
     }
 }
@@ -56,59 +64,65 @@ fn visit_exprs(k: &mut Kernel, mut f: impl FnMut(&mut IndexExpr)) {
     }
 }
 
-/// The divisors `c` of `var // c` and `var % c`; `None` if the variable also appears
-/// under `//` or `%` inside a larger expression (not splittable by this pass).
-fn divisors(e: &IndexExpr, var: LoopVarId, out: &mut BTreeSet<i64>) {
+/// The radices of `var` in `e`: for a chain of `//` and `%` applied directly to the
+/// variable, the place value each operation cuts at (`v // 2` cuts at 2, `(v // 2) % 4`
+/// at 2 and 8, `v % 8` at 8).
+fn radices(e: &IndexExpr, var: LoopVarId, out: &mut BTreeSet<i64>) {
+    if let Some(cuts) = digit_cuts(e, var) {
+        out.extend(cuts);
+        return;
+    }
     match e {
-        IndexExpr::FloorDiv(a, c) | IndexExpr::Mod(a, c) => {
-            if **a == IndexExpr::Var(var) {
-                out.insert(*c);
-            } else {
-                divisors(a, var, out);
-            }
-        }
+        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => radices(a, var, out),
         IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
-            divisors(a, var, out);
-            divisors(b, var, out);
+            radices(a, var, out);
+            radices(b, var, out);
         }
         IndexExpr::Const(_) | IndexExpr::Var(_) => {}
     }
 }
 
-fn rewrite(e: &mut IndexExpr, var: LoopVarId, c: i64, outer: LoopVarId, inner: LoopVarId) {
-    let replacement = match e {
-        IndexExpr::FloorDiv(a, d) if **a == IndexExpr::Var(var) && *d == c => {
-            Some(IndexExpr::Var(outer))
+/// For `e` a non-empty chain of `//` and `%` by positive constants over `Var(var)`, the
+/// place values it cuts at; `None` otherwise. `walk` returns the place value of the
+/// lowest digit the chain so far keeps.
+fn digit_cuts(e: &IndexExpr, var: LoopVarId) -> Option<Vec<i64>> {
+    fn walk(e: &IndexExpr, var: LoopVarId, cuts: &mut Vec<i64>) -> Option<i64> {
+        match e {
+            IndexExpr::Var(v) if *v == var => Some(1),
+            IndexExpr::FloorDiv(a, c) if *c > 0 => {
+                let unit = walk(a, var, cuts)?.checked_mul(*c)?;
+                cuts.push(unit);
+                Some(unit)
+            }
+            IndexExpr::Mod(a, c) if *c > 0 => {
+                let unit = walk(a, var, cuts)?;
+                cuts.push(unit.checked_mul(*c)?);
+                Some(unit)
+            }
+            _ => None,
         }
-        IndexExpr::Mod(a, d) if **a == IndexExpr::Var(var) && *d == c => {
-            Some(IndexExpr::Var(inner))
-        }
-        IndexExpr::Var(v) if *v == var => Some(IndexExpr::Add(
-            Box::new(IndexExpr::Mul(
-                Box::new(IndexExpr::Var(outer)),
-                Box::new(IndexExpr::Const(c)),
-            )),
-            Box::new(IndexExpr::Var(inner)),
-        )),
-        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => {
-            rewrite(a, var, c, outer, inner);
-            None
-        }
+    }
+    let mut cuts = Vec::new();
+    walk(e, var, &mut cuts)?;
+    (!cuts.is_empty()).then_some(cuts)
+}
+
+fn replace_var(e: &mut IndexExpr, var: LoopVarId, with: &IndexExpr) {
+    match e {
+        IndexExpr::Var(v) if *v == var => *e = with.clone(),
+        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => replace_var(a, var, with),
         IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
-            rewrite(a, var, c, outer, inner);
-            rewrite(b, var, c, outer, inner);
-            None
+            replace_var(a, var, with);
+            replace_var(b, var, with);
         }
-        IndexExpr::Const(_) | IndexExpr::Var(_) => None,
-    };
-    if let Some(r) = replacement {
-        *e = r;
+        IndexExpr::Const(_) | IndexExpr::Var(_) => {}
     }
 }
 
-/// Splits loop `id` when its variable is used with exactly one divisor that the
-/// iteration space factors by: `for v in 0..end step s` with `c % s == 0` and
-/// `end % c == 0` becomes `for v0 in 0..end/c { for v1 in 0..c step s { ... } }`.
+/// Splits loop `id` on the radices its variable is used with, when they form a chain
+/// `c1 | c2 | .. | cn` that the iteration space factors by: step divides `c1`, start and
+/// trip length are multiples of `cn`. The loop keeps its body, inner trip `c1 / step` and
+/// step; `n` loops wrap it, the outermost first.
 fn split_loop(k: &mut Kernel, id: OpId) {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| o.kind.clone()) else {
         return;
@@ -117,12 +131,22 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     let mut exprs = Vec::new();
     visit_exprs(k, |e| exprs.push(e.clone()));
     for e in &exprs {
-        divisors(e, l.var, &mut found);
+        radices(e, l.var, &mut found);
     }
-    let [c] = found.into_iter().collect::<Vec<_>>()[..] else {
+    // A cut at 1 (`v % 1`, `v // 1`) is no digit boundary.
+    let radices: Vec<i64> = found.into_iter().filter(|&c| c > 1).collect();
+    let (Some(&first), Some(&last)) = (radices.first(), radices.last()) else {
         return;
     };
-    if l.start != 0 || l.step <= 0 || c % l.step != 0 || l.end % c != 0 || l.end <= 0 {
+    let chain = radices.windows(2).all(|w| w[1] % w[0] == 0);
+    let length = l.end - l.start;
+    if !chain
+        || l.step <= 0
+        || first % l.step != 0
+        || length <= 0
+        || length % last != 0
+        || l.start % last != 0
+    {
         return;
     }
     let span = k.ops[id].span;
@@ -130,17 +154,53 @@ fn split_loop(k: &mut Kernel, id: OpId) {
         .loop_vars
         .get(l.var)
         .map_or_else(|| "v".to_string(), |v| v.name.clone());
-    let outer_var = k.loop_vars.push(LoopVar {
-        name: format!("{name}0"),
-        span,
-    });
+    // Digit loops, outermost first: (variable, trip count, place value).
+    let mut digits = Vec::new();
+    let mut upper = length;
+    for (i, &c) in radices.iter().rev().enumerate() {
+        let var = k.loop_vars.push(LoopVar {
+            name: format!("{name}{i}"),
+            span,
+        });
+        digits.push((var, upper / c, c));
+        upper = c;
+    }
     let inner_var = k.loop_vars.push(LoopVar {
-        name: format!("{name}1"),
+        name: format!("{name}{}", radices.len()),
         span,
     });
-    visit_exprs(k, |e| rewrite(e, l.var, c, outer_var, inner_var));
-    // The outer loop carries the same values: its arguments feed the inner loop's
-    // inits and the inner loop's results are its yields.
+    let mut value = IndexExpr::Var(inner_var);
+    for &(var, _, c) in digits.iter().rev() {
+        value = IndexExpr::Add(
+            Box::new(IndexExpr::Mul(
+                Box::new(IndexExpr::Var(var)),
+                Box::new(IndexExpr::Const(c)),
+            )),
+            Box::new(value),
+        );
+    }
+    if l.start != 0 {
+        value = IndexExpr::Add(Box::new(IndexExpr::Const(l.start)), Box::new(value));
+    }
+    visit_exprs(k, |e| replace_var(e, l.var, &value));
+    if let OpKind::For(inner) = &mut k.ops[id].kind {
+        inner.var = inner_var;
+        inner.start = 0;
+        inner.end = first;
+    }
+    let mut current = id;
+    for &(var, trips, _) in digits.iter().rev() {
+        current = wrap(k, current, var, trips);
+    }
+}
+
+/// Wraps loop `inner` in `for var in 0..trips`, which carries the same values: its
+/// arguments feed the inner loop's inits and the inner loop's results are its yields.
+fn wrap(k: &mut Kernel, inner: OpId, var: LoopVarId, trips: i64) -> OpId {
+    let Some(OpKind::For(l)) = k.ops.get(inner).map(|o| o.kind.clone()) else {
+        return inner;
+    };
+    let span = k.ops[inner].span;
     let outer_id = k.ops.push(crate::ir::Op {
         kind: OpKind::Full { value: 0.0 },
         span,
@@ -148,7 +208,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     });
     let mut outer_args = Vec::new();
     let mut outer_results = Vec::new();
-    let inner_results = k.ops[id].results.clone();
+    let inner_results = k.ops[inner].results.clone();
     for (i, &arg) in l.args.iter().enumerate() {
         let ty = k.values[arg].ty.clone();
         let name = k.values[arg].name.clone();
@@ -173,27 +233,174 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     for (old, new) in inner_results.iter().zip(&outer_results) {
         k.replace_uses(*old, *new);
     }
-    if let OpKind::For(inner) = &mut k.ops[id].kind {
-        inner.var = inner_var;
-        inner.end = c;
-        inner.inits = outer_args.clone();
+    if let OpKind::For(l) = &mut k.ops[inner].kind {
+        l.inits = outer_args.clone();
     }
     k.ops[outer_id] = crate::ir::Op {
         kind: OpKind::For(ForOp {
-            var: outer_var,
+            var,
             start: 0,
-            end: l.end / c,
+            end: trips,
             step: 1,
             buffers: None,
             inits: l.inits.clone(),
             args: outer_args,
-            body: Block::from_ops([id]),
+            body: Block::from_ops([inner]),
             yields: inner_results,
         }),
         span,
         results: outer_results,
     };
-    replace_in_parent(k, id, outer_id);
+    replace_in_parent(k, inner, outer_id);
+    outer_id
+}
+
+/// The smallest and largest value of every loop variable.
+fn var_ranges(k: &Kernel) -> HashMap<LoopVarId, (i64, i64)> {
+    let mut out = HashMap::new();
+    k.walk_ops(|_, op| {
+        if let OpKind::For(l) = &op.kind {
+            let trips = l.trip_count() as i64;
+            let last = l
+                .step
+                .checked_mul(trips - 1)
+                .and_then(|d| l.start.checked_add(d));
+            if let (true, Some(last)) = (trips > 0, last) {
+                out.insert(l.var, (l.start, last));
+            }
+        }
+    });
+    out
+}
+
+/// An affine form `constant + sum(coefficient * variable)`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Affine {
+    constant: i64,
+    terms: BTreeMap<LoopVarId, i64>,
+}
+
+impl Affine {
+    fn of(e: &IndexExpr) -> Option<Affine> {
+        Some(match e {
+            IndexExpr::Const(c) => Affine {
+                constant: *c,
+                terms: BTreeMap::new(),
+            },
+            IndexExpr::Var(v) => Affine {
+                constant: 0,
+                terms: BTreeMap::from([(*v, 1)]),
+            },
+            IndexExpr::Add(a, b) => Affine::of(a)?.add(&Affine::of(b)?, 1)?,
+            IndexExpr::Sub(a, b) => Affine::of(a)?.add(&Affine::of(b)?, -1)?,
+            IndexExpr::Mul(a, b) => {
+                let (a, b) = (Affine::of(a)?, Affine::of(b)?);
+                match (a.terms.is_empty(), b.terms.is_empty()) {
+                    (true, _) => b.scale(a.constant)?,
+                    (_, true) => a.scale(b.constant)?,
+                    _ => return None,
+                }
+            }
+            IndexExpr::FloorDiv(..) | IndexExpr::Mod(..) => return None,
+        })
+    }
+
+    fn add(mut self, other: &Affine, sign: i64) -> Option<Affine> {
+        self.constant = self
+            .constant
+            .checked_add(other.constant.checked_mul(sign)?)?;
+        for (&v, &c) in &other.terms {
+            let t = self.terms.entry(v).or_insert(0);
+            *t = t.checked_add(c.checked_mul(sign)?)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        Some(self)
+    }
+
+    fn scale(mut self, by: i64) -> Option<Affine> {
+        self.constant = self.constant.checked_mul(by)?;
+        for c in self.terms.values_mut() {
+            *c = c.checked_mul(by)?;
+        }
+        self.terms.retain(|_, c| *c != 0);
+        Some(self)
+    }
+
+    /// `(self // c, self % c)` when the variable part of the remainder provably stays
+    /// in `0..c` over the variables' ranges.
+    fn div_mod(&self, c: i64, ranges: &HashMap<LoopVarId, (i64, i64)>) -> Option<(Affine, Affine)> {
+        if c <= 0 {
+            return None;
+        }
+        let mut quotient = Affine {
+            constant: self.constant.div_euclid(c),
+            terms: BTreeMap::new(),
+        };
+        let mut rest = Affine {
+            constant: self.constant.rem_euclid(c),
+            terms: BTreeMap::new(),
+        };
+        let (mut lo, mut hi) = (rest.constant, rest.constant);
+        for (&v, &coef) in &self.terms {
+            let (q, r) = (coef.div_euclid(c), coef.rem_euclid(c));
+            if q != 0 {
+                quotient.terms.insert(v, q);
+            }
+            if r != 0 {
+                let &(vmin, vmax) = ranges.get(&v)?;
+                let (a, b) = (r.checked_mul(vmin)?, r.checked_mul(vmax)?);
+                lo = lo.checked_add(a.min(b))?;
+                hi = hi.checked_add(a.max(b))?;
+                rest.terms.insert(v, r);
+            }
+        }
+        (lo >= 0 && hi < c).then_some((quotient, rest))
+    }
+
+    fn to_expr(&self) -> IndexExpr {
+        let mut out: Option<IndexExpr> = None;
+        for (&v, &c) in &self.terms {
+            let term = match c {
+                1 => IndexExpr::Var(v),
+                _ => IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(c))),
+            };
+            out = Some(match out {
+                None => term,
+                Some(acc) => IndexExpr::Add(Box::new(acc), Box::new(term)),
+            });
+        }
+        match out {
+            None => IndexExpr::Const(self.constant),
+            Some(e) if self.constant == 0 => e,
+            Some(e) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(self.constant))),
+        }
+    }
+}
+
+/// Replaces, innermost first, every `e // c` and `e % c` whose operand splits as
+/// `c * Q + R` with `R` in `0..c` by `Q` and `R`.
+fn simplify(e: &mut IndexExpr, ranges: &HashMap<LoopVarId, (i64, i64)>) {
+    let replacement = match e {
+        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => {
+            simplify(a, ranges);
+            let is_div = matches!(e, IndexExpr::FloorDiv(..));
+            let (IndexExpr::FloorDiv(a, c) | IndexExpr::Mod(a, c)) = &*e else {
+                return;
+            };
+            Affine::of(a)
+                .and_then(|f| f.div_mod(*c, ranges))
+                .map(|(q, r)| if is_div { q.to_expr() } else { r.to_expr() })
+        }
+        IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
+            simplify(a, ranges);
+            simplify(b, ranges);
+            None
+        }
+        IndexExpr::Const(_) | IndexExpr::Var(_) => None,
+    };
+    if let Some(r) = replacement {
+        *e = r;
+    }
 }
 
 fn replace_in_parent(k: &mut Kernel, from: OpId, to: OpId) {
@@ -267,7 +474,7 @@ fn check_affine(k: &Kernel) -> Result<(), Diagnostics> {
                             op.span,
                         )
                         .with_note(
-                            "axis-split handles `v // c` and `v % c` of a loop `for v in 0..N` with N a multiple of c",
+                            "axis-split handles chains of `//` and `%` by constants c1 | c2 | .. | cn on a loop `for v in s..e step t` with t dividing c1 and s and e - s multiples of cn",
                         ),
                     );
                 }
