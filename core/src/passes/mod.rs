@@ -13,6 +13,7 @@ pub mod lower;
 pub mod multi_buffer;
 pub mod plan_memory;
 pub mod scope;
+pub mod sink;
 pub mod sync;
 
 use crate::diag::{Diagnostic, Diagnostics};
@@ -177,6 +178,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(canonicalize::Canonicalize),
         Box::new(axis_split::AxisSplit),
         Box::new(scope::ScopeInference),
+        Box::new(sink::SinkToUse),
         Box::new(form_steps::FormSteps),
         Box::new(decompose_transfer::DecomposeTransfer),
         Box::new(multi_buffer::MultiBuffer),

@@ -3,7 +3,8 @@
 //! loop's end; loop-carried tiles live across their loops; multi-buffered tiles across
 //! their rotating loop). Tiles are placed in slabs: a tile reuses the slab of tiles that
 //! are all dead before it is defined, so tiles sharing addresses share one slab and the
-//! per-pipe program (one buffer per slab) never has two buffers that alias. An N-slot
+//! per-pipe program (one buffer per slab) never has two buffers that alias; slabs are
+//! shared only when the kernel does not fit without sharing. An N-slot
 //! tile gets a slab of N slots. Fused ops get a scratch slab for their intermediates.
 
 use super::{Context, Pass};
@@ -238,7 +239,14 @@ fn align_up(x: u64, a: u64) -> u64 {
 }
 
 /// Plans memory for `k` on `machine`: the slabs and which tile lives in which.
+/// Plans with every tile in a slab of its own when that fits, so no tile waits for an
+/// unrelated dead tile's last reader before it is written (a false write-after-read
+/// dependence the sync pass would order); otherwise tiles reuse dead tiles' slabs.
 pub fn plan(k: &Kernel, machine: &Machine) -> Result<Plan, Diagnostic> {
+    plan_with(k, machine, false).or_else(|_| plan_with(k, machine, true))
+}
+
+fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnostic> {
     let lin = linearize(k);
     let names = crate::ir::print::value_names(k);
     // Definitions and uses.
@@ -413,7 +421,7 @@ pub fn plan(k: &Kernel, machine: &Machine) -> Result<Plan, Diagnostic> {
     for item in &items {
         let align = machine.memories.get(item.space).alignment;
         let need = align_up(item.bytes.max(1), align);
-        let reusable = item.slots == 1 && item.scratch_of.is_none();
+        let reusable = reuse && item.slots == 1 && item.scratch_of.is_none();
         let found = if reusable {
             plan.slabs
                 .iter()
