@@ -5,6 +5,9 @@
 //! WebDriver session (also when the test fails), so no Chromium outlives the test.
 //! Add new steps as methods on [`Page`] so every playground test shares them.
 
+// Each test binary includes this module and uses only some of its steps.
+#![allow(dead_code)]
+
 mod chromedriver;
 mod static_server;
 
@@ -143,6 +146,14 @@ impl Page {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Runs `script` (a function body; `return` gives the result) in the page.
+    pub async fn eval(&self, script: &str) -> Result<Value> {
+        self.client
+            .execute(script, Vec::new())
+            .await
+            .context("running a script in the page")
     }
 
     /// Saves a PNG of the viewport as `tests/artifacts/<name>.png`.
