@@ -4,6 +4,7 @@
 
 use crate::compile::{compile_with_context, resolve_machine, CompileOptions, CompileResult};
 use crate::diag::Diagnostic;
+use crate::passes::Context;
 use crate::sim::{self, PipeStats, Race, SimError, SimMode, TraceEntry};
 use crate::tensor::{compare, Tensor};
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,19 @@ pub fn run(
     seed: u64,
 ) -> RunResult {
     let (compile, cx) = compile_with_context(source, options);
+    run_compiled(options, compile, &cx, provided, seed)
+}
+
+/// `run` for a kernel already compiled with `compile_with_context(source, options)`:
+/// the playground shows the compile result first and then simulates it, and compiling
+/// once instead of twice keeps an edit's round trip short.
+pub fn run_compiled(
+    options: &CompileOptions,
+    compile: CompileResult,
+    cx: &Context,
+    provided: Vec<(String, Tensor)>,
+    seed: u64,
+) -> RunResult {
     let mut result = RunResult {
         diagnostics: compile.diagnostics.clone(),
         ..RunResult::default()

@@ -116,3 +116,26 @@ pub fn in_text_field(event: &web_sys::KeyboardEvent) -> bool {
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .is_some_and(|e| matches!(e.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT"))
 }
+
+/// The `src` of the `<script id=...>` element, or empty when there is none.
+pub fn script_src(id: &str) -> String {
+    document()
+        .and_then(|d| d.get_element_by_id(id))
+        .and_then(|e| e.get_attribute("src"))
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the page (or worker) started, or 0 without a clock.
+pub fn now_ms() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// A User Timing mark (`performance.mark`), which the browser budget tests read back
+/// with `performance.getEntriesByName(name)`; see `tests/tests/browser_budgets.rs`.
+pub fn mark(name: &str) {
+    if let Some(performance) = window().and_then(|w| w.performance()) {
+        let _ = performance.mark(name);
+    }
+}

@@ -188,6 +188,56 @@ impl TraceSource {
     }
 }
 
+/// A kernel compiled once: the worker answers with its `output` first, then simulates
+/// the same compilation (core's `run::run_compiled`) instead of compiling it again.
+pub struct Compiled {
+    options: compile::CompileOptions,
+    result: compile::CompileResult,
+    cx: tilescope::passes::Context,
+}
+
+impl Compiled {
+    pub fn new(source: &str, options: &CompileOptions) -> Self {
+        let options = core_options(options);
+        let (result, cx) = compile::compile_with_context(source, &options);
+        Compiled {
+            options,
+            result,
+            cx,
+        }
+    }
+
+    /// The compile result as the page shows it.
+    pub fn output(&self) -> CompileOutput {
+        compile_output(self.result.clone())
+    }
+
+    /// Simulates with inputs from `seed` (none when the kernel did not compile): the
+    /// simulation and what the trace download needs.
+    pub fn simulate(self, seed: u64) -> Option<(SimOutput, TraceSource)> {
+        let mut result = run::run_compiled(&self.options, self.result, &self.cx, Vec::new(), seed);
+        let compile = std::mem::take(&mut result.compile);
+        // `run` repeats the compile's diagnostics before its own; the page lists those
+        // once, from the compile.
+        let repeated = compile.diagnostics.len().min(result.diagnostics.len());
+        result.diagnostics.drain(..repeated);
+        let program = compile.program?;
+        let sim = sim_output(&mut result);
+        let source = TraceSource {
+            sim: sim::SimResult {
+                cycles: result.cycles,
+                pipes: std::mem::take(&mut result.pipes),
+                trace_truncated: result.trace.len() >= sim::TRACE_LIMIT,
+                trace: std::mem::take(&mut result.trace),
+                flags: std::mem::take(&mut result.flags),
+                ..sim::SimResult::default()
+            },
+            program,
+        };
+        Some((sim, source))
+    }
+}
+
 /// Compiles and simulates `source` with inputs from `seed`: the compile result, the
 /// simulation (when the kernel compiled) and what the trace download needs.
 pub fn run(
@@ -195,30 +245,8 @@ pub fn run(
     options: &CompileOptions,
     seed: u64,
 ) -> (CompileOutput, Option<(SimOutput, TraceSource)>) {
-    let mut result = run::run(source, &core_options(options), Vec::new(), seed);
-    let compile = std::mem::take(&mut result.compile);
-    // `run` repeats the compile's diagnostics before its own; the page lists those
-    // once, from the compile.
-    let repeated = compile.diagnostics.len().min(result.diagnostics.len());
-    result.diagnostics.drain(..repeated);
-    let program = compile.program.clone();
-    let compile_out = compile_output(compile);
-    let Some(program) = program else {
-        return (compile_out, None);
-    };
-    let sim = sim_output(&mut result);
-    let source = TraceSource {
-        sim: sim::SimResult {
-            cycles: result.cycles,
-            pipes: std::mem::take(&mut result.pipes),
-            trace_truncated: result.trace.len() >= sim::TRACE_LIMIT,
-            trace: std::mem::take(&mut result.trace),
-            flags: std::mem::take(&mut result.flags),
-            ..sim::SimResult::default()
-        },
-        program,
-    };
-    (compile_out, Some((sim, source)))
+    let compiled = Compiled::new(source, options);
+    (compiled.output(), compiled.simulate(seed))
 }
 
 fn stall(e: &sim::TraceEntry) -> Option<Stall> {

@@ -85,7 +85,8 @@ impl Worker for CompileWorker {
                     panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
                 }
                 // Passes first, so they appear while the simulator runs.
-                let output = engine::compile(&source, &options);
+                let compiled = engine::Compiled::new(&source, &options);
+                let output = compiled.output();
                 let simulating = output.error_count() == 0 && !output.asm.is_empty();
                 scope.respond(
                     handler,
@@ -96,8 +97,7 @@ impl Worker for CompileWorker {
                     },
                 );
                 if simulating {
-                    let (_, sim) = engine::run(&source, &options, seed);
-                    let sim = sim.map(|(sim, trace)| {
+                    let sim = compiled.simulate(seed).map(|(sim, trace)| {
                         self.last = Some(trace);
                         sim
                     });

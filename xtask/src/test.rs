@@ -67,6 +67,8 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "browser",
                 "--test",
                 "browser_hostile",
+                "--test",
+                "browser_budgets",
             ]),
             root,
         )

@@ -185,6 +185,14 @@ impl Page {
         bail!("no tab {title}")
     }
 
+    /// Runs `script` (a function body; `return` gives the result) in the page.
+    pub async fn eval(&self, script: &str) -> Result<Value> {
+        self.client
+            .execute(script, Vec::new())
+            .await
+            .context("running a script in the page")
+    }
+
     /// Saves a PNG of the viewport as `tests/artifacts/<name>.png`.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
         let png = self

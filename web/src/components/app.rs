@@ -21,14 +21,17 @@ use crate::share::{self, Panel};
 use crate::state::{default_view, Action, AppState, Banner, Overlay};
 use crate::worker::CompileWorker;
 
-/// Edits are compiled after this much quiet.
+/// An edit compiles at once unless a compile was sent less than this long ago; then it
+/// waits for this much quiet, so typing compiles at most this often and never waits
+/// for the end of a burst to see the first keystroke's result.
 pub const DEBOUNCE_MS: u32 = 150;
 /// A worker that has not answered in this long is replaced.
 pub const WORKER_TIMEOUT_MS: u32 = 15_000;
 /// The session is saved after this much quiet.
 const SESSION_SAVE_MS: u32 = 500;
-/// Where Trunk puts the worker's JS (`data-bin="tilescope-worker"`).
-const WORKER_URL: &str = "./tilescope-worker.js";
+/// The playground's own script (Trunk.toml's `pattern_script`): the worker runs the same
+/// module as the page.
+const SCRIPT_ID: &str = "tilescope-script";
 
 /// The state a page load starts from: a share link, else the saved session, else the
 /// default example. A bad link falls back with a banner, never a blank page.
@@ -113,7 +116,7 @@ impl WorkerLink {
                 })
                 .forget();
             })
-            .spawn(WORKER_URL);
+            .spawn(&dom::script_src(SCRIPT_ID));
         *self.bridge.borrow_mut() = Some(bridge);
     }
 
@@ -208,10 +211,12 @@ pub fn App() -> Html {
 
     use_effect_with(state.theme, |theme| dom::apply_theme(*theme));
 
-    // Compile after a pause in typing; dropping the timeout cancels it.
+    // Compile at once after a quiet spell, else after a pause in typing (`DEBOUNCE_MS`);
+    // dropping the timeout cancels it.
     {
         let link = Rc::clone(&link);
         let dispatcher = state.dispatcher();
+        let last_sent = use_mut_ref(|| f64::NEG_INFINITY);
         use_effect_with(
             (
                 state.view.source.clone(),
@@ -220,7 +225,10 @@ pub fn App() -> Html {
             ),
             move |(source, options, seed)| {
                 let (source, options, seed) = (source.clone(), options.clone(), *seed);
-                let timeout = Timeout::new(DEBOUNCE_MS, move || {
+                let quiet = dom::now_ms() - *last_sent.borrow() >= f64::from(DEBOUNCE_MS);
+                let delay = if quiet { 0 } else { DEBOUNCE_MS };
+                let timeout = Timeout::new(delay, move || {
+                    *last_sent.borrow_mut() = dom::now_ms();
                     link.send(
                         |id| Request::Compile {
                             id,

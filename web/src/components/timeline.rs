@@ -25,6 +25,9 @@ use crate::text;
 const PLAY_FPS: u32 = 30;
 const PLAY_WINDOW_PER_SECOND: f64 = 0.2;
 
+/// The `performance.mark` set each time a new simulation is painted.
+pub const SIM_PAINTED_MARK: &str = "tilescope:timeline-painted";
+
 #[derive(Clone, PartialEq)]
 struct Hover {
     x: f64,
@@ -62,6 +65,7 @@ pub fn TimelinePanel() -> Html {
         let canvas = canvas.clone();
         let app = app.clone();
         let w = *window;
+        let painted_sim = use_mut_ref(|| 0usize);
         use_effect_with(
             (
                 sim_key,
@@ -92,6 +96,11 @@ pub fn TimelinePanel() -> Html {
                             race_instrs: &race_instrs,
                         },
                     );
+                    // One mark per simulation drawn (not per hover or scroll repaint):
+                    // the load and edit latency budgets are measured against it.
+                    if std::mem::replace(&mut *painted_sim.borrow_mut(), sim_key) != sim_key {
+                        crate::dom::mark(SIM_PAINTED_MARK);
+                    }
                 }
             },
         );
