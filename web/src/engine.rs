@@ -202,11 +202,13 @@ pub fn run(
     let repeated = compile.diagnostics.len().min(result.diagnostics.len());
     result.diagnostics.drain(..repeated);
     let program = compile.program.clone();
+    let buffers = crate::liveness::slots(&compile.buffers, &result.trace, &result.accesses);
     let compile_out = compile_output(compile);
     let Some(program) = program else {
         return (compile_out, None);
     };
-    let sim = sim_output(&mut result);
+    let mut sim = sim_output(&mut result);
+    sim.buffers = buffers;
     let source = TraceSource {
         sim: sim::SimResult {
             cycles: result.cycles,
@@ -365,6 +367,8 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
             .collect(),
         diagnostics: std::mem::take(&mut r.diagnostics),
         outputs: r.outputs.iter().filter_map(output_tensor).collect(),
+        // Filled by `run`, which still holds the compile's buffer table.
+        buffers: Vec::new(),
     }
 }
 
