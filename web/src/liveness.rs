@@ -128,8 +128,9 @@ pub fn slots(
                     continue;
                 };
                 match cell {
-                    // A partial fill of a value nobody read yet.
-                    Some(o) if !o.read && !(a.lo <= o.covered.0 && o.covered.1 <= a.hi) => {
+                    // A partial fill of a value nobody read yet (a write covering
+                    // the whole value replaces it: the old one was never read).
+                    Some(o) if !o.read && (a.lo > o.covered.0 || o.covered.1 > a.hi) => {
                         o.covered = (o.covered.0.min(a.lo), o.covered.1.max(a.hi));
                         o.value.writer = e.pipe;
                         push_capped(&mut o.value.producers, e.index);
