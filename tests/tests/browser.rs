@@ -6,8 +6,6 @@
 
 mod support;
 
-use std::time::Duration;
-
 use anyhow::{ensure, Context, Result};
 use support::{with_page, Page};
 
@@ -27,29 +25,6 @@ async fn attr(page: &Page, css: &str, name: &str) -> Result<String> {
         .await
         .with_context(|| format!("reading {name} of `{css}`"))?
         .unwrap_or_default())
-}
-
-/// Polls until `check` holds (the page renders asynchronously, the worker answers later).
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> Result<bool>) -> Result<()> {
-    let deadline = tokio::time::Instant::now() + support::STEP_TIMEOUT;
-    loop {
-        if check().await.unwrap_or(false) {
-            return Ok(());
-        }
-        ensure!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-}
-
-async fn tab(page: &Page, title: &str) -> Result<()> {
-    let tabs = page.wait_for(".tabs").await?;
-    for t in tabs.find_all(fantoccini::Locator::Css(".tab")).await? {
-        if t.text().await?.starts_with(title) {
-            t.click().await?;
-            return Ok(());
-        }
-    }
-    anyhow::bail!("no tab {title}")
 }
 
 #[tokio::test]
@@ -72,18 +47,18 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         let last = attr(page, "[data-testid=ir-view]", "data-pass").await?;
         let list = page.wait_for(".pass-list").await?;
         list.send_keys(ARROW_UP).await?;
-        eventually("the previous pass is shown", async || {
+        page.eventually("the previous pass is shown", async || {
             Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? != last)
         })
         .await?;
         list.send_keys(ARROW_DOWN).await?;
-        eventually("back on the last pass", async || {
+        page.eventually("back on the last pass", async || {
             Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? == last)
         })
         .await?;
 
         // The step graph; clicking a step switches the IR to form-steps.
-        tab(page, "Steps").await?;
+        page.tab("Steps").await?;
         page.wait_for("[data-testid=step-node]")
             .await?
             .click()
@@ -91,7 +66,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.screenshot("playground-steps").await?;
 
         // The timeline has a lane for every pipe the kernel uses.
-        tab(page, "Timeline").await?;
+        page.tab("Timeline").await?;
         for pipe in MATMUL_PIPES {
             page.wait_for(&format!("[data-testid=lane-{pipe}]")).await?;
         }
@@ -101,7 +76,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?
             .send_keys(ARROW_RIGHT)
             .await?;
-        eventually("the cursor moves", async || {
+        page.eventually("the cursor moves", async || {
             Ok(page
                 .wait_for("[data-testid=cursor-readout-cycle]")
                 .await?
@@ -118,7 +93,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         ensure!(link.starts_with("v1="), "share link {link:?}");
         page.open(&format!("/#{link}")).await?;
         page.wait_for("[data-testid=lane-MTE1]").await?;
-        eventually("the restored view shows the same kernel", async || {
+        page.eventually("the restored view shows the same kernel", async || {
             Ok(page
                 .wait_for(".tb-examples")
                 .await?
@@ -138,8 +113,8 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?
             .select_by_value("none")
             .await?;
-        tab(page, "Timeline").await?;
-        eventually("races are listed", async || {
+        page.tab("Timeline").await?;
+        page.eventually("races are listed", async || {
             let n = attr(page, "[data-testid=race-list]", "data-count").await?;
             Ok(n.parse::<u32>().unwrap_or(0) > 0)
         })

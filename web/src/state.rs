@@ -56,6 +56,27 @@ pub enum BannerKind {
 pub struct Banner {
     pub kind: BannerKind,
     pub text: String,
+    /// Text the banner offers to copy and shows on request (the input that crashed the
+    /// compiler).
+    pub input: Option<String>,
+}
+
+impl Banner {
+    pub fn info(text: impl Into<String>) -> Banner {
+        Banner {
+            kind: BannerKind::Info,
+            text: text.into(),
+            input: None,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> Banner {
+        Banner {
+            kind: BannerKind::Error,
+            text: text.into(),
+            input: None,
+        }
+    }
 }
 
 /// A request to move the editor caret; `nonce` makes repeated jumps to the same place
@@ -133,6 +154,13 @@ pub enum Action {
     Received(Box<Response>),
     /// The worker died or stopped answering; it has been restarted.
     WorkerRestarted(String),
+    /// The worker panicked on request `id`, whose source was `input`; it has been
+    /// restarted.
+    WorkerCrashed {
+        id: RequestId,
+        message: String,
+        input: String,
+    },
     ShowBanner(Banner),
     DismissBanner,
     LinkSpan(Option<Span>),
@@ -246,12 +274,26 @@ impl AppState {
             Action::Received(response) => self.receive(*response),
             Action::WorkerRestarted(message) => {
                 self.pending = None;
+                self.simulating = false;
+                self.worker_restarts += 1;
+                self.banner = Some(Banner::error(format!(
+                    "The compiler stopped ({message}) and was restarted; your text is kept."
+                )));
+            }
+            Action::WorkerCrashed { id, message, input } => {
+                // An older request's crash leaves the newest one in flight (it is resent
+                // to the new worker).
+                if self.pending == Some(id) {
+                    self.pending = None;
+                    self.simulating = false;
+                }
                 self.worker_restarts += 1;
                 self.banner = Some(Banner {
-                    kind: BannerKind::Error,
-                    text: format!(
-                        "The compiler stopped ({message}) and was restarted; your text is kept."
-                    ),
+                    input: Some(input),
+                    ..Banner::error(format!(
+                        "The compiler stopped on this input ({message}). It was restarted and \
+                         your text is kept; please report the input."
+                    ))
                 });
             }
             Action::ShowBanner(b) => self.banner = Some(b),
@@ -321,9 +363,9 @@ impl AppState {
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
-            Response::Crashed { message, .. } => {
-                self.simulating = false;
-                self.apply(Action::WorkerRestarted(message));
+            Response::Crashed { id, message } => {
+                let input = self.view.source.clone();
+                self.apply(Action::WorkerCrashed { id, message, input });
             }
         }
     }
@@ -463,6 +505,23 @@ mod tests {
             .banner
             .as_ref()
             .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
+        assert!(!s.is_busy());
+        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("my text"));
+    }
+
+    #[test]
+    fn an_older_requests_crash_keeps_the_newest_in_flight() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(3));
+        s.apply(Action::RequestSent(4));
+        s.apply(Action::WorkerCrashed {
+            id: 3,
+            message: "boom".into(),
+            input: "old text".into(),
+        });
+        assert_eq!(s.pending, Some(4));
+        assert_eq!(s.worker_restarts, 1);
+        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("old text"));
     }
 
     #[test]

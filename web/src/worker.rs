@@ -4,6 +4,10 @@
 //! the panic hook answers the request in flight with `Response::Crashed` and closes the
 //! worker, and the page spawns a fresh one. The page also restarts a worker that does
 //! not answer within `components::app::WORKER_TIMEOUT_MS`.
+//!
+//! To exercise that path without a core bug, a source containing `DEBUG_PANIC_MARKER`
+//! makes the worker panic on purpose. It is compiled into release builds (the browser
+//! tests run those) and harmless: it only stops this worker, which the page replaces.
 
 use std::cell::RefCell;
 
@@ -11,6 +15,10 @@ use gloo::worker::{HandlerId, Worker, WorkerScope};
 
 use crate::engine;
 use crate::protocol::{Request, RequestId, Response};
+
+/// A comment that makes the worker panic, to test crash recovery (see the module docs
+/// and the help overlay's "For developers" note).
+pub const DEBUG_PANIC_MARKER: &str = "// tilescope:debug-panic";
 
 pub struct CompileWorker {
     /// The newest simulation, for a `Trace` request.
@@ -72,6 +80,10 @@ impl Worker for CompileWorker {
                 seed,
                 ..
             } => {
+                if source.contains(DEBUG_PANIC_MARKER) {
+                    // Deliberate: the documented debug hook above.
+                    panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
+                }
                 // Passes first, so they appear while the simulator runs.
                 let output = engine::compile(&source, &options);
                 let simulating = output.error_count() == 0 && !output.asm.is_empty();

@@ -59,7 +59,15 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
     report.run("trunk build --release -> dist/", trunk_build(&tools, root))?;
     report.stage("browser tests (headless Chromium)", || {
         browser_tests(
-            cargo(&["test", "-p", "tilescope-e2e", "--test", "browser"]),
+            cargo(&[
+                "test",
+                "-p",
+                "tilescope-e2e",
+                "--test",
+                "browser",
+                "--test",
+                "browser_hostile",
+            ]),
             root,
         )
     })

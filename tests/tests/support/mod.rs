@@ -4,6 +4,8 @@
 //! A test is written against [`Page`] through [`with_page`], which always ends the
 //! WebDriver session (also when the test fails), so no Chromium outlives the test.
 //! Add new steps as methods on [`Page`] so every playground test shares them.
+// Every browser test file compiles this module and uses only some of its steps.
+#![allow(dead_code)]
 
 mod chromedriver;
 mod static_server;
@@ -143,6 +145,44 @@ impl Page {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Runs `script` in the page (a function body: `arguments[i]` are `args`) and
+    /// returns what it returns.
+    pub async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value> {
+        self.client
+            .execute(script, args)
+            .await
+            .with_context(|| format!("running script `{script}`"))
+    }
+
+    /// Polls until `check` holds (the page renders asynchronously, the worker answers
+    /// later); a failing check counts as not yet.
+    pub async fn eventually(
+        &self,
+        what: &str,
+        mut check: impl AsyncFnMut() -> Result<bool>,
+    ) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+        loop {
+            if check().await.unwrap_or(false) {
+                return Ok(());
+            }
+            ensure!(tokio::time::Instant::now() < deadline, "timed out: {what}");
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    /// Clicks the panel tab whose title starts with `title`.
+    pub async fn tab(&self, title: &str) -> Result<()> {
+        let tabs = self.wait_for(".tabs").await?;
+        for t in tabs.find_all(Locator::Css(".tab")).await? {
+            if t.text().await?.starts_with(title) {
+                t.click().await?;
+                return Ok(());
+            }
+        }
+        bail!("no tab {title}")
     }
 
     /// Saves a PNG of the viewport as `tests/artifacts/<name>.png`.

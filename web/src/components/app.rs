@@ -2,6 +2,7 @@
 //! (theme, keyboard shortcuts, debounced compile, session saving).
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use gloo::events::{EventListener, EventListenerOptions};
@@ -17,13 +18,15 @@ use super::{
 use crate::dom;
 use crate::protocol::{Request, RequestId, Response};
 use crate::share::{self, Panel};
-use crate::state::{default_view, Action, AppState, Banner, BannerKind, Overlay};
+use crate::state::{default_view, Action, AppState, Banner, Overlay};
 use crate::worker::CompileWorker;
 
 /// Edits are compiled after this much quiet.
 pub const DEBOUNCE_MS: u32 = 150;
 /// A worker that has not answered in this long is replaced.
 pub const WORKER_TIMEOUT_MS: u32 = 15_000;
+/// The session is saved after this much quiet.
+const SESSION_SAVE_MS: u32 = 500;
 /// Where Trunk puts the worker's JS (`data-bin="tilescope-worker"`).
 const WORKER_URL: &str = "./tilescope-worker.js";
 
@@ -32,18 +35,14 @@ const WORKER_URL: &str = "./tilescope-worker.js";
 fn initial_state() -> AppState {
     let fragment = dom::fragment();
     let (view, banner) = if !fragment.is_empty() {
-        match share::decode(&fragment) {
-            Ok(view) => (view, None),
-            Err(e) => (
-                default_view(),
-                Some(Banner {
-                    kind: BannerKind::Error,
-                    text: format!("Could not open this link: {e}. Showing the default example."),
-                }),
-            ),
-        }
+        let opened = share::open(&fragment);
+        (
+            opened.view.clone().unwrap_or_else(default_view),
+            opened.message().map(Banner::error),
+        )
     } else {
-        let saved = dom::load_session().and_then(|s| share::decode(&s).ok());
+        // A damaged session keeps whatever it still holds, silently.
+        let saved = dom::load_session().and_then(|s| share::open(&s).view);
         (saved.unwrap_or_else(default_view), None)
     };
     let mut state = AppState::new(view);
@@ -61,7 +60,15 @@ struct WorkerLink {
     answered: Cell<RequestId>,
     /// The newest compile request (trace requests take ids too).
     newest_compile: Cell<RequestId>,
+    /// Compile requests sent and not yet answered, oldest first (at most
+    /// `MAX_UNANSWERED`): a crash is reported with its input, and the newest is resent
+    /// to the replacement worker.
+    unanswered: RefCell<VecDeque<Request>>,
 }
+
+/// Unanswered requests remembered for crash reports; more only pile up if the worker
+/// hangs, and the watchdog replaces it then.
+const MAX_UNANSWERED: usize = 8;
 
 impl WorkerLink {
     fn spawn(self: &Rc<Self>, dispatcher: UseReducerDispatcher<AppState>) {
@@ -86,15 +93,25 @@ impl WorkerLink {
                 if done {
                     link.answered.set(link.answered.get().max(id));
                 }
-                let crashed = matches!(response, Response::Crashed { .. });
-                dispatcher.dispatch(Action::Received(Box::new(response)));
-                if crashed {
-                    // The crashed worker closed itself; replace the bridge outside its
-                    // own callback.
-                    let link = Rc::clone(&link);
-                    let dispatcher = dispatcher.clone();
-                    Timeout::new(0, move || link.spawn(dispatcher)).forget();
-                }
+                let Response::Crashed { id, message } = response else {
+                    if done {
+                        link.forget_answered();
+                    }
+                    dispatcher.dispatch(Action::Received(Box::new(response)));
+                    return;
+                };
+                let input = link.input_of(id);
+                link.forget_answered();
+                dispatcher.dispatch(Action::WorkerCrashed { id, message, input });
+                // The crashed worker closed itself; replace the bridge outside its own
+                // callback, and give the new worker what the old one had not reached.
+                let link = Rc::clone(&link);
+                let dispatcher = dispatcher.clone();
+                Timeout::new(0, move || {
+                    link.spawn(dispatcher);
+                    link.resend_newest();
+                })
+                .forget();
             })
             .spawn(WORKER_URL);
         *self.bridge.borrow_mut() = Some(bridge);
@@ -108,11 +125,44 @@ impl WorkerLink {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         self.newest_compile.set(id);
+        let request = make(id);
         if let Some(bridge) = self.bridge.borrow().as_ref() {
-            bridge.send(make(id));
+            bridge.send(request.clone());
         }
+        let mut unanswered = self.unanswered.borrow_mut();
+        unanswered.push_back(request);
+        if unanswered.len() > MAX_UNANSWERED {
+            unanswered.pop_front();
+        }
+        drop(unanswered);
         dispatcher.dispatch(Action::RequestSent(id));
         self.watch(id, dispatcher);
+    }
+
+    /// The source of compile request `id`, if it is still remembered.
+    fn input_of(&self, id: RequestId) -> String {
+        self.unanswered
+            .borrow()
+            .iter()
+            .find_map(|r| match r {
+                Request::Compile { id: i, source, .. } if *i == id => Some(source.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    fn forget_answered(&self) {
+        let answered = self.answered.get();
+        self.unanswered.borrow_mut().retain(|r| r.id() > answered);
+    }
+
+    /// Sends the newest unanswered compile to the (new) worker: requests queued behind
+    /// the one that crashed died with the old worker.
+    fn resend_newest(&self) {
+        let newest = self.unanswered.borrow().back().cloned();
+        if let (Some(request), Some(bridge)) = (newest, self.bridge.borrow().as_ref()) {
+            bridge.send(request);
+        }
     }
 
     /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
@@ -187,11 +237,25 @@ pub fn App() -> Html {
     }
 
     // Remember the session; the link in the address bar only changes on Share.
+    // Encoding waits for the pause too: compressing a big kernel on every keystroke
+    // would make typing lag.
     use_effect_with(state.view.clone(), |view| {
-        let fragment = share::encode(view);
-        let timeout = Timeout::new(500, move || dom::save_session(&fragment));
+        let view = view.clone();
+        let timeout = Timeout::new(SESSION_SAVE_MS, move || {
+            dom::save_session(&share::encode(&view))
+        });
         move || drop(timeout)
     });
+
+    // After a crash, save at once: the user may reload straight away.
+    {
+        let state = state.clone();
+        use_effect_with(state.worker_restarts, move |restarts| {
+            if *restarts > 0 {
+                dom::save_session(&share::encode(&state.view));
+            }
+        });
+    }
 
     // Page-wide shortcuts.
     {

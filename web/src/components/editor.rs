@@ -14,6 +14,10 @@ use crate::highlight::{self, MARK_ERROR, MARK_LINKED, MARK_WARNING};
 use crate::state::Action;
 use crate::text;
 
+/// Sources longer than this are shown without syntax colours and per-line gutter marks:
+/// re-rendering tens of thousands of spans on every keystroke would make typing lag.
+const MAX_DECORATED_BYTES: usize = 128 * 1024;
+
 /// Pixel height of one editor line; must match `--editor-line` in playground.css.
 const LINE_HEIGHT_PX: i32 = 20;
 
@@ -55,43 +59,31 @@ pub fn Editor() -> Html {
     let (error_lines, warning_lines) = (lines_with(MARK_ERROR), lines_with(MARK_WARNING));
     let caret_line = text::line_col(source, app.caret).0;
 
-    let highlighted: Html = highlight::segments(source, &highlight::tokenize(source), &marks)
-        .into_iter()
-        .map(|seg| {
-            let mut class = classes!(seg.kind.class());
-            let error = seg.marks & MARK_ERROR != 0;
-            if error {
-                class.push("mark-error");
-            }
-            if seg.marks & MARK_WARNING != 0 {
-                class.push("mark-warning");
-            }
-            if seg.marks & MARK_LINKED != 0 {
-                class.push("mark-linked");
-            }
-            let piece = source.get(seg.range).unwrap_or_default().to_string();
-            if class.is_empty() {
-                html! { {piece} }
-            } else if error {
-                html! { <span {class} data-testid="diag-underline">{piece}</span> }
-            } else {
-                html! { <span {class}>{piece}</span> }
-            }
-        })
-        .collect();
-
-    let gutter_lines: Html = (1..=text::line_count(source))
-        .map(|n| {
-            let class = classes!(
-                "ln",
-                error_lines.contains(&n).then_some("ln-error"),
-                (!error_lines.contains(&n) && warning_lines.contains(&n)).then_some("ln-warning"),
-                (n == caret_line).then_some("ln-caret")
-            );
-            html! { <div {class}>{n}</div> }
-        })
-        .collect();
-
+    let decorated = source.len() <= MAX_DECORATED_BYTES;
+    let highlighted: Html = if !decorated {
+        html! { {source.clone()} }
+    } else {
+        decorated_source(source, &marks)
+    };
+    let gutter_lines: Html = if !decorated {
+        let numbers: Vec<String> = (1..=text::line_count(source))
+            .map(|n| n.to_string())
+            .collect();
+        html! { <div class="ln ln-plain">{numbers.join("\n")}</div> }
+    } else {
+        (1..=text::line_count(source))
+            .map(|n| {
+                let class = classes!(
+                    "ln",
+                    error_lines.contains(&n).then_some("ln-error"),
+                    (!error_lines.contains(&n) && warning_lines.contains(&n))
+                        .then_some("ln-warning"),
+                    (n == caret_line).then_some("ln-caret")
+                );
+                html! { <div {class}>{n}</div> }
+            })
+            .collect()
+    };
     let sync_scroll = {
         let (textarea, pre, gutter) = (textarea.clone(), pre.clone(), gutter.clone());
         Callback::from(move |_: Event| {
@@ -213,4 +205,32 @@ pub fn Editor() -> Html {
             </div>
         </div>
     }
+}
+
+/// The source as coloured tokens, with diagnostic and linked-span marks.
+fn decorated_source(source: &str, marks: &[(Range<usize>, u8)]) -> Html {
+    highlight::segments(source, &highlight::tokenize(source), marks)
+        .into_iter()
+        .map(|seg| {
+            let mut class = classes!(seg.kind.class());
+            let error = seg.marks & MARK_ERROR != 0;
+            if error {
+                class.push("mark-error");
+            }
+            if seg.marks & MARK_WARNING != 0 {
+                class.push("mark-warning");
+            }
+            if seg.marks & MARK_LINKED != 0 {
+                class.push("mark-linked");
+            }
+            let piece = source.get(seg.range).unwrap_or_default().to_string();
+            if class.is_empty() {
+                html! { {piece} }
+            } else if error {
+                html! { <span {class} data-testid="diag-underline">{piece}</span> }
+            } else {
+                html! { <span {class}>{piece}</span> }
+            }
+        })
+        .collect()
 }

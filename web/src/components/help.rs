@@ -3,6 +3,7 @@
 use yew::prelude::*;
 
 use super::dialog::Dialog;
+use crate::worker::DEBUG_PANIC_MARKER;
 
 const SHORTCUTS: &[(&str, &str)] = &[
     ("?", "show or hide this help"),
@@ -28,6 +29,11 @@ pub fn Help() -> Html {
                     }) }
                 </table>
                 <p class="dialog-foot">{"Hover an IR line to see its source; place the caret in the source to see its IR lines."}</p>
+                <h3 class="dialog-sub">{"For developers"}</h3>
+                <p class="dialog-foot" data-testid="help-debug-panic">
+                    {"A source containing the comment "}<code>{DEBUG_PANIC_MARKER}</code>
+                    {" makes the compiler worker panic on purpose, to try the crash report and restart. Delete the comment to compile again."}
+                </p>
         </Dialog>
     }
 }

@@ -8,7 +8,7 @@ use crate::dom;
 use crate::examples;
 use crate::options::{Preset, SyncMode};
 use crate::share;
-use crate::state::{Action, Banner, BannerKind, Overlay, Theme};
+use crate::state::{Action, Banner, Overlay, Theme};
 
 #[derive(Properties, PartialEq)]
 pub struct ToolbarProps {
@@ -20,6 +20,9 @@ pub struct ToolbarProps {
 pub fn Toolbar(props: &ToolbarProps) -> Html {
     let app = use_app();
     let options = &app.view.options;
+    // Compressing a big kernel takes a while: only when the view changed, not on
+    // every render.
+    let link = use_memo(app.view.clone(), share::encode);
 
     let example_label = match app.view.example.as_deref().and_then(examples::find) {
         Some(e) if e.source == app.view.source => e.title.to_string(),
@@ -59,13 +62,13 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
     };
     let on_share = {
         let app = app.clone();
+        let link = link.clone();
         Callback::from(move |_| {
-            dom::set_fragment(&share::encode(&app.view));
+            dom::set_fragment(&link);
             dom::copy_to_clipboard(&dom::href());
-            app.dispatch(Action::ShowBanner(Banner {
-                kind: BannerKind::Info,
-                text: "Link copied: it holds the source, the options and this view.".into(),
-            }));
+            app.dispatch(Action::ShowBanner(Banner::info(
+                "Link copied: it holds the source, the options and this view.",
+            )));
         })
     };
     let sim = app.sim.clone();
@@ -138,7 +141,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span>{"Auto multi-buffer"}</span>
             </label>
             <div class="tb-spacer" />
-            <button class="tb-button" data-testid="share" data-link={share::encode(&app.view)} onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
+            <button class="tb-button" data-testid="share" data-link={(*link).clone()} onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
             <button class="tb-button" data-testid="download-trace" onclick={on_trace} disabled={!has_trace}
                 title={if has_trace { "Download the trace (Chrome Trace JSON, opens in Perfetto)" } else { "Available after a simulation" }}>
                 {"Trace ↓"}

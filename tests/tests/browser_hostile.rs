@@ -1,0 +1,361 @@
+//! The playground against hostile input in headless Chromium (the release build in
+//! `dist/`): damaged, oversized and foreign share links open with a message and never a
+//! blank page or a hang; user text with HTML payloads is only ever shown as text; a
+//! worker crash (forced with the documented debug comment) is reported with its input,
+//! the worker restarts and the text survives a reload. Ignored by plain `cargo test`;
+//! `cargo xtask test` builds `dist/` and runs it with `--include-ignored`.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context, Result};
+use serde_json::{json, Value};
+use support::{with_page, Page};
+
+/// The worker's deliberate-crash comment (`web/src/worker.rs`, `DEBUG_PANIC_MARKER`).
+const DEBUG_PANIC: &str = "// tilescope:debug-panic";
+
+const SCRIPT_PAYLOAD: &str = "<script>window.__xss=1</script>";
+const IMG_PAYLOAD: &str = "<img src=x onerror=\"window.__xss=1\">";
+
+/// A compiling kernel (the elementwise example's shape) with `extra` in comments.
+fn kernel_with_comment(extra: &str) -> String {
+    format!(
+        "// {extra}\nkernel k(x: f32[16, 32], y: out f32[16, 32]) {{\n    \
+         let t = load x[:, :]; // {extra}\n    store y[:, :] = t * 2.0;\n}}\n"
+    )
+}
+
+/// A `#v1=` fragment holding `json` as written (fields need not be valid).
+fn link(json: &Value) -> String {
+    format!(
+        "v1={}",
+        lz_str::compress_to_encoded_uri_component(json.to_string().as_str())
+    )
+}
+
+async fn banner_text(page: &Page) -> Result<String> {
+    Ok(page.wait_for(".banner-text").await?.text().await?)
+}
+
+/// The editor's current text (its `value`, which WebDriver's text does not report).
+async fn editor_text(page: &Page) -> Result<String> {
+    let value = page
+        .execute(
+            "return document.querySelector('.editor-input').value;",
+            vec![],
+        )
+        .await?;
+    Ok(value.as_str().unwrap_or_default().to_string())
+}
+
+/// Replaces the editor's text as typing would (one `input` event).
+async fn set_editor_text(page: &Page, text: &str) -> Result<()> {
+    page.execute(
+        "const ta = document.querySelector('.editor-input');
+         ta.value = arguments[0];
+         ta.dispatchEvent(new InputEvent('input', { bubbles: true }));",
+        vec![json!(text)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// A key press on the page (the shortcuts listen on the document).
+async fn press(page: &Page, key: &str) -> Result<()> {
+    page.execute(
+        "document.body.dispatchEvent(new KeyboardEvent('keydown', { key: arguments[0], bubbles: true }));",
+        vec![json!(key)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Loads the playground afresh with `fragment` (may be empty). A new query each time:
+/// navigating to another fragment of the same page would not reload it.
+async fn load(page: &Page, fragment: &str) -> Result<()> {
+    static LOADS: AtomicUsize = AtomicUsize::new(0);
+    let n = LOADS.fetch_add(1, Ordering::Relaxed);
+    page.open(&format!("/?load={n}#{fragment}")).await
+}
+
+/// Loads `fragment` and waits for a banner mentioning all of `expected`.
+async fn open_expecting(page: &Page, fragment: &str, expected: &[&str]) -> Result<String> {
+    load(page, fragment).await?;
+    let mut text = String::new();
+    page.eventually("the link's banner", async || {
+        text = banner_text(page).await?;
+        Ok(expected.iter().all(|e| text.contains(e)))
+    })
+    .await
+    .with_context(|| format!("banner {text:?} should mention {expected:?}"))?;
+    Ok(text)
+}
+
+/// A 64 KiB lz-string stream of codes that each repeat the previous entry plus one
+/// character: it would decompress to ~4·10^8 characters. Built in the page because
+/// the generator is a few lines of JavaScript.
+const BOMB_JS: &str = "
+    const key = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-';
+    const bits = [];
+    const put = (v, n) => { for (let i = 0; i < n; i++) bits.push((v >> i) & 1); };
+    put(0, 2); put(97, 8);
+    let dict = 4, width = 3, enlarge = 4;
+    for (let c = 0; c < arguments[0]; c++) {
+        put(dict, width); dict++;
+        if (--enlarge === 0) { enlarge = 1 << width; width++; }
+    }
+    put(2, width);
+    let out = 'v1=';
+    for (let i = 0; i < bits.length; i += 6) {
+        let d = 0;
+        for (let j = 0; j < 6; j++) d |= (bits[i + j] || 0) << (5 - j);
+        out += key[d];
+    }
+    return out;";
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=ir-view]").await?;
+
+        // Not lz-string at all: the default example, and a message.
+        open_expecting(page, "v1=%%%<b>", &["damaged", "default example"]).await?;
+        ensure!(editor_text(page).await?.contains("kernel elementwise"));
+
+        // Cut in half: the kernel text before the cut is kept.
+        let source = format!("// the start survives\n{}", kernel_with_comment("tail"));
+        let whole = link(&json!({ "v": 1, "source": source.repeat(8) }));
+        open_expecting(page, &whole[..whole.len() / 2], &["cut short", "kept"]).await?;
+        let kept = editor_text(page).await?;
+        ensure!(kept.starts_with("// the start survives") && kept.len() < source.len() * 8);
+
+        // A decompression bomb at the fragment cap is refused at once.
+        let bomb = page.execute(BOMB_JS, vec![json!(28_300)]).await?;
+        let bomb = bomb.as_str().context("the bomb")?.to_string();
+        ensure!(
+            bomb.len() > 60_000 && bomb.len() <= 64 * 1024,
+            "{}",
+            bomb.len()
+        );
+        let started = Instant::now();
+        open_expecting(page, &bomb, &["expands to more than 1 MiB"]).await?;
+        let took = started.elapsed();
+        ensure!(took < Duration::from_secs(5), "the bomb took {took:?}");
+        ensure!(editor_text(page).await?.contains("kernel elementwise"));
+
+        // Unknown option values fall back to the defaults; the kernel stays.
+        let odd = link(&json!({
+            "v": 1,
+            "source": kernel_with_comment("odd options"),
+            "options": { "preset": "turbo", "sync": "sometimes", "multibuffer_auto": true },
+        }));
+        open_expecting(
+            page,
+            &odd,
+            &["unknown preset \"turbo\"", "unknown sync", "kept"],
+        )
+        .await?;
+        ensure!(editor_text(page).await?.contains("odd options"));
+        page.wait_for("[data-testid=ir-view]").await?;
+        let sync = page.execute(
+            "return document.querySelector('[data-testid=sync-select]').value;",
+            vec![],
+        );
+        ensure!(sync.await? == json!("auto"));
+
+        // Older and newer format versions: a message, and the kernel if it decodes.
+        let good = link(&json!({ "v": 1, "source": kernel_with_comment("versioned") }));
+        for version in ["v0=", "v9="] {
+            let foreign = good.replacen("v1=", version, 1);
+            open_expecting(page, &foreign, &["format version", "kept"]).await?;
+            ensure!(editor_text(page).await?.contains("versioned"));
+        }
+        open_expecting(page, "v9=***", &["format version", "default example"]).await?;
+
+        // A malformed kernel opens and the compiler reports it.
+        let broken = link(&json!({ "v": 1, "source": "kernel broken(x: f32[4] {" }));
+        load(page, &broken).await?;
+        page.wait_for("[data-testid=diag-underline]").await?;
+        ensure!(editor_text(page).await? == "kernel broken(x: f32[4] {");
+        page.screenshot("hostile-links").await?;
+
+        page.assert_no_console_errors().await
+    })
+    .await
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_huge_kernel_compiles_within_limits_and_the_page_stays_responsive() -> Result<()> {
+    with_page(async |page: &Page| {
+        let filler = "// a long comment line to make the kernel big ....................\n";
+        let source = format!(
+            "{}{}",
+            kernel_with_comment("huge"),
+            filler.repeat(1_000_000 / filler.len())
+        );
+        let huge = link(&json!({ "v": 1, "source": source }));
+        ensure!(huge.len() < 64 * 1024, "{}", huge.len());
+        load(page, &huge).await?;
+        page.wait_for("[data-testid=ir-view]").await?;
+        ensure!(editor_text(page).await?.len() == source.len());
+        // Typing stays usable: the page handles an edit and re-renders promptly (timed
+        // in the page, up to the first task after Yew's render).
+        let took_ms = page
+            .execute(
+                "const ta = document.querySelector('.editor-input');
+                 const started = performance.now();
+                 ta.value = ta.value + 'x';
+                 ta.dispatchEvent(new InputEvent('input', { bubbles: true }));
+                 return new Promise(done => setTimeout(() => done(performance.now() - started), 0));",
+                vec![],
+            )
+            .await?;
+        let took_ms = took_ms.as_f64().context("a duration")?;
+        // Chromium's own update of a 1 MB textarea is about half of this; the bound is
+        // loose for a busy 2-core machine but catches per-keystroke compression or
+        // colouring of every line (several seconds).
+        ensure!(took_ms < 3000.0, "an edit took {took_ms:.0} ms");
+        // The page answers: the help overlay opens promptly.
+        let started = Instant::now();
+        press(page, "?").await?;
+        page.wait_for(".shortcuts").await?;
+        let took = started.elapsed();
+        ensure!(
+            took < Duration::from_secs(3),
+            "the help took {took:?} to open"
+        );
+        page.screenshot("hostile-huge").await?;
+        page.assert_no_console_errors().await
+    })
+    .await
+}
+
+/// `window.__xss` must stay undefined and no payload may have become an element.
+async fn assert_not_injected(page: &Page, when: &str) -> Result<()> {
+    let found = page
+        .execute(
+            "return [typeof window.__xss,
+                     document.querySelectorAll('img, body script').length];",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        found == json!(["undefined", 0]),
+        "{when}: payload ran or was parsed as HTML ({found})"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn user_text_is_only_ever_rendered_as_text() -> Result<()> {
+    with_page(async |page: &Page| {
+        // Payloads in comments of a compiling kernel, and in every link field.
+        let source = kernel_with_comment(&format!("{SCRIPT_PAYLOAD} {IMG_PAYLOAD}"));
+        let view = |kernel: &str| {
+            link(&json!({
+                "v": 1,
+                "source": source,
+                "example": IMG_PAYLOAD,
+                "pass": SCRIPT_PAYLOAD,
+                "options": { "preset": IMG_PAYLOAD, "sync": SCRIPT_PAYLOAD,
+                             "multibuffer_auto": true, "kernel": kernel },
+            }))
+        };
+        // A kernel name that is not in the source: the compiler's message quotes it.
+        load(page, &view(IMG_PAYLOAD)).await?;
+        page.wait_for("[data-testid=banner]").await?;
+        ensure!(banner_text(page).await?.contains("<img src=x"));
+        ensure!(editor_text(page).await? == source);
+        page.tab("Problems").await?;
+        page.wait_for(".problem-msg").await?;
+        assert_not_injected(page, "unknown kernel").await?;
+
+        load(page, &view("k")).await?;
+        page.wait_for("[data-testid=ir-view]").await?;
+        for panel in [
+            "Passes", "Steps", "Timeline", "Assembly", "Output", "Problems",
+        ] {
+            page.tab(panel).await?;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_not_injected(page, panel).await?;
+        }
+
+        // In name positions: the compiler's error messages quote the source.
+        for bad in [
+            format!("kernel {IMG_PAYLOAD}(x: f32[4]) {{}}"),
+            format!("kernel k(x: f32[4]) {{ let {SCRIPT_PAYLOAD} = load x[:]; }}"),
+            format!("kernel k(x: f32[4]) {{ store \"{IMG_PAYLOAD}\"; }}"),
+        ] {
+            set_editor_text(page, &bad).await?;
+            page.wait_for("[data-testid=diag-underline]").await?;
+            page.tab("Problems").await?;
+            page.wait_for(".problem-msg").await?;
+            assert_not_injected(page, &bad).await?;
+        }
+        press(page, "?").await?;
+        page.wait_for(".shortcuts").await?;
+        assert_not_injected(page, "help").await?;
+        page.screenshot("hostile-xss").await?;
+        page.assert_no_console_errors().await
+    })
+    .await
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=ir-view]").await?;
+        // The help overlay documents the debug comment.
+        press(page, "?").await?;
+        page.wait_for_text("[data-testid=help-debug-panic] code", DEBUG_PANIC)
+            .await?;
+        press(page, "Escape").await?;
+
+        let crashing = kernel_with_comment(&format!("my edit\n{DEBUG_PANIC}"));
+        set_editor_text(page, &crashing).await?;
+        let mut text = String::new();
+        page.eventually("the crash report", async || {
+            text = banner_text(page).await?;
+            Ok(text.contains("stopped on this input"))
+        })
+        .await?;
+        let input = page.execute(
+            "return document.querySelector('[data-testid=banner-input]').textContent;",
+            vec![],
+        );
+        ensure!(
+            input.await? == json!(crashing),
+            "the report shows the input"
+        );
+        page.wait_for("[data-testid=banner-copy]").await?;
+        page.screenshot("hostile-crash").await?;
+
+        // A reload keeps the text (saved at once after the crash).
+        load(page, "").await?;
+        page.eventually("the text after a reload", async || {
+            Ok(editor_text(page).await? == crashing)
+        })
+        .await?;
+
+        // The restarted worker compiles a normal edit.
+        set_editor_text(page, &kernel_with_comment("fixed")).await?;
+        page.eventually("the fixed kernel's IR", async || {
+            let ir = page.wait_for("[data-testid=ir-view]").await?.text().await?;
+            Ok(ir.contains("f32[16, 32]"))
+        })
+        .await?;
+
+        // The worker's panic stays inside the worker: the page logs no error.
+        page.assert_no_console_errors().await
+    })
+    .await
+}
