@@ -8,6 +8,7 @@ use crate::front;
 use crate::isa::Program;
 use crate::machine::Machine;
 use crate::passes::{self, Clock, Context, PassManager, PassRecord};
+use crate::types::MemSpace;
 use serde::{Deserialize, Serialize};
 
 pub use crate::steps::{step_graph, steps_dot, StepEdge, StepEdgeKind, StepGraph, StepNode};
@@ -97,6 +98,31 @@ pub struct CompileResult {
     /// The final program and its assembly text.
     pub program: Option<Program>,
     pub asm: Option<String>,
+    /// plan-memory's on-chip buffer table, once the kernel compiled.
+    pub buffers: Vec<BufferInfo>,
+}
+
+/// One on-chip buffer of the compiled kernel: what the playground lists at the cursor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BufferInfo {
+    /// The tile's printed IR name.
+    pub name: String,
+    pub space: MemSpace,
+    /// Bytes of one slot.
+    pub bytes: u64,
+    /// Byte address of each slot in `space` (two or more when multi-buffered).
+    pub addrs: Vec<u64>,
+}
+
+impl BufferInfo {
+    fn of(b: &crate::lowered::Buffer) -> BufferInfo {
+        BufferInfo {
+            name: b.name.clone(),
+            space: b.space,
+            bytes: b.bytes,
+            addrs: b.addrs.clone(),
+        }
+    }
 }
 
 impl CompileResult {
@@ -145,6 +171,10 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
         (Some(ir), Some(p)) => Some(step_graph(ir, cx.lowered.as_ref(), p)),
         _ => None,
     };
+    let buffers = match (&cx.lowered, &program) {
+        (Some(l), Some(_)) => l.buffers.iter().map(BufferInfo::of).collect(),
+        _ => Vec::new(),
+    };
     let result = CompileResult {
         kernels,
         kernel,
@@ -153,6 +183,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
         steps,
         program,
         asm,
+        buffers,
     };
     (result, cx)
 }

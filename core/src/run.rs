@@ -38,6 +38,8 @@ pub struct RunResult {
     pub bound: u64,
     pub outputs: Vec<OutputReport>,
     pub trace: Vec<TraceEntry>,
+    /// On-chip accesses of the trace entries (`sim::SimResult::accesses`).
+    pub accesses: Vec<sim::TraceAccess>,
     pub flags: Vec<sim::FlagEvent>,
     pub compile: CompileResult,
     /// Compile, input or interpreter errors (the simulation's are in `errors`).
@@ -99,6 +101,7 @@ pub fn run_compiled(
     result.races = sim.races.clone();
     result.errors = sim.errors.clone();
     result.trace = sim.trace.clone();
+    result.accesses = sim.accesses.clone();
     result.flags = sim.flags.clone();
     let busiest = sim.pipes.iter().map(|p| p.busy).max().unwrap_or(0);
     let gm_bw = machine

@@ -59,6 +59,8 @@ export interface CompileResult {
   steps: object | null;
   program: object | null;
   asm: string | null;
+  /** On-chip buffers: one address per slot. */
+  buffers: { name: string; space: string; bytes: number; addrs: number[] }[];
 }
 export interface RunOutput {
   name: string;
@@ -78,6 +80,8 @@ export interface RunResult {
   reference_match: boolean;
   max_abs_err: number;
   trace: object[];
+  /** On-chip byte ranges `[lo, hi)` each `trace[entry]` read or wrote. */
+  accesses: { entry: number; space: string; lo: number; hi: number; write: boolean }[];
   flags: object[];
   compile: CompileResult;
   diagnostics: Diagnostic[];

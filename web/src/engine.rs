@@ -222,7 +222,9 @@ impl Compiled {
         let repeated = compile.diagnostics.len().min(result.diagnostics.len());
         result.diagnostics.drain(..repeated);
         let program = compile.program?;
-        let sim = sim_output(&mut result);
+        let buffers = crate::liveness::slots(&compile.buffers, &result.trace, &result.accesses);
+        let mut sim = sim_output(&mut result);
+        sim.buffers = buffers;
         let source = TraceSource {
             sim: sim::SimResult {
                 cycles: result.cycles,
@@ -393,6 +395,8 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
             .collect(),
         diagnostics: std::mem::take(&mut r.diagnostics),
         outputs: r.outputs.iter().filter_map(output_tensor).collect(),
+        // Filled by `run`, which still holds the compile's buffer table.
+        buffers: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod examples;
 pub mod highlight;
 pub mod lanes;
 pub mod layout;
+pub mod liveness;
 pub mod options;
 pub mod palette;
 pub mod protocol;

@@ -291,6 +291,8 @@ pub struct SimOutput {
     /// Input preparation or reference interpreter errors.
     pub diagnostics: Vec<Diagnostic>,
     pub outputs: Vec<OutputTensor>,
+    /// Every on-chip buffer slot and when it held a live value.
+    pub buffers: Vec<crate::liveness::BufferSlot>,
 }
 
 impl SimOutput {

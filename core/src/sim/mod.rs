@@ -93,6 +93,19 @@ pub struct TraceEntry {
     pub prov: Provenance,
 }
 
+/// An on-chip byte range `[lo, hi)` that trace entry `entry` read or wrote (the bounding
+/// range, for a strided operand). A side table rather than a `TraceEntry` field keeps
+/// the entry small and `Copy`; most entries (S pipe, flags) have none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceAccess {
+    /// Index into `SimResult::trace`.
+    pub entry: u32,
+    pub space: MemSpace,
+    pub lo: u64,
+    pub hi: u64,
+    pub write: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FlagEvent {
     pub src: Pipe,
@@ -198,6 +211,10 @@ pub struct SimResult {
     /// Bytes moved to or from GM.
     pub gm_bytes: u64,
     pub trace: Vec<TraceEntry>,
+    /// The on-chip accesses of the kept trace entries, in entry order (kept with the
+    /// trace only).
+    #[serde(default)]
+    pub accesses: Vec<TraceAccess>,
     /// True when the trace or flag list hit [`TRACE_LIMIT`].
     pub trace_truncated: bool,
     pub flags: Vec<FlagEvent>,

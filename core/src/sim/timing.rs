@@ -20,7 +20,7 @@ use super::memory::{self, Memory, Resolved};
 use super::race::RaceDetector;
 use super::{
     FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind, SimResult, StallReason,
-    TraceEntry, TRACE_LIMIT,
+    TraceAccess, TraceEntry, TRACE_LIMIT,
 };
 use crate::isa::{AluOp, Op, Program, Region, Val, NUM_REGS, SPILL_SLOTS};
 use crate::machine::Machine;
@@ -183,6 +183,26 @@ impl<'a> Engine<'a> {
             self.out.trace.push(e);
         } else {
             self.out.trace_truncated = true;
+        }
+    }
+
+    /// Keeps the on-chip part of `acc` for the trace entry about to be pushed.
+    fn record_accesses(&mut self, acc: &memory::Accesses) {
+        if !self.keep_trace || self.out.trace.len() >= TRACE_LIMIT {
+            return;
+        }
+        // TRACE_LIMIT fits in u32.
+        let entry = self.out.trace.len() as u32;
+        for a in acc.iter() {
+            if let Region::Buf(space) = a.region {
+                self.out.accesses.push(TraceAccess {
+                    entry,
+                    space,
+                    lo: a.fp.lo,
+                    hi: a.fp.hi,
+                    write: a.write,
+                });
+            }
         }
     }
 
@@ -707,6 +727,7 @@ impl<'a> Engine<'a> {
                     for a in acc.iter() {
                         self.race.access(self.prog, pipe, idx, a);
                     }
+                    self.record_accesses(&acc);
                 }
                 if self.functional {
                     if let Err(e) =

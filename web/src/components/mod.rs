@@ -4,6 +4,7 @@
 pub mod app;
 pub mod assembly;
 pub mod banner;
+pub mod buffers;
 pub mod dialog;
 pub mod editor;
 pub mod gallery;

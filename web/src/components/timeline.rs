@@ -2,7 +2,7 @@
 //! (`timeline_draw`), with lane labels as DOM beside it. Wheel or +/- zoom, drag pans,
 //! a click moves the cursor (and picks the slice under it); the cursor plays, or steps
 //! by instruction or by cycle with the arrow keys (shift: ten at a time). Below: what
-//! each pipe is doing at the cursor, and the races.
+//! each pipe is doing and which buffer slots are live at the cursor, and the races.
 
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -13,6 +13,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
+use super::buffers::BufferList;
 use super::timeline_draw::{self, canvas_height, Scene, AXIS_H, LANE_H};
 use super::{panels::EmptyState, use_app, AppContext};
 use crate::lanes::{self, StepUnit, Window};
@@ -411,7 +412,10 @@ pub fn TimelinePanel() -> Html {
                     {tooltip}
                 </div>
             </div>
-            <CursorReadout sim={Rc::clone(&sim)} />
+            <div class="tl-at-cursor">
+                <CursorReadout sim={Rc::clone(&sim)} />
+                <BufferList sim={Rc::clone(&sim)} />
+            </div>
             <RaceList sim={Rc::clone(&sim)} />
         </div>
     }
