@@ -19,10 +19,13 @@ pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
 /// Default cap on simulated instructions (SPEC 1.4: 10^7); the CLI may change it.
 pub const DEFAULT_MAX_SIM_INSTRUCTIONS: u64 = 10_000_000;
 
-/// Deepest nesting of expressions and blocks the parser and checker recurse into. Each
-/// level costs a few stack frames; this bound keeps the stack well under the 1 MiB of a
-/// browser's wasm stack while leaving room for any hand-written kernel.
-pub const MAX_NESTING_DEPTH: usize = 128;
+/// Deepest nesting of expressions and blocks the parser and checker recurse into; each
+/// operator of a left-deep chain (`a + b + c`, `t.T.T`) counts as a level, since it
+/// deepens the tree the later stages walk. A level costs about ten stack frames in the
+/// parser (one per precedence level), some 9 KiB in a debug build: 64 levels stay under
+/// the 1 MiB of a browser's wasm stack even unoptimised (`tests/adversarial.rs` checks
+/// this on a 1 MiB thread) while leaving room for any hand-written kernel.
+pub const MAX_NESTING_DEPTH: usize = 64;
 
 /// Deepest nesting of `for` loops in one kernel.
 pub const MAX_LOOP_NESTING: usize = 16;
@@ -30,3 +33,34 @@ pub const MAX_LOOP_NESTING: usize = 16;
 /// Diagnostics reported by one stage before it stops, so a file of garbage produces a
 /// readable list rather than one error per byte.
 pub const MAX_DIAGNOSTICS: usize = 100;
+
+/// Work units (instruction instances walked times hazard-log entries compared) that
+/// `insert-sync` may spend on one kernel, summed over all its walks of the program. The
+/// analysis walks once per pair it inserts or tries to remove, so its cost grows about
+/// with the cube of the program's size; the shipped examples spend a few thousand, a
+/// kernel of a hundred stores about four million (a third of a second unoptimised).
+/// Past this the pass stops with an error rather than freeze the page.
+pub const SYNC_ANALYSIS_BUDGET: u64 = 20_000_000;
+
+/// Most instructions (static, loops not unrolled) of one compiled or assembled program.
+/// The shipped examples need under a hundred; the cap keeps the assembly listing, the
+/// step graph and every later pass small enough for the page.
+pub const MAX_PROGRAM_INSTRUCTIONS: usize = 1 << 14;
+
+/// Largest printed IR kept for one pass in the pass list. A longer dump is cut at a
+/// line boundary and ends with a marker line naming this limit.
+pub const MAX_PASS_DUMP_BYTES: usize = 256 << 10;
+
+/// Trace entries and flag events the simulator keeps (later ones are counted, not
+/// stored). About a hundred bytes each, so a 10^7-instruction run stays within some
+/// tens of MiB in the browser.
+pub const MAX_TRACE_EVENTS: usize = 1 << 18;
+
+/// Largest JSON document read (a machine description); serde_json itself bounds the
+/// nesting at 128 levels.
+pub const MAX_JSON_BYTES: usize = 1 << 20;
+
+/// Most elements one simulated tile operand or transfer may touch, checked when an
+/// instruction dispatches (hand-written assembly is not bound by the front end's
+/// limits). Equal to the tensor limit: no legal transfer moves more.
+pub const MAX_SIM_OPERAND_ELEMENTS: i64 = MAX_TENSOR_ELEMENTS as i64;

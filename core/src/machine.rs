@@ -337,6 +337,13 @@ impl Machine {
     /// Parses and validates a machine description (the JSON `tilescope machine --json`
     /// prints).
     pub fn from_json(text: &str) -> Result<Machine, String> {
+        use crate::limits::MAX_JSON_BYTES;
+        if text.len() > MAX_JSON_BYTES {
+            return Err(format!(
+                "machine JSON of {} bytes; the limit is {MAX_JSON_BYTES} bytes (MAX_JSON_BYTES)",
+                text.len()
+            ));
+        }
         let m: Machine = serde_json::from_str(text).map_err(|e| format!("machine JSON: {e}"))?;
         m.validate()?;
         Ok(m)
