@@ -258,6 +258,15 @@ fuzz_target!(|case: Case| {
     };
     let r = tilescope::run::run(&case.source, &options, Vec::new(), case.seed);
     let errors = r.diagnostics.iter().any(|d| d.severity == Severity::Error);
+    if std::env::var_os("FUZZ_SHOW").is_some() {
+        // For checking what the generator makes: `FUZZ_SHOW=1 compile_run -runs=100`.
+        let first = r.compile.diagnostics.first().map(|d| d.message.as_str());
+        eprintln!(
+            "{}ok={} {first:?}\n",
+            case.source,
+            r.compile.ok() && !errors
+        );
+    }
     if !r.compile.ok() || errors || r.compile.program.is_none() {
         return;
     }

@@ -246,7 +246,19 @@ impl Lw<'_> {
             acc.extend(self.tile_access(idx, false));
             let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
             let row = gm_strides.first().copied().unwrap_or(1);
-            let (rows, len) = (Val::Imm(rows as i64), Val::Imm(len as i64));
+            // In a loop's tail the index tile holds fewer valid rows than its shape:
+            // move only those (the lanes past them hold stale data, not row numbers),
+            // and the gathered tile is valid on just as many rows.
+            let rows = match self.valid.get(&idx).and_then(|v| v.first()).copied() {
+                Some(valid @ Val::Reg(_)) => valid,
+                _ => Val::Imm(rows as i64),
+            };
+            if !store {
+                if let Some(first) = self.valid.get_mut(&tile_v).and_then(|v| v.first_mut()) {
+                    *first = rows;
+                }
+            }
+            let len = Val::Imm(len as i64);
             let op = if store {
                 Op::Scatter {
                     dtype,
@@ -433,6 +445,21 @@ impl Lw<'_> {
             return self.fail(span, "a matmul of tiles that are not 2-D");
         };
         let (m, k, n) = (*m, *k, *n);
+        // In a tail of the contracted axis the operands' lanes past the valid `k` hold
+        // stale data, and `mmad` has no row stride with which to skip them: a smaller
+        // `k` would misread the left operand's rows. Reject it rather than compute a
+        // wrong product.
+        let (_, lhs_k) = self.valid2d(lhs, span);
+        let (rhs_k, _) = self.valid2d(rhs, span);
+        if matches!(lhs_k, Val::Reg(_)) || matches!(rhs_k, Val::Reg(_)) {
+            return self.fail(
+                span,
+                format!(
+                    "a matmul whose contracted axis (extent {k}) has a loop tail: \
+                     make the loop step divide the tensor's extent"
+                ),
+            );
+        }
         let acc: Vec<Access> = [
             self.tile_access(lhs, false),
             self.tile_access(rhs, false),
