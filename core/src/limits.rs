@@ -16,8 +16,14 @@ pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
 /// of the product of the trip counts of the loop and all loops around it.
 pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
 
-/// Default cap on simulated instructions (SPEC 1.4: 10^7); the CLI may change it.
+/// Default cap on simulated instructions (SPEC 1.4: 10^7), the presets'
+/// `limits.max_instructions`; a machine description may change it.
 pub const DEFAULT_MAX_SIM_INSTRUCTIONS: u64 = 10_000_000;
+
+/// The largest `limits.max_instructions` a machine description may ask for: about a
+/// minute of simulation natively, so even a hand-edited machine cannot make a run
+/// endless.
+pub const MAX_SIM_INSTRUCTIONS_CEILING: u64 = 1_000_000_000;
 
 /// Deepest nesting of expressions and blocks the parser and checker recurse into; each
 /// operator of a left-deep chain (`a + b + c`, `t.T.T`) counts as a level, since it

@@ -329,6 +329,14 @@ fn huge_pass_dumps_are_truncated_with_a_marker() {
 }
 
 #[test]
+fn a_machine_cannot_lift_the_instruction_cap_past_its_ceiling() {
+    let mut m = Machine::teach();
+    m.limits.max_instructions = u64::MAX;
+    let err = m.validate().expect_err("over the ceiling");
+    assert!(err.contains("MAX_SIM_INSTRUCTIONS_CEILING"), "{err}");
+}
+
+#[test]
 fn huge_machine_json_is_rejected_unread() {
     let text = format!(
         "{{\"name\": \"{}\"}}",
@@ -352,4 +360,15 @@ fn the_deepest_accepted_expression_runs_on_a_one_mib_stack() {
     });
     assert!(r.compile.ok(), "{}", messages(&r.compile));
     assert!(r.reference_match, "{:?} {:?}", r.diagnostics, r.errors);
+}
+
+#[test]
+fn absurd_buffer_counts_are_errors() {
+    for n in ["0", "1000000", "4294967296", "99999999999999999999"] {
+        let body = format!(
+            "for r in 0..64 step 8 @buffers({n}) {{ store y[r .. r + 8, :] = load x[r .. r + 8, :]; }}"
+        );
+        let r = compile_on(2 * MIB, kernel(&body));
+        assert!(!r.ok(), "@buffers({n}) must be rejected");
+    }
 }
