@@ -1,6 +1,12 @@
-//! Hard limits of SPEC 1.4 and the front end's own guards. They keep the browser
-//! responsive: every input either fits them or is rejected with a clear diagnostic, so
-//! no kernel can make the compiler or the simulator hang or exhaust memory.
+//! Hard limits of SPEC 1.4 and the guards of every stage. They keep the browser
+//! responsive: every input either fits them or is rejected with an error that names
+//! the limit, so no kernel, assembly file or machine description can make the compiler
+//! or the simulator hang or exhaust memory (`tests/adversarial.rs` probes each one).
+//!
+//! Limits kept next to their data: a machine's `limits.max_instructions` and
+//! `limits.max_cycles` (per preset, at most [`MAX_SIM_INSTRUCTIONS_CEILING`]), the
+//! `.npy` header caps in `npy.rs`, and the share-link caps in the web crate's
+//! `share.rs`.
 
 /// Largest source file the front end accepts, in bytes. Spans are `u32`, and a kernel
 /// this size is already far past anything a person writes.
