@@ -59,6 +59,17 @@ pub const SYNC_ANALYSIS_BUDGET: u64 = 20_000_000;
 /// step graph and every later pass small enough for the page.
 pub const MAX_PROGRAM_INSTRUCTIONS: usize = 1 << 14;
 
+/// Most ops of a kernel's tile IR. Every op becomes at least one instruction and some
+/// passes cost more than linear time in the op count, so a kernel far over the
+/// instruction cap is stopped right after parsing rather than after most passes.
+pub const MAX_IR_OPS: usize = MAX_PROGRAM_INSTRUCTIONS / 2;
+
+/// Loops the automatic multi-buffering tries (in program order). Each try plans the
+/// memory of the whole kernel, so without a bound a kernel of many loops costs time
+/// quadratic in its size; the loops past this stay single-buffered unless they carry
+/// an explicit `@buffers`.
+pub const MAX_AUTO_MULTI_BUFFER_LOOPS: usize = 16;
+
 /// Largest printed IR kept for one pass in the pass list. A longer dump is cut at a
 /// line boundary and ends with a marker line naming this limit.
 pub const MAX_PASS_DUMP_BYTES: usize = 256 << 10;

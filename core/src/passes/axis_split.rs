@@ -36,10 +36,10 @@ impl Pass for AxisSplit {
     }
 }
 
-/// Every index expression of the kernel's ops, mutably.
-fn visit_exprs(k: &mut Kernel, mut f: impl FnMut(&mut IndexExpr)) {
+/// Every index expression of the ops under `roots`, mutably.
+fn visit_exprs_from(k: &mut Kernel, roots: Vec<OpId>, mut f: impl FnMut(&mut IndexExpr)) {
     let mut ids = Vec::new();
-    k.walk_ops(|id, _| ids.push(id));
+    k.walk_ops_from(roots, |id, _| ids.push(id));
     for id in ids {
         match &mut k.ops[id].kind {
             OpKind::Load { index, .. } | OpKind::Store { index, .. } => {
@@ -113,9 +113,12 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| o.kind.clone()) else {
         return;
     };
+    // A loop variable occurs only in its loop's body: visiting just that keeps the
+    // pass linear in a kernel of many loops.
+    let body: Vec<OpId> = l.body.ops().collect();
     let mut found = BTreeSet::new();
     let mut exprs = Vec::new();
-    visit_exprs(k, |e| exprs.push(e.clone()));
+    visit_exprs_from(k, body.clone(), |e| exprs.push(e.clone()));
     for e in &exprs {
         divisors(e, l.var, &mut found);
     }
@@ -138,7 +141,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
         name: format!("{name}1"),
         span,
     });
-    visit_exprs(k, |e| rewrite(e, l.var, c, outer_var, inner_var));
+    visit_exprs_from(k, body, |e| rewrite(e, l.var, c, outer_var, inner_var));
     // The outer loop carries the same values: its arguments feed the inner loop's
     // inits and the inner loop's results are its yields.
     let outer_id = k.ops.push(crate::ir::Op {

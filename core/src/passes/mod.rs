@@ -271,7 +271,18 @@ impl Pass for ParsePass {
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let hir = front::frontend(&cx.source, cx.kernel_name.as_deref())?;
-        cx.ir = Some(ir::lower::lower(&hir)?);
+        let ir = ir::lower::lower(&hir)?;
+        let ops = ir.ops.len();
+        if ops > crate::limits::MAX_IR_OPS {
+            return Err(vec![Diagnostic::error(
+                format!(
+                    "the kernel has {ops} operations; the limit is {} (MAX_IR_OPS): split it",
+                    crate::limits::MAX_IR_OPS
+                ),
+                hir.span,
+            )]);
+        }
+        cx.ir = Some(ir);
         cx.hir = Some(hir);
         Ok(())
     }
