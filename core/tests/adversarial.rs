@@ -39,6 +39,15 @@ fn compile_on(stack: usize, source: String) -> CompileResult {
     on_stack(stack, move || compile(&source, &options()))
 }
 
+/// Compiles with `--sync none` (no sync analysis) on a 2 MiB stack.
+fn compile_without_sync(source: String) -> CompileResult {
+    let options = CompileOptions {
+        sync: tilescope::compile::SyncStrategy::None,
+        ..options()
+    };
+    on_stack(2 * MIB, move || compile(&source, &options))
+}
+
 /// All diagnostic messages (with notes), for matching a limit's name.
 fn messages(r: &CompileResult) -> String {
     r.diagnostics
@@ -287,13 +296,7 @@ fn a_thousand_loops_compile_in_linear_time() {
         ));
     }
     let source = kernel(&body);
-    let r = on_stack(2 * MIB, move || {
-        let opts = CompileOptions {
-            sync: tilescope::compile::SyncStrategy::None,
-            ..options()
-        };
-        compile(&source, &opts)
-    });
+    let r = compile_without_sync(source);
     assert!(r.ok(), "{}", messages(&r));
 }
 
@@ -304,13 +307,7 @@ fn a_thousand_statements_stop_at_the_sync_budget() {
     let r = compile_on(2 * MIB, source.clone());
     assert_error_mentions(&r, "SYNC_ANALYSIS_BUDGET");
     // Without sync analysis it compiles.
-    let r = on_stack(2 * MIB, move || {
-        let opts = CompileOptions {
-            sync: tilescope::compile::SyncStrategy::None,
-            ..options()
-        };
-        compile(&source, &opts)
-    });
+    let r = compile_without_sync(source);
     assert!(r.ok(), "{}", messages(&r));
 }
 
@@ -331,13 +328,7 @@ fn huge_pass_dumps_are_truncated_with_a_marker() {
     use tilescope::limits::MAX_PASS_DUMP_BYTES;
     // Under the instruction cap, yet its printed IR is far over the dump cap.
     let source = many_stores(2500);
-    let r = on_stack(2 * MIB, move || {
-        let opts = CompileOptions {
-            sync: tilescope::compile::SyncStrategy::None,
-            ..options()
-        };
-        compile(&source, &opts)
-    });
+    let r = compile_without_sync(source);
     assert!(r.ok(), "{}", messages(&r));
     for pass in &r.passes {
         assert!(
