@@ -243,7 +243,11 @@ pub fn cap_dump(mut printed: Printed) -> Printed {
     }
     let total = printed.text.len();
     // Lines are `\n`-terminated, so the cut after the last whole line is a char boundary.
-    let cut = printed.text.as_bytes()[..MAX_PASS_DUMP_BYTES]
+    let cut = printed
+        .text
+        .as_bytes()
+        .get(..MAX_PASS_DUMP_BYTES)
+        .unwrap_or_default()
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
