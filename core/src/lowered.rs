@@ -5,7 +5,7 @@
 //! `emit` allocates the scalar registers (virtual until then) and flattens the loops
 //! into `loop`/`endloop`, producing the final `isa::Program`.
 
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::isa::{Op, Provenance, Reg, TensorDecl, Val};
 use crate::types::{MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
@@ -104,6 +104,25 @@ pub struct Lowered {
 }
 
 impl Lowered {
+    /// Instructions once flattened (each loop adds its `loop` and `endloop`).
+    pub fn instruction_count(&self) -> usize {
+        fn count(items: &[Item]) -> usize {
+            items
+                .iter()
+                .map(|i| match i {
+                    Item::Instr(_) => 1,
+                    // Loop nesting is bounded by the front end (MAX_LOOP_NESTING).
+                    Item::Loop(l) => 2 + count(&l.body),
+                })
+                .sum()
+        }
+        count(&self.body)
+    }
+
+    /// An error naming `MAX_PROGRAM_INSTRUCTIONS` when the program is larger.
+    pub fn check_size(&self, pass: &str) -> Result<(), Diagnostic> {
+        check_program_size(self.instruction_count(), pass)
+    }
     /// A fresh virtual register.
     pub fn new_reg(&mut self) -> Reg {
         // Virtual registers are numbered by u16; a kernel within the IR size limits needs
@@ -198,4 +217,16 @@ fn print_items(
             }
         }
     }
+}
+
+/// An error when a program of `n` instructions exceeds `MAX_PROGRAM_INSTRUCTIONS`.
+pub fn check_program_size(n: usize, stage: &str) -> Result<(), Diagnostic> {
+    use crate::limits::MAX_PROGRAM_INSTRUCTIONS;
+    if n > MAX_PROGRAM_INSTRUCTIONS {
+        return Err(Diagnostic::global(format!(
+            "{stage}: the program has {n} instructions; the limit is \
+             {MAX_PROGRAM_INSTRUCTIONS} (MAX_PROGRAM_INSTRUCTIONS): split the kernel"
+        )));
+    }
+    Ok(())
 }

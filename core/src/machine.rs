@@ -260,7 +260,7 @@ impl Machine {
                 sync_cycles: 1,
             },
             limits: Limits {
-                max_instructions: 10_000_000,
+                max_instructions: crate::limits::DEFAULT_MAX_SIM_INSTRUCTIONS,
                 max_cycles: 1_000_000_000,
             },
         }
@@ -328,7 +328,7 @@ impl Machine {
                 sync_cycles: 1,
             },
             limits: Limits {
-                max_instructions: 10_000_000,
+                max_instructions: crate::limits::DEFAULT_MAX_SIM_INSTRUCTIONS,
                 max_cycles: 10_000_000_000,
             },
         }
@@ -337,6 +337,13 @@ impl Machine {
     /// Parses and validates a machine description (the JSON `tilescope machine --json`
     /// prints).
     pub fn from_json(text: &str) -> Result<Machine, String> {
+        use crate::limits::MAX_JSON_BYTES;
+        if text.len() > MAX_JSON_BYTES {
+            return Err(format!(
+                "machine JSON of {} bytes; the limit is {MAX_JSON_BYTES} bytes (MAX_JSON_BYTES)",
+                text.len()
+            ));
+        }
         let m: Machine = serde_json::from_str(text).map_err(|e| format!("machine JSON: {e}"))?;
         m.validate()?;
         Ok(m)
@@ -443,6 +450,14 @@ impl Machine {
         }
         if self.limits.max_instructions == 0 || self.limits.max_cycles == 0 {
             errs.push("limits must be positive".into());
+        }
+        let ceiling = crate::limits::MAX_SIM_INSTRUCTIONS_CEILING;
+        if self.limits.max_instructions > ceiling {
+            errs.push(format!(
+                "limits.max_instructions {} is over the ceiling of {ceiling} \
+                 (MAX_SIM_INSTRUCTIONS_CEILING)",
+                self.limits.max_instructions
+            ));
         }
         if errs.is_empty() {
             Ok(())

@@ -474,18 +474,38 @@ impl<'s> Parser<'s> {
                 p.binary_level(level + 1, matmul)
             }
         };
-        let mut lhs = operand(self)?;
-        while let Some(op) = binary_op(level, self.peek().tok, matmul) {
-            self.bump();
-            let rhs = operand(self)?;
-            lhs = Self::binary(lhs, op, rhs);
-        }
-        Ok(lhs)
+        self.chain(|p| {
+            let mut lhs = operand(p)?;
+            while let Some(op) = binary_op(level, p.peek().tok, matmul) {
+                p.bump();
+                p.enter()?;
+                let rhs = operand(p)?;
+                lhs = Self::binary(lhs, op, rhs);
+            }
+            Ok(lhs)
+        })
+    }
+
+    /// Parses a left-deep chain (`a + b + c`, `t.T.T`, `x as f16 as f32`) in which `f`
+    /// calls `enter` once per node it wraps around the chain so far. Such a chain
+    /// recurses little while parsing but builds a tree as deep as it is long, which the
+    /// checker, the lowering and even `Drop` walk recursively: each of its nodes counts
+    /// against the nesting limit like a parenthesis. The depth is restored afterwards.
+    fn chain<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        let depth = self.depth;
+        let r = f(self);
+        self.depth = depth;
+        r
     }
 
     fn cast(&mut self) -> PResult<Expr> {
+        self.chain(Self::cast_chain)
+    }
+
+    fn cast_chain(&mut self) -> PResult<Expr> {
         let mut value = self.unary()?;
         while self.eat(Tok::As).is_some() {
+            self.enter()?;
             let (dtype, dtype_span) = self.dtype()?;
             let span = value.span.to(dtype_span);
             value = Expr {
@@ -513,9 +533,14 @@ impl<'s> Parser<'s> {
     }
 
     fn postfix(&mut self) -> PResult<Expr> {
+        self.chain(Self::postfix_chain)
+    }
+
+    fn postfix_chain(&mut self) -> PResult<Expr> {
         let mut value = self.primary()?;
         while self.at(Tok::Dot) {
             self.bump();
+            self.enter()?;
             let field = self.ident("`T` after `.`")?;
             if field.name != "T" {
                 return Err(self.error(

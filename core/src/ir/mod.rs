@@ -624,9 +624,13 @@ impl Kernel {
 
     /// Calls `f` on every op reachable from the body in program order, loop ops before
     /// their bodies. Iterative so deep nesting cannot overflow the stack.
-    pub fn walk_ops(&self, mut f: impl FnMut(OpId, &Op)) {
-        let mut stack: Vec<std::vec::IntoIter<OpId>> =
-            vec![self.body.ops().collect::<Vec<_>>().into_iter()];
+    pub fn walk_ops(&self, f: impl FnMut(OpId, &Op)) {
+        self.walk_ops_from(self.body.ops().collect(), f);
+    }
+
+    /// As [`Kernel::walk_ops`], from `roots` (e.g. one loop's body) only.
+    pub fn walk_ops_from(&self, roots: Vec<OpId>, mut f: impl FnMut(OpId, &Op)) {
+        let mut stack: Vec<std::vec::IntoIter<OpId>> = vec![roots.into_iter()];
         while let Some(top) = stack.last_mut() {
             let Some(id) = top.next() else {
                 stack.pop();

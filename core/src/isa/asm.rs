@@ -930,6 +930,13 @@ fn parse_prov(s: &str, base: usize) -> PResult<Provenance> {
 
 /// Parses assembly text. Every malformed line is reported with its span; never panics.
 pub fn parse(text: &str) -> Result<Program, Diagnostics> {
+    use crate::limits::{MAX_PROGRAM_INSTRUCTIONS, MAX_SOURCE_BYTES};
+    if text.len() > MAX_SOURCE_BYTES {
+        return Err(vec![Diagnostic::global(format!(
+            "the assembly is {} bytes; the limit is {MAX_SOURCE_BYTES} bytes (MAX_SOURCE_BYTES)",
+            text.len()
+        ))]);
+    }
     let mut diags = Vec::new();
     let mut prog = Program::default();
     let mut lines = Vec::new();
@@ -1005,6 +1012,17 @@ pub fn parse(text: &str) -> Result<Program, Diagnostics> {
             Ok(i) => instrs.push((i, line_span)),
             Err(e) => diags.push(e),
         }
+    }
+    if let Some((_, span)) = instrs.get(MAX_PROGRAM_INSTRUCTIONS) {
+        diags.push(err(
+            format!(
+                "the program has {} instructions; the limit is {MAX_PROGRAM_INSTRUCTIONS} \
+                 (MAX_PROGRAM_INSTRUCTIONS)",
+                instrs.len()
+            ),
+            *span,
+        ));
+        return Err(diags);
     }
     let mut depth = 0usize;
     for (ins, span) in &instrs {

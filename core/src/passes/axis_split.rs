@@ -39,15 +39,16 @@ impl Pass for AxisSplit {
             split_loop(k, id);
         }
         let ranges = var_ranges(k);
-        visit_exprs(k, |e| simplify(e, &ranges));
+        let roots: Vec<OpId> = k.body.ops().collect();
+        visit_exprs_from(k, roots, |e| simplify(e, &ranges));
         check_affine(k)
     }
 }
 
-/// Every index expression of the kernel's ops, mutably.
-fn visit_exprs(k: &mut Kernel, mut f: impl FnMut(&mut IndexExpr)) {
+/// Every index expression of the ops under `roots`, mutably.
+fn visit_exprs_from(k: &mut Kernel, roots: Vec<OpId>, mut f: impl FnMut(&mut IndexExpr)) {
     let mut ids = Vec::new();
-    k.walk_ops(|id, _| ids.push(id));
+    k.walk_ops_from(roots, |id, _| ids.push(id));
     for id in ids {
         match &mut k.ops[id].kind {
             OpKind::Load { index, .. } | OpKind::Store { index, .. } => {
@@ -127,9 +128,12 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| o.kind.clone()) else {
         return;
     };
+    // A loop variable occurs only in its loop's body: visiting just that keeps the
+    // pass linear in a kernel of many loops.
+    let body: Vec<OpId> = l.body.ops().collect();
     let mut found = BTreeSet::new();
     let mut exprs = Vec::new();
-    visit_exprs(k, |e| exprs.push(e.clone()));
+    visit_exprs_from(k, body.clone(), |e| exprs.push(e.clone()));
     for e in &exprs {
         radices(e, l.var, &mut found);
     }
@@ -182,7 +186,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     if l.start != 0 {
         value = IndexExpr::Add(Box::new(IndexExpr::Const(l.start)), Box::new(value));
     }
-    visit_exprs(k, |e| replace_var(e, l.var, &value));
+    visit_exprs_from(k, body, |e| replace_var(e, l.var, &value));
     if let OpKind::For(inner) = &mut k.ops[id].kind {
         inner.var = inner_var;
         inner.start = 0;

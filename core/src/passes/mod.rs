@@ -209,7 +209,7 @@ impl PassManager {
                 return (records, Err(d));
             }
             let elapsed_ms = (now() - start).max(0.0);
-            let printed = cx.print();
+            let printed = cap_dump(cx.print());
             let changed = records.last().is_none_or(|prev| prev.ir != printed.text);
             records.push(PassRecord {
                 name: pass.name().to_string(),
@@ -236,6 +236,34 @@ impl PassManager {
     }
 }
 
+/// Cuts a pass dump longer than `MAX_PASS_DUMP_BYTES` at a line boundary and appends a
+/// marker line naming the limit, so one huge kernel cannot make every pass of the list
+/// carry megabytes of text to the page.
+pub fn cap_dump(mut printed: Printed) -> Printed {
+    use crate::limits::MAX_PASS_DUMP_BYTES;
+    if printed.text.len() <= MAX_PASS_DUMP_BYTES {
+        return printed;
+    }
+    let total = printed.text.len();
+    // Lines are `\n`-terminated, so the cut after the last whole line is a char boundary.
+    let cut = printed
+        .text
+        .as_bytes()
+        .get(..MAX_PASS_DUMP_BYTES)
+        .unwrap_or_default()
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    printed.text.truncate(cut);
+    let lines = printed.text.lines().count();
+    printed.spans.truncate(lines);
+    printed.text.push_str(&format!(
+        "; ... truncated: the dump is {total} bytes, over the limit of {MAX_PASS_DUMP_BYTES} (MAX_PASS_DUMP_BYTES)\n"
+    ));
+    printed.spans.push(None);
+    printed
+}
+
 /// Pass 1: source -> checked kernel -> tile IR.
 pub struct ParsePass;
 
@@ -250,7 +278,18 @@ impl Pass for ParsePass {
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let hir = front::frontend(&cx.source, cx.kernel_name.as_deref())?;
-        cx.ir = Some(ir::lower::lower(&hir)?);
+        let ir = ir::lower::lower(&hir)?;
+        let ops = ir.ops.len();
+        if ops > crate::limits::MAX_IR_OPS {
+            return Err(vec![Diagnostic::error(
+                format!(
+                    "the kernel has {ops} operations; the limit is {} (MAX_IR_OPS): split it",
+                    crate::limits::MAX_IR_OPS
+                ),
+                hir.span,
+            )]);
+        }
+        cx.ir = Some(ir);
         cx.hir = Some(hir);
         Ok(())
     }

@@ -7,6 +7,7 @@
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
 use crate::ir::{Kernel, OpId, OpKind, ValueId};
+use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
 use crate::types::{MemSpace, Pipe};
 use std::collections::HashMap;
 
@@ -35,24 +36,31 @@ impl Pass for MultiBuffer {
                 loops.push((id, l.buffers, innermost, l.trip_count()));
             }
         });
+        // Slots change no operand, so the users of every value stay as computed here.
+        let users = users(k);
         for &(id, buffers, _, _) in &loops {
             if let Some(n) = buffers.filter(|&n| n > 1) {
-                set_slots(k, id, Some(n));
+                set_slots(k, &users, id, Some(n));
             }
         }
         if auto {
-            for &(id, buffers, innermost, trips) in &loops {
-                if buffers.is_some() || !innermost || trips < 2 {
-                    continue;
-                }
-                if set_slots(k, id, Some(2)) == 0 {
+            // Each try plans memory for the whole kernel: bound the tries so a kernel
+            // of thousands of loops stays linear (later loops stay single-buffered).
+            let candidates = loops
+                .iter()
+                .filter(|&&(_, buffers, innermost, trips)| {
+                    buffers.is_none() && innermost && trips >= 2
+                })
+                .take(MAX_AUTO_MULTI_BUFFER_LOOPS);
+            for &(id, _, _, _) in candidates {
+                if set_slots(k, &users, id, Some(2)) == 0 {
                     continue;
                 }
                 if let OpKind::For(l) = &mut k.ops[id].kind {
                     l.buffers = Some(2);
                 }
                 if super::plan_memory::plan(k, &machine).is_err() {
-                    set_slots(k, id, None);
+                    set_slots(k, &users, id, None);
                     if let OpKind::For(l) = &mut k.ops[id].kind {
                         l.buffers = None;
                     }
@@ -65,20 +73,19 @@ impl Pass for MultiBuffer {
 
 /// Sets (or clears) the slot count of the cross-pipe tiles of loop `id`'s body; returns
 /// how many tiles it touched.
-fn set_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
-    let touched = set_tile_slots(k, id, slots);
+fn set_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> usize {
+    let touched = set_tile_slots(k, users, id, slots);
     let rotation = slots.filter(|_| touched > 0);
     k.op_attrs.entry(id).or_default().rotation = rotation;
     touched
 }
 
-fn set_tile_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
+fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> usize {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) else {
         return 0;
     };
     let carried: Vec<ValueId> = l.yields.clone();
     let body: Vec<OpId> = l.body.ops().collect();
-    let users = users(k);
     let mut touched = Vec::new();
     for op in body {
         let Some(o) = k.ops.get(op) else { continue };
@@ -107,8 +114,11 @@ fn set_tile_slots(k: &mut Kernel, id: OpId, slots: Option<u32>) -> usize {
     touched.len()
 }
 
-fn users(k: &Kernel) -> HashMap<ValueId, Vec<OpId>> {
-    let mut out: HashMap<ValueId, Vec<OpId>> = HashMap::new();
+/// The ops that read each value.
+type Users = HashMap<ValueId, Vec<OpId>>;
+
+fn users(k: &Kernel) -> Users {
+    let mut out: Users = HashMap::new();
     k.walk_ops(|id, op| {
         for v in op.kind.operands() {
             out.entry(v).or_default().push(id);

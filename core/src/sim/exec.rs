@@ -207,7 +207,14 @@ pub fn unary(op: UnOp, x: f32) -> f32 {
         UnOp::Rsqrt => 1.0 / x.sqrt(),
         UnOp::Abs => x.abs(),
         UnOp::Neg => -x,
-        UnOp::Relu => x.max(0.0),
+        // As the reference: NaN stays NaN (`f32::max` would give 0).
+        UnOp::Relu => {
+            if x < 0.0 {
+                0.0
+            } else {
+                x
+            }
+        }
         UnOp::Sigmoid => sigmoid(x),
         UnOp::Tanh => x.tanh(),
         UnOp::Gelu => 0.5 * x * (1.0 + (0.797_884_6 * (x + 0.044715 * x * x * x)).tanh()),
@@ -222,8 +229,27 @@ pub fn binary(op: BinOp, a: f32, b: f32) -> f32 {
         BinOp::Sub => a - b,
         BinOp::Mul => a * b,
         BinOp::Div => a / b,
-        BinOp::Max => a.max(b),
-        BinOp::Min => a.min(b),
+        BinOp::Max => nan_max(a, b),
+        BinOp::Min => nan_min(a, b),
+    }
+}
+
+/// numpy's `maximum`: NaN in either operand gives NaN (`f32::max` would drop it), as in
+/// the reference interpreter.
+fn nan_max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// numpy's `minimum`: NaN propagates.
+fn nan_min(a: f32, b: f32) -> f32 {
+    if a.is_nan() || a < b {
+        a
+    } else {
+        b
     }
 }
 
@@ -588,8 +614,8 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             read_view(m, sv, *dtype, sv.rows, sv.cols, &mut s.a)?;
             let (init, f): (f32, fn(f32, f32) -> f32) = match op {
                 RedOp::Sum => (0.0, |a, b| a + b),
-                RedOp::Max => (f32::NEG_INFINITY, f32::max),
-                RedOp::Min => (f32::INFINITY, f32::min),
+                RedOp::Max => (f32::NEG_INFINITY, nan_max),
+                RedOp::Min => (f32::INFINITY, nan_min),
             };
             s.out.clear();
             let cols = sv.cols.max(1) as usize;

@@ -7,7 +7,7 @@ use crate::types::{DType, MemSpace};
 
 /// Largest element count one instruction may touch: keeps every instruction's work
 /// bounded even with zero strides.
-pub const MAX_ELEMS: i64 = 1 << 24;
+pub const MAX_ELEMS: i64 = crate::limits::MAX_SIM_OPERAND_ELEMENTS;
 
 /// An instruction's operands with every register read: byte addresses in operand order,
 /// then extents (see `resolve` for the order per op). Fixed-size so queues hold it inline.

@@ -51,7 +51,7 @@ impl SimMode {
 
 /// Trace entries and flag events kept at most (later ones are counted, not stored), so a
 /// 10^7-instruction run stays within memory.
-pub const TRACE_LIMIT: usize = 1 << 21;
+pub const TRACE_LIMIT: usize = crate::limits::MAX_TRACE_EVENTS;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PipeStats {
@@ -280,6 +280,18 @@ pub fn simulate(
             }
         }
     }
+    let bound = static_instruction_count(program);
+    let limit = machine.limits.max_instructions;
+    if bound > limit {
+        let mut r = invalid(format!(
+            "the program runs {bound} instructions to its end, over the limit of {limit} \
+             simulated instructions (limits.max_instructions)"
+        ));
+        for e in &mut r.errors {
+            e.kind = SimErrorKind::InstructionLimit;
+        }
+        return r;
+    }
     let mut gm = Vec::new();
     if mode.functional || !inputs.is_empty() {
         if inputs.len() != program.tensors.len() {
@@ -315,4 +327,32 @@ pub fn simulate(
     let mut result = timing::Engine::new(program, machine, memory, mode).run();
     result.pipes.sort_by_key(|p| p.pipe);
     result
+}
+
+/// Dynamic instructions of a run to the end, counting loops with immediate trip counts
+/// (a loop whose count is a register counts once): a lower bound that rejects a
+/// billion-iteration loop before it starts instead of after 10^7 simulated steps.
+pub fn static_instruction_count(program: &Program) -> u64 {
+    // `factors` holds the trip-count product at each open loop; `validate` has checked
+    // that loops and endloops match, and an extra `endloop` leaves the outer product.
+    let mut factors = vec![1u64];
+    let mut total = 0u64;
+    for ins in &program.instrs {
+        let here = factors.last().copied().unwrap_or(1);
+        total = total.saturating_add(here);
+        match ins.op {
+            crate::isa::Op::Loop { count, .. } => {
+                let trips = match count {
+                    crate::isa::Val::Imm(n) => u64::try_from(n).unwrap_or(0),
+                    crate::isa::Val::Reg(_) => 1,
+                };
+                factors.push(here.saturating_mul(trips));
+            }
+            crate::isa::Op::EndLoop if factors.len() > 1 => {
+                factors.pop();
+            }
+            _ => {}
+        }
+    }
+    total
 }

@@ -111,6 +111,7 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
 pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagnostics> {
     let _ = machine;
     let flat = flatten(&lowered.body).map_err(|d| vec![d])?;
+    crate::lowered::check_program_size(flat.instrs.len(), "emit").map_err(|d| vec![d])?;
     let instrs = alloc::allocate(flat).map_err(|d| vec![d])?;
     let program = isa::Program {
         tensors: lowered.tensors.clone(),

@@ -31,6 +31,7 @@ impl Pass for LowerToPipes {
         let machine = cx.machine();
         let k = cx.ir_mut(self.name())?;
         let lowered = lower(k, &machine)?;
+        lowered.check_size(self.name()).map_err(|d| vec![d])?;
         cx.lowered = Some(lowered);
         Ok(())
     }

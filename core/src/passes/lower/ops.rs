@@ -251,7 +251,19 @@ impl Lw<'_> {
             acc.extend(self.tile_access(idx, false));
             let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
             let row = gm_strides.first().copied().unwrap_or(1);
-            let (rows, len) = (Val::Imm(rows as i64), Val::Imm(len as i64));
+            // In a loop's tail the index tile holds fewer valid rows than its shape:
+            // move only those (the lanes past them hold stale data, not row numbers),
+            // and the gathered tile is valid on just as many rows.
+            let rows = match self.valid.get(&idx).and_then(|v| v.first()).copied() {
+                Some(valid @ Val::Reg(_)) => valid,
+                _ => Val::Imm(rows as i64),
+            };
+            if !store {
+                if let Some(first) = self.valid.get_mut(&tile_v).and_then(|v| v.first_mut()) {
+                    *first = rows;
+                }
+            }
+            let len = Val::Imm(len as i64);
             let op = if store {
                 Op::Scatter {
                     dtype,

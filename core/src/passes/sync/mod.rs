@@ -156,10 +156,16 @@ fn scenarios(tree: &Tree) -> Vec<Scenario> {
     out
 }
 
-/// The first finding over every scenario.
-fn check(tree: &Tree, lowered: &Lowered, flags: Flags) -> Result<Option<Finding>, Diagnostic> {
+/// The first finding over every scenario. `spent` is the pass's running work count
+/// (bounded by `limits::SYNC_ANALYSIS_BUDGET`).
+fn check(
+    tree: &Tree,
+    lowered: &Lowered,
+    flags: Flags,
+    spent: &mut u64,
+) -> Result<Option<Finding>, Diagnostic> {
     for s in scenarios(tree) {
-        if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run()? {
+        if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run(spent)? {
             return Ok(Some(f));
         }
     }
@@ -174,10 +180,11 @@ fn internal(msg: &str) -> Diagnostic {
 fn fixpoint(
     tree: &mut Tree,
     lowered: &Lowered,
+    spent: &mut u64,
     on_finding: &mut dyn FnMut(&mut Tree, Finding) -> Result<(), Diagnostic>,
 ) -> Result<(), Diagnostic> {
     for _ in 0..MAX_ROUNDS {
-        match check(tree, lowered, Flags::Private)? {
+        match check(tree, lowered, Flags::Private, spent)? {
             None => return Ok(()),
             Some(f) => on_finding(tree, f)?,
         }
@@ -192,7 +199,8 @@ fn auto(
 ) -> Result<(), Diagnostic> {
     let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
     let mut seen = std::collections::HashSet::new();
-    fixpoint(&mut tree, lowered, &mut |tree, f| {
+    let mut spent = 0;
+    fixpoint(&mut tree, lowered, &mut spent, &mut |tree, f| {
         match f {
             Finding::Hazard {
                 consumer,
@@ -233,7 +241,7 @@ fn auto(
         if let Some(pair) = tree.pairs.get_mut(p) {
             pair.removed = true;
         }
-        if check(&tree, lowered, Flags::Private)?.is_some() {
+        if check(&tree, lowered, Flags::Private, &mut spent)?.is_some() {
             if let Some(pair) = tree.pairs.get_mut(p) {
                 pair.removed = false;
             }
@@ -250,7 +258,7 @@ fn auto(
             ids: r.4,
         });
     }
-    if let Some(f) = check(&tree, lowered, Flags::Hardware)? {
+    if let Some(f) = check(&tree, lowered, Flags::Hardware, &mut spent)? {
         return Err(internal(&format!(
             "allocated event ids do not order the program: {f:?}"
         )));
@@ -261,7 +269,7 @@ fn auto(
 fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
     let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
     let mut count = 0;
-    fixpoint(&mut tree, lowered, &mut |tree, f| {
+    fixpoint(&mut tree, lowered, &mut 0, &mut |tree, f| {
         let Finding::Hazard { consumer, .. } = f else {
             return Err(internal("a barrier-only program reused a flag"));
         };

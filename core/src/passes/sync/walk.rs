@@ -20,8 +20,7 @@ use std::rc::Rc;
 
 pub type Clock = [u32; 7];
 
-/// Work units (instruction instances times log entries) one walk may spend.
-const BUDGET: u64 = 20_000_000;
+use crate::limits::SYNC_ANALYSIS_BUDGET;
 
 /// One executed instance of a node.
 #[derive(Clone, Debug)]
@@ -178,9 +177,15 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks the whole program; the first finding, or `None` when everything is ordered.
-    pub fn run(mut self) -> Result<Option<Finding>, Diagnostic> {
+    /// `spent` carries the work units of the pass's earlier walks: the pass walks once
+    /// per pair it inserts or tries to remove, so a per-walk bound alone would still let
+    /// a large program take time cubic in its size.
+    pub fn run(mut self, spent: &mut u64) -> Result<Option<Finding>, Diagnostic> {
+        self.spent = *spent;
         let root = self.tree.root.clone();
-        let found = self.block(&root)?;
+        let found = self.block(&root);
+        *spent = self.spent;
+        let found = found?;
         if found.is_none() && self.flags_mode == Flags::Hardware {
             if let Some(((_, src_dst, id), _)) = self.flags.iter().find(|(_, f)| f.set.is_some()) {
                 return Err(internal(format!(
@@ -193,10 +198,12 @@ impl<'a> Walker<'a> {
 
     fn spend(&mut self, n: u64) -> Result<(), Diagnostic> {
         self.spent = self.spent.saturating_add(n);
-        if self.spent > BUDGET {
-            return Err(Diagnostic::global(
-                "insert-sync: the program is too large to analyse for minimal sync; compile with `--sync barrier`",
-            ));
+        if self.spent > SYNC_ANALYSIS_BUDGET {
+            return Err(Diagnostic::global(format!(
+                "insert-sync: the program is too large to analyse: it needs more than \
+                 {SYNC_ANALYSIS_BUDGET} work units (the limit SYNC_ANALYSIS_BUDGET); \
+                 split the kernel or compile with `--sync none`"
+            )));
         }
         Ok(())
     }

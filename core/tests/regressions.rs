@@ -1,0 +1,114 @@
+//! Inputs the fuzzers found (`fuzz/`, see README "Fuzzing"), kept as literals so the
+//! normal suite guards each fix. Each test names the target that found it.
+
+use tilescope::compile::CompileOptions;
+use tilescope::run::{run, RunResult};
+
+/// As the fuzzer ran them: no automatic multi-buffering, so each case keeps the buffer
+/// layout it was found with.
+fn options() -> CompileOptions {
+    CompileOptions {
+        clock: None,
+        auto_multi_buffer: false,
+        ..CompileOptions::default()
+    }
+}
+
+fn run_source(source: &str) -> RunResult {
+    run(source, &options(), Vec::new(), 0)
+}
+
+/// Compiles, runs on the simulator and the reference, and requires they agree with no
+/// error and no race.
+fn assert_matches_reference(source: &str) {
+    let r = run_source(source);
+    assert!(r.compile.ok(), "{:?}", r.compile.diagnostics);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.errors.is_empty(), "{:#?}", r.errors);
+    assert!(r.races.is_empty(), "{:#?}", r.races);
+    assert!(r.reference_match, "max error {}", r.max_abs_err);
+}
+
+/// compile_run: in the tail iteration (1 of 3 rows valid) the gather used all 3 rows
+/// of the index tile, and the stale lanes past the valid one were out of range.
+#[test]
+fn gather_in_a_tail_moves_only_the_valid_index_rows() {
+    assert_matches_reference(
+        "kernel ga(ids: i32[4], table: f32[16, 4], y: out f32[4, 4]) {\n\
+           for i in 0..4 step 3 {\n\
+             let idx = load ids[i .. i + 3];\n\
+             let rows = load table[idx, :];\n\
+             store y[i .. i + 3, :] = rows + rows;\n\
+           }\n\
+         }\n",
+    );
+    // A computed index inherits the tail, and a reduction over the gathered rows
+    // ignores the rows past it.
+    assert_matches_reference(
+        "kernel ga(ids: i32[10], table: f32[24, 8], y: out f32[10, 1]) {\n\
+           for i in 0..10 step 4 {\n\
+             let idx = load ids[i .. i + 4];\n\
+             let rows = load table[idx + 3, :];\n\
+             store y[i .. i + 4, :] = sum(rows * 2.0, axis=1);\n\
+           }\n\
+         }\n",
+    );
+}
+
+/// compile_run: `sqrt` of a negative input made a NaN that the simulator's `amin`
+/// dropped (`f32::min`) while the reference propagated it as numpy does.
+#[test]
+fn nan_propagates_through_min_max_and_relu_as_in_numpy() {
+    let source = "kernel red(x: f32[1, 4], y: out f32[1, 1]) {\n\
+                    for r in 0..1 step 1 {\n\
+                      let acc = zeros(f32[1, 1]);\n\
+                      for c in 0..4 step 2 {\n\
+                        let t = load x[r .. r + 1, c .. c + 2];\n\
+                        acc += amin(((exp(sqrt(t))) as bf16 as f32), axis=1);\n\
+                      }\n\
+                      store y[r .. r + 1, :] = neg(minimum(acc, acc));\n\
+                    }\n\
+                  }\n";
+    // Seed 3 makes x[0, 0] negative.
+    let r = run(source, &options(), Vec::new(), 3);
+    assert!(r.reference_match, "{:?}", r.outputs);
+    let y = r.outputs[0].tensor.as_ref().expect("simulated output");
+    assert!(y.get(0).is_nan());
+    let elementwise = "kernel k(x: f32[8, 8], y: out f32[8, 8]) {\n\
+                         let t = sqrt(load x[:, :]);\n\
+                         store y[:, :] = relu(maximum(t, 0.5)) + amax(t, axis=1);\n\
+                       }\n";
+    assert_matches_reference(elementwise);
+}
+
+/// compile_run: a matmul over a loop tail of K (4 in steps of 3) multiplied the stale
+/// lanes past the valid column; the tail's operand is now zero-filled before its load.
+#[test]
+fn matmul_over_a_tail_of_k_matches_the_reference() {
+    for source in [
+        "kernel mm(a: f32[16, 4], w: f32[4, 16], c: out f32[16, 16]) {\n\
+           let acc = zeros(f32[16, 16]);\n\
+           for k in 0..4 step 3 {\n\
+             acc += load a[:, k .. k + 3] @ load w[k .. k + 3, :];\n\
+           }\n\
+           store c[:, :] = acc;\n\
+         }\n",
+        "kernel mm(a: f16[8, 8], w: f16[8, 8], c: out f32[8, 8]) {\n\
+           let acc = zeros(f32[8, 8]);\n\
+           for k in 0..8 step 6 {\n\
+             acc += load a[:, k .. k + 6] @ (load w[:, k .. k + 6]).T;\n\
+           }\n\
+           store c[:, :] = acc;\n\
+         }\n",
+    ] {
+        assert_matches_reference(source);
+    }
+    // Tails on M and N stay supported: the product's masked rows are never stored.
+    assert_matches_reference(
+        "kernel mm(a: f32[20, 16], w: f32[16, 16], c: out f32[20, 16]) {\n\
+           for i in 0..20 step 8 {\n\
+             store c[i .. i + 8, :] = load a[i .. i + 8, :] @ load w[:, :];\n\
+           }\n\
+         }\n",
+    );
+}
