@@ -211,3 +211,30 @@ impl fmt::Display for Pipe {
         f.write_str(self.name())
     }
 }
+
+/// numpy broadcasting of two shapes, or `None` when they do not agree. Shared by the
+/// checker, the interpreter and the IR typing rules so all three agree.
+pub fn broadcast_shapes(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let rank = a.len().max(b.len());
+    let mut out = vec![0; rank];
+    for (i, slot) in out.iter_mut().enumerate() {
+        // Right-aligned: axis `i` of the result is axis `i - (rank - len)` of each input.
+        let da = (i + a.len())
+            .checked_sub(rank)
+            .and_then(|j| a.get(j))
+            .copied()
+            .unwrap_or(1);
+        let db = (i + b.len())
+            .checked_sub(rank)
+            .and_then(|j| b.get(j))
+            .copied()
+            .unwrap_or(1);
+        *slot = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        };
+    }
+    Some(out)
+}

@@ -4,31 +4,7 @@
 use super::{FusedExpr, Index, IndexExpr, LoopVarId, Param};
 use crate::types::{DType, TileType};
 
-/// numpy broadcasting of two shapes, or `None` when they do not agree.
-pub fn broadcast_shapes(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-    let rank = a.len().max(b.len());
-    let mut out = vec![0; rank];
-    for (i, slot) in out.iter_mut().enumerate() {
-        // Right-aligned: axis `i` of the result is axis `i - (rank - len)` of each input.
-        let da = (i + a.len())
-            .checked_sub(rank)
-            .and_then(|j| a.get(j))
-            .copied()
-            .unwrap_or(1);
-        let db = (i + b.len())
-            .checked_sub(rank)
-            .and_then(|j| b.get(j))
-            .copied()
-            .unwrap_or(1);
-        *slot = match (da, db) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(out)
-}
+pub use crate::types::broadcast_shapes;
 
 /// True when `from` broadcasts to exactly `to`.
 pub fn broadcasts_to(from: &[u64], to: &[u64]) -> bool {

@@ -18,30 +18,7 @@ pub fn elements(shape: &[u64]) -> u64 {
     shape.iter().fold(1u64, |acc, &d| acc.saturating_mul(d))
 }
 
-/// The numpy broadcast of two shapes, or `None` when an axis disagrees.
-pub fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
-    let rank = a.len().max(b.len());
-    let mut out = vec![1; rank];
-    for (k, slot) in out.iter_mut().enumerate() {
-        let da = (k + a.len())
-            .checked_sub(rank)
-            .and_then(|i| a.get(i))
-            .copied()
-            .unwrap_or(1);
-        let db = (k + b.len())
-            .checked_sub(rank)
-            .and_then(|i| b.get(i))
-            .copied()
-            .unwrap_or(1);
-        *slot = match (da, db) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return None,
-        };
-    }
-    Some(out)
-}
+pub use crate::types::broadcast_shapes as broadcast;
 
 impl Checker<'_> {
     pub(super) fn check_size(&mut self, ty: &TileType, limit: Limit, span: Span) -> Option<()> {
