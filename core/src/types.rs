@@ -213,7 +213,7 @@ impl fmt::Display for Pipe {
 }
 
 /// numpy broadcasting of two shapes, or `None` when they do not agree. Shared by the
-/// checker, the interpreter and the IR typing rules so all three agree.
+/// checker and the IR typing rules so the two agree.
 pub fn broadcast_shapes(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
     let rank = a.len().max(b.len());
     let mut out = vec![0; rank];
