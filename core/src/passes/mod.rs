@@ -6,6 +6,7 @@
 pub mod accumulate;
 pub mod axis_split;
 pub mod canonicalize;
+pub mod cost;
 pub mod decompose_transfer;
 pub mod emit;
 pub mod form_steps;
@@ -14,6 +15,7 @@ pub mod multi_buffer;
 pub mod plan_memory;
 pub mod scope;
 pub mod sink;
+pub mod subtile;
 pub mod sync;
 
 use crate::diag::{Diagnostic, Diagnostics};
@@ -177,6 +179,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(ParsePass),
         Box::new(canonicalize::Canonicalize),
         Box::new(axis_split::AxisSplit),
+        Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),
         Box::new(sink::SinkToUse),
         Box::new(form_steps::FormSteps),

@@ -1,0 +1,353 @@
+//! subtile-matmul: a matrix product whose two operands are loaded whole just for it
+//! cannot start before the last byte of both arrives. This pass splits such a product
+//! along K into an accumulating loop over sub-tiles, fusing the two operands' chunk
+//! loops into one: chunk i's GM -> L1 loads, L1 -> L0 moves and `mmad` into L0C run
+//! while chunk i+1 loads (multi-buffer gives the loop two slots). Every chunk pays the
+//! DMA startup again, so the split is made only when a schedule of the chunks on MTE2,
+//! MTE1 and M priced with the target's costs ends earlier than the whole product; of
+//! the chunk counts that tie for the best time the fewest wins.
+//!
+//! The rewrite (`[..]` marks what is kept):
+//!
+//! ```text
+//! %a = load A[..]; %b = load B[..]; %bt = transpose %b; %c = matmul %a, %bt
+//! ```
+//! becomes
+//! ```text
+//! %0 = full 0.0
+//! %c = for %kc in 0..K step K/n iter(%1 = %0) {
+//!   %a = load A[.., %kc .. %kc + K/n]; %b = ..; %bt = ..; %2 = matmul %a, %bt
+//!   %3 = add %1, %2
+//!   yield %3
+//! }
+//! ```
+//! the shape scope inference turns into an L0C accumulator (see `accumulate`). Only
+//! that plain pattern is split: both operands are single-use loads (or transposed
+//! loads) of input tensors in the product's block, the K axis is not a tail, the
+//! product is outside every loop (see `candidate`), and the operands are
+//! 16-bit. The split sums the chunks' partial products in a different order than one
+//! `mmad` (and the reference interpreter) does: the products of 16-bit operands are
+//! exact in the f32 accumulator, f32 products are not, and a random f32 product with
+//! cancellation left the 1e-5 tolerance of SPEC 4 when split, so f32 stays whole.
+
+use super::{cost, Context, Pass};
+use crate::diag::Diagnostics;
+use crate::front::hir::BinaryOp;
+use crate::ir::{
+    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, Op, OpId, OpKind, ValueDef, ValueId,
+};
+use crate::machine::Machine;
+use crate::types::{DType, MemSpace};
+
+/// The most chunks a product is split into: past this the startups dominate on every
+/// preset, and the loop stays short to read.
+const MAX_CHUNKS: u64 = 8;
+
+pub struct SubtileMatmul;
+
+impl Pass for SubtileMatmul {
+    fn name(&self) -> &'static str {
+        "subtile-matmul"
+    }
+
+    fn description(&self) -> &'static str {
+        "split a product's operand loads into K sub-tiles fused into one accumulating loop, when the cost model gains"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let depth = if cx.auto_multi_buffer { 2 } else { 1 };
+        let k = cx.ir_mut(self.name())?;
+        let mut products = Vec::new();
+        k.walk_ops(|id, op| {
+            if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
+                products.push(id);
+            }
+        });
+        for mm in products {
+            if let Some(c) = candidate(k, mm) {
+                let chunks = best_chunks(&machine, &c, depth);
+                if chunks > 1 {
+                    split(k, &c, chunks);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An operand of the product: its load, the transpose applied to it (if any), and which
+/// axis of the loaded tile is the product's K.
+#[derive(Clone, Debug)]
+struct Operand {
+    load: OpId,
+    transpose: Option<OpId>,
+    k_axis: usize,
+    /// Elements of the loaded tile.
+    elems: u64,
+    /// Position of the load in the product's block (loads issue in this order).
+    position: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    matmul: OpId,
+    path: Vec<OpId>,
+    lhs: Operand,
+    rhs: Operand,
+    dtype: DType,
+    m: u64,
+    k: u64,
+    n: u64,
+}
+
+/// The product `mm` when it fits the pattern of the module doc.
+fn candidate(k: &Kernel, mm: OpId) -> Option<Candidate> {
+    let op = k.ops.get(mm)?;
+    let OpKind::MatMul {
+        lhs,
+        rhs,
+        acc: None,
+    } = op.kind
+    else {
+        return None;
+    };
+    let result = *op.results.first()?;
+    if k.values.get(result)?.ty.dtype != DType::F32 {
+        return None;
+    }
+    if k.values.get(lhs)?.ty.dtype.bytes() != 2 {
+        return None;
+    }
+    let (path, ops) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm))?;
+    // Inside a loop the new K loop would become the innermost one, and automatic
+    // multi-buffering would move from the row loop (overlapping whole iterations) to
+    // it, which the chunk schedule below does not price: such products stay whole.
+    if !path.is_empty() {
+        return None;
+    }
+    let uses = k.use_counts();
+    let (ls, rs) = (&k.values.get(lhs)?.ty, &k.values.get(rhs)?.ty);
+    let ([m, kk], [_, n]) = (ls.shape.as_slice(), rs.shape.as_slice()) else {
+        return None;
+    };
+    let operand = |v: ValueId, k_axis_of_value: usize| -> Option<Operand> {
+        let single = |v: ValueId| uses.get(v.index()) == Some(&1);
+        let def = |v: ValueId| match k.values.get(v)?.def {
+            ValueDef::Result { op, .. } if ops.contains(&op) => Some(op),
+            _ => None,
+        };
+        let mut at = def(v)?;
+        let mut transpose = None;
+        let mut k_axis = k_axis_of_value;
+        if let OpKind::Transpose { arg } = k.ops.get(at)?.kind {
+            if !single(v) {
+                return None;
+            }
+            transpose = Some(at);
+            k_axis = 1 - k_axis;
+            at = def(arg)?;
+        }
+        let load = k.ops.get(at)?;
+        let OpKind::Load { param, index } = &load.kind else {
+            return None;
+        };
+        let tile = *load.results.first()?;
+        let input = k.params.get(*param).is_some_and(|p| !p.is_out);
+        let k_index_splits = match index.get(k_axis)? {
+            Index::Full => true,
+            Index::Range { clamped, .. } => !clamped,
+            _ => false,
+        };
+        if !input || index.len() != 2 || !single(tile) || !k_index_splits {
+            return None;
+        }
+        Some(Operand {
+            load: at,
+            transpose,
+            k_axis,
+            elems: k.values.get(tile)?.ty.shape.iter().product(),
+            position: ops.iter().position(|&o| o == at)?,
+        })
+    };
+    Some(Candidate {
+        matmul: mm,
+        path,
+        lhs: operand(lhs, 1)?,
+        rhs: operand(rhs, 0)?,
+        dtype: ls.dtype,
+        m: *m,
+        k: *kk,
+        n: *n,
+    })
+}
+
+/// The chunk count with the earliest estimated end (1: do not split).
+pub fn best_chunks(machine: &Machine, c: &Candidate, depth: usize) -> u64 {
+    let kb = (machine.costs.matmul.k_block_bytes / c.dtype.bytes()).max(1);
+    let mut best = (estimate(machine, c, 1, depth), 1);
+    for n in 2..=MAX_CHUNKS {
+        // A chunk that is not whole K blocks would add a partial block to every mmad.
+        if !c.k.is_multiple_of(n) || !(c.k / n).is_multiple_of(kb) {
+            continue;
+        }
+        let end = estimate(machine, c, n, depth);
+        if end < best.0 {
+            best = (end, n);
+        }
+    }
+    best.1
+}
+
+/// When the last `mmad` of `n` chunks ends, with `depth` slots per chunk tile: loads in
+/// block order on MTE2, each operand's move on MTE1 once loaded, the product on M once
+/// both moves are done. A chunk's load waits for the `mmad` `depth` chunks earlier to
+/// free its slot. Syncs (a cycle each) and loop control are left out: the margin they
+/// would need is smaller than one startup, the least a split changes.
+fn estimate(machine: &Machine, c: &Candidate, n: u64, depth: usize) -> u64 {
+    let eb = c.dtype.bytes();
+    let kc = c.k / n.max(1);
+    let mut ordered = [(&c.lhs, MemSpace::L0A), (&c.rhs, MemSpace::L0B)];
+    ordered.sort_by_key(|(o, _)| o.position);
+    let (mut mte2, mut mte1, mut m) = (0u64, 0u64, 0u64);
+    let mut mmad_ends: Vec<u64> = Vec::new();
+    for i in 0..n as usize {
+        let slot_free = i
+            .checked_sub(depth.max(1))
+            .and_then(|j| mmad_ends.get(j))
+            .copied()
+            .unwrap_or(0);
+        let mut moved = 0;
+        for (o, l0) in ordered {
+            let bytes = o.elems / n.max(1) * eb;
+            mte2 = mte2.max(slot_free) + cost::dma(machine, MemSpace::GM, MemSpace::L1, bytes);
+            mte1 = mte1.max(mte2) + cost::dma(machine, MemSpace::L1, l0, bytes);
+            moved = moved.max(mte1);
+        }
+        m = m.max(moved) + cost::mmad(machine, c.dtype, c.m, kc, c.n);
+        mmad_ends.push(m);
+    }
+    m
+}
+
+/// Rewrites `c` into the accumulating loop of `chunks` sub-tiles (module doc).
+fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
+    let chunk = c.k / chunks;
+    let span = k.ops[c.matmul].span;
+    let Some(&product) = k.ops[c.matmul].results.first() else {
+        return;
+    };
+    let ty = k.values[product].ty.clone();
+    let var = k.loop_vars.push(LoopVar {
+        name: fresh_var_name(k),
+        span,
+    });
+    for o in [&c.lhs, &c.rhs] {
+        narrow(k, o, var, chunk);
+    }
+    let (init_op, init) = k.add_op(OpKind::Full { value: 0.0 }, span, ty.clone(), None);
+    let for_id = k.ops.push(Op {
+        kind: OpKind::Full { value: 0.0 },
+        span,
+        results: Vec::new(),
+    });
+    let name = k.values[product].name.clone();
+    let def = |index| ValueDef::LoopArg { op: for_id, index };
+    let arg = k.add_value(ty.clone(), None, def(0));
+    let result = k.add_value(
+        ty.clone(),
+        name,
+        ValueDef::Result {
+            op: for_id,
+            index: 0,
+        },
+    );
+    k.ops[for_id].results.push(result);
+    k.replace_uses(product, result);
+    let (add, sum) = k.add_op(
+        OpKind::Binary {
+            op: BinaryOp::Add,
+            lhs: arg,
+            rhs: product,
+        },
+        span,
+        ty,
+        None,
+    );
+    let mut body: Vec<OpId> = Vec::new();
+    let mut operands = [&c.lhs, &c.rhs];
+    operands.sort_by_key(|o| o.position);
+    for o in operands {
+        body.push(o.load);
+        body.extend(o.transpose);
+    }
+    body.extend([c.matmul, add]);
+    k.ops[for_id].kind = OpKind::For(ForOp {
+        var,
+        start: 0,
+        end: chunk as i64 * chunks as i64,
+        step: chunk as i64,
+        buffers: None,
+        inits: vec![init],
+        args: vec![arg],
+        body: Block::from_ops(body.iter().copied()),
+        yields: vec![sum],
+    });
+    let Some(block) = k.block_mut(&c.path) else {
+        return;
+    };
+    // The loop takes the place of the first load: it reads nothing defined in between,
+    // and keeping the loads where they were keeps the order of MTE2's queue.
+    let at = block.ops().position(|o| body.contains(&o)).unwrap_or(0);
+    let mut ops: Vec<OpId> = block.ops().filter(|o| !body.contains(o)).collect();
+    let at = at.min(ops.len());
+    ops.splice(at..at, [init_op, for_id]);
+    *block = Block::from_ops(ops);
+}
+
+/// Makes operand `o`'s load read chunk `var .. var + chunk` of its K axis, and narrows the
+/// types of the load and its transpose to match.
+fn narrow(k: &mut Kernel, o: &Operand, var: crate::ir::LoopVarId, chunk: u64) {
+    if let OpKind::Load { index, .. } = &mut k.ops[o.load].kind {
+        if let Some(ix) = index.get_mut(o.k_axis) {
+            let start = match ix {
+                Index::Range { start, .. } => {
+                    IndexExpr::Add(Box::new(start.clone()), Box::new(IndexExpr::Var(var)))
+                }
+                _ => IndexExpr::Var(var),
+            };
+            *ix = Index::Range {
+                start,
+                len: chunk,
+                clamped: false,
+            };
+        }
+    }
+    let resize = |k: &mut Kernel, op: OpId, axis: usize| {
+        let Some(&v) = k.ops[op].results.first() else {
+            return;
+        };
+        if let Some(extent) = k.values[v].ty.shape.get_mut(axis) {
+            *extent = chunk;
+        }
+    };
+    resize(k, o.load, o.k_axis);
+    if let Some(t) = o.transpose {
+        resize(k, t, 1 - o.k_axis);
+    }
+}
+
+/// `kc`, `kc1`, ...: the first name no loop variable of the kernel has.
+fn fresh_var_name(k: &Kernel) -> String {
+    let taken = |name: &str| k.loop_vars.iter().any(|(_, v)| v.name == name);
+    (0..)
+        .map(|i| {
+            if i == 0 {
+                "kc".to_string()
+            } else {
+                format!("kc{i}")
+            }
+        })
+        .find(|n| !taken(n))
+        .unwrap_or_default()
+}
