@@ -5,6 +5,7 @@
 
 pub mod accumulate;
 pub mod axis_split;
+pub mod buffer_depth;
 pub mod canonicalize;
 pub mod cost;
 pub mod decompose_transfer;

@@ -2,12 +2,15 @@
 //! crosses pipes (written on one pipe, read on another) N slots, slot `iteration % N`,
 //! so the producer of iteration i+1 can run while the consumer of iteration i still reads.
 //! In automatic mode an innermost loop without `@buffers` is double-buffered when memory
-//! planning still fits; otherwise it is left single-buffered.
+//! planning still fits, and triple-buffered where the cost model says a third slot
+//! gains and memory and event ids allow (`buffer_depth`); otherwise it is left
+//! single-buffered.
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
 use crate::ir::{Kernel, OpId, OpKind, ValueId};
 use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
+use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};
 use std::collections::HashMap;
 
@@ -53,17 +56,18 @@ impl Pass for MultiBuffer {
                 })
                 .take(MAX_AUTO_MULTI_BUFFER_LOOPS);
             for &(id, _, _, _) in candidates {
-                if set_slots(k, &users, id, Some(2)) == 0 {
+                let rotated = set_slots(k, &users, id, Some(2));
+                if rotated.is_empty() {
                     continue;
                 }
-                if let OpKind::For(l) = &mut k.ops[id].kind {
-                    l.buffers = Some(2);
+                if !try_depth(k, &users, id, 2, &machine) {
+                    set_depth(k, &users, id, None);
+                    continue;
                 }
-                if super::plan_memory::plan(k, &machine).is_err() {
-                    set_slots(k, &users, id, None);
-                    if let OpKind::For(l) = &mut k.ops[id].kind {
-                        l.buffers = None;
-                    }
+                if super::buffer_depth::choose(&machine, k, id, &rotated) == 3
+                    && !try_depth(k, &users, id, 3, &machine)
+                {
+                    set_depth(k, &users, id, Some(2));
                 }
             }
         }
@@ -71,18 +75,32 @@ impl Pass for MultiBuffer {
     }
 }
 
+/// Gives loop `id` `depth` slots as if written `@buffers(depth)`; true when memory
+/// planning still fits.
+fn try_depth(k: &mut Kernel, users: &Users, id: OpId, depth: u32, machine: &Machine) -> bool {
+    set_depth(k, users, id, Some(depth));
+    super::plan_memory::plan(k, machine).is_ok()
+}
+
+fn set_depth(k: &mut Kernel, users: &Users, id: OpId, depth: Option<u32>) {
+    set_slots(k, users, id, depth);
+    if let OpKind::For(l) = &mut k.ops[id].kind {
+        l.buffers = depth;
+    }
+}
+
 /// Sets (or clears) the slot count of the cross-pipe tiles of loop `id`'s body; returns
-/// how many tiles it touched.
-fn set_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> usize {
+/// the tiles it touched.
+fn set_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> Vec<ValueId> {
     let touched = set_tile_slots(k, users, id, slots);
-    let rotation = slots.filter(|_| touched > 0);
+    let rotation = slots.filter(|_| !touched.is_empty());
     k.op_attrs.entry(id).or_default().rotation = rotation;
     touched
 }
 
-fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> usize {
+fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> Vec<ValueId> {
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) else {
-        return 0;
+        return Vec::new();
     };
     let carried: Vec<ValueId> = l.yields.clone();
     let body: Vec<OpId> = l.body.ops().collect();
@@ -111,7 +129,7 @@ fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -
             v.attrs.slots = slots;
         }
     }
-    touched.len()
+    touched
 }
 
 /// The ops that read each value.
