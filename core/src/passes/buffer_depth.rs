@@ -29,6 +29,11 @@ use std::collections::{BTreeMap, HashMap};
 /// to show twice, few enough to stay cheap.
 const MODEL_ITERATIONS: u64 = 8;
 
+/// Queues deeper than this are modelled as this deep: the model keeps every queued
+/// instruction, so a preset with absurd queues must not make it quadratic, and past a
+/// few iterations' worth of instructions depth no longer limits anything.
+const MAX_MODEL_QUEUE: usize = 64;
+
 /// Below this gain the extra slot's memory and event ids are not worth spending (the
 /// model leaves out syncs and loop control, a few cycles per iteration).
 const MIN_GAIN_PERCENT: u64 = 3;
@@ -130,6 +135,13 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
         }
         _ => None,
     };
+    // The body positions reading each value.
+    let mut users: HashMap<ValueId, Vec<usize>> = HashMap::new();
+    for (i, &op) in body.iter().enumerate() {
+        for v in k.ops.get(op).map(|o| o.kind.operands()).unwrap_or_default() {
+            users.entry(v).or_default().push(i);
+        }
+    }
     let tasks: Vec<Task> = body
         .iter()
         .map(|&op| {
@@ -140,25 +152,19 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
                 .and_then(|o| o.results.first())
                 .filter(|r| rotated.contains(r))
                 .copied();
-            let slot_readers = writes_rotated.map_or_else(Vec::new, |r| {
-                body.iter()
-                    .enumerate()
-                    .filter(|(_, &u)| k.ops.get(u).is_some_and(|o| o.kind.operands().contains(&r)))
-                    .map(|(i, _)| i)
-                    .collect()
-            });
+            let slot_readers = writes_rotated
+                .and_then(|r| users.get(&r))
+                .cloned()
+                .unwrap_or_default();
             let pipe = op_pipe(k, op).unwrap_or(Pipe::S);
             let deps: Vec<usize> = operands.iter().filter_map(|&v| producer(v)).collect();
             let pipe_at = |i: &usize| body.get(*i).and_then(|&o| op_pipe(k, o));
-            let readers: Vec<Pipe> = body
+            let results = k.ops.get(op).map(|o| o.results.as_slice()).unwrap_or(&[]);
+            let readers: Vec<Pipe> = results
                 .iter()
-                .filter(|&&u| {
-                    let results = k.ops.get(op).map(|o| o.results.clone()).unwrap_or_default();
-                    k.ops
-                        .get(u)
-                        .is_some_and(|o| o.kind.operands().iter().any(|v| results.contains(v)))
-                })
-                .filter_map(|&u| op_pipe(k, u))
+                .filter_map(|r| users.get(r))
+                .flatten()
+                .filter_map(pipe_at)
                 .collect();
             let rotated_sources = operands
                 .iter()
@@ -200,7 +206,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
         queues.scalar += scalar_per_iteration;
         let mut now: Vec<u64> = Vec::with_capacity(tasks.len());
         for t in &tasks {
-            let depth_q = machine.queue_depth.get(t.pipe) as usize;
+            let depth_q = (machine.queue_depth.get(t.pipe) as usize).min(MAX_MODEL_QUEUE);
             let mut dispatched = 0;
             if t.cycles > 0 {
                 for _ in 0..=t.waits {

@@ -38,6 +38,7 @@ use crate::ir::{
 };
 use crate::machine::Machine;
 use crate::types::{DType, MemSpace};
+use std::collections::HashMap;
 
 /// The most chunks a product is split into: past this the startups dominate on every
 /// preset, and the loop stays short to read.
@@ -58,18 +59,20 @@ impl Pass for SubtileMatmul {
         let machine = cx.machine();
         let depth = if cx.auto_multi_buffer { 2 } else { 1 };
         let k = cx.ir_mut(self.name())?;
-        let mut products = Vec::new();
-        k.walk_ops(|id, op| {
-            if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
-                products.push(id);
-            }
-        });
-        for mm in products {
-            if let Some(c) = candidate(k, mm) {
-                let chunks = best_chunks(&machine, &c, depth);
-                if chunks > 1 {
-                    split(k, &c, chunks);
-                }
+        // Only top-level products split (see `candidate`); the splits leave the other
+        // candidates' loads and their uses as they were, so one look at the block and
+        // one count of uses serve them all.
+        let top: HashMap<OpId, usize> = k.body.ops().enumerate().map(|(i, o)| (o, i)).collect();
+        let uses = k.use_counts();
+        let mut candidates: Vec<Candidate> = top
+            .keys()
+            .filter_map(|&mm| candidate(k, &top, &uses, mm))
+            .collect();
+        candidates.sort_by_key(|c| top.get(&c.matmul).copied());
+        for c in candidates {
+            let chunks = best_chunks(&machine, &c, depth);
+            if chunks > 1 {
+                split(k, &c, chunks);
             }
         }
         Ok(())
@@ -92,7 +95,6 @@ struct Operand {
 #[derive(Clone, Debug)]
 pub struct Candidate {
     matmul: OpId,
-    path: Vec<OpId>,
     lhs: Operand,
     rhs: Operand,
     dtype: DType,
@@ -101,8 +103,12 @@ pub struct Candidate {
     n: u64,
 }
 
-/// The product `mm` when it fits the pattern of the module doc.
-fn candidate(k: &Kernel, mm: OpId) -> Option<Candidate> {
+/// The product `mm` of the top-level block (`top`: each op's position in it) when it
+/// fits the pattern of the module doc (`uses`: the use count of every value). Inside a loop the new K loop would become
+/// the innermost one, and automatic multi-buffering would move from the loop around it
+/// (overlapping whole iterations) to it, which the chunk schedule does not price: such
+/// products stay whole.
+fn candidate(k: &Kernel, top: &HashMap<OpId, usize>, uses: &[u32], mm: OpId) -> Option<Candidate> {
     let op = k.ops.get(mm)?;
     let OpKind::MatMul {
         lhs,
@@ -119,14 +125,7 @@ fn candidate(k: &Kernel, mm: OpId) -> Option<Candidate> {
     if k.values.get(lhs)?.ty.dtype.bytes() != 2 {
         return None;
     }
-    let (path, ops) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm))?;
-    // Inside a loop the new K loop would become the innermost one, and automatic
-    // multi-buffering would move from the row loop (overlapping whole iterations) to
-    // it, which the chunk schedule below does not price: such products stay whole.
-    if !path.is_empty() {
-        return None;
-    }
-    let uses = k.use_counts();
+
     let (ls, rs) = (&k.values.get(lhs)?.ty, &k.values.get(rhs)?.ty);
     let ([m, kk], [_, n]) = (ls.shape.as_slice(), rs.shape.as_slice()) else {
         return None;
@@ -134,7 +133,7 @@ fn candidate(k: &Kernel, mm: OpId) -> Option<Candidate> {
     let operand = |v: ValueId, k_axis_of_value: usize| -> Option<Operand> {
         let single = |v: ValueId| uses.get(v.index()) == Some(&1);
         let def = |v: ValueId| match k.values.get(v)?.def {
-            ValueDef::Result { op, .. } if ops.contains(&op) => Some(op),
+            ValueDef::Result { op, .. } if top.contains_key(&op) => Some(op),
             _ => None,
         };
         let mut at = def(v)?;
@@ -167,12 +166,11 @@ fn candidate(k: &Kernel, mm: OpId) -> Option<Candidate> {
             transpose,
             k_axis,
             elems: k.values.get(tile)?.ty.shape.iter().product(),
-            position: ops.iter().position(|&o| o == at)?,
+            position: top.get(&at).copied()?,
         })
     };
     Some(Candidate {
         matmul: mm,
-        path,
         lhs: operand(lhs, 1)?,
         rhs: operand(rhs, 0)?,
         dtype: ls.dtype,
@@ -293,9 +291,7 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
         body: Block::from_ops(body.iter().copied()),
         yields: vec![sum],
     });
-    let Some(block) = k.block_mut(&c.path) else {
-        return;
-    };
+    let block = &mut k.body;
     // The loop takes the place of the first load: it reads nothing defined in between,
     // and keeping the loads where they were keeps the order of MTE2's queue.
     let at = block.ops().position(|o| body.contains(&o)).unwrap_or(0);
