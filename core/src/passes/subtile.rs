@@ -93,7 +93,7 @@ struct Operand {
 }
 
 #[derive(Clone, Debug)]
-pub struct Candidate {
+struct Candidate {
     matmul: OpId,
     lhs: Operand,
     rhs: Operand,
@@ -104,10 +104,10 @@ pub struct Candidate {
 }
 
 /// The product `mm` of the top-level block (`top`: each op's position in it) when it
-/// fits the pattern of the module doc (`uses`: the use count of every value). Inside a loop the new K loop would become
-/// the innermost one, and automatic multi-buffering would move from the loop around it
-/// (overlapping whole iterations) to it, which the chunk schedule does not price: such
-/// products stay whole.
+/// fits the pattern of the module doc (`uses`: the use count of every value). Inside a
+/// loop the new K loop would become the innermost one, and automatic multi-buffering
+/// would move from the loop around it (overlapping whole iterations) to it, which the
+/// chunk schedule does not price: such products stay whole.
 fn candidate(k: &Kernel, top: &HashMap<OpId, usize>, uses: &[u32], mm: OpId) -> Option<Candidate> {
     let op = k.ops.get(mm)?;
     let OpKind::MatMul {
@@ -125,7 +125,6 @@ fn candidate(k: &Kernel, top: &HashMap<OpId, usize>, uses: &[u32], mm: OpId) -> 
     if k.values.get(lhs)?.ty.dtype.bytes() != 2 {
         return None;
     }
-
     let (ls, rs) = (&k.values.get(lhs)?.ty, &k.values.get(rhs)?.ty);
     let ([m, kk], [_, n]) = (ls.shape.as_slice(), rs.shape.as_slice()) else {
         return None;
@@ -181,7 +180,7 @@ fn candidate(k: &Kernel, top: &HashMap<OpId, usize>, uses: &[u32], mm: OpId) -> 
 }
 
 /// The chunk count with the earliest estimated end (1: do not split).
-pub fn best_chunks(machine: &Machine, c: &Candidate, depth: usize) -> u64 {
+fn best_chunks(machine: &Machine, c: &Candidate, depth: usize) -> u64 {
     let kb = (machine.costs.matmul.k_block_bytes / c.dtype.bytes()).max(1);
     let mut best = (estimate(machine, c, 1, depth), 1);
     for n in 2..=MAX_CHUNKS {
