@@ -11,6 +11,18 @@
 //! producers another one already orders (transitive pruning). A final sweep removes
 //! any pair whose absence the walk does not notice, so every pair left is needed.
 //! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
+//!
+//! Nest-wide rotation: a pair carried by the inner loop of a perfect nest is primed
+//! before the outermost loop of the nest and drained after it ([`place`]), so a
+//! multi-buffered loop that axis-split made into a nest keeps its slots rotating across
+//! outer iterations (the report shows `loop_carried` at the nest's top and
+//! `rotates_with` at the inner loop). That needs each dynamic pair's ids to follow its
+//! slots exactly: when ids run short the pass starts again with per-run rotation.
+//!
+//! Register-counted loops (whose trip count the walk cannot know) are walked once per
+//! rotation phase a run can end on and once with no iterations, and a long constant
+//! run is cut to a walked length that ends on the same slot, so the hazards between
+//! the last iterations of one run and the first of the next are the real ones.
 
 pub mod ids;
 pub mod place;
@@ -46,6 +58,9 @@ pub struct PairInfo {
     pub dynamic: bool,
     /// Primed before and drained after this loop (a loop-carried dependence).
     pub loop_carried: Option<LoopId>,
+    /// The loop whose counter picks a dynamic pair's id. When it differs from
+    /// `loop_carried` the rotation runs across the perfect nest `loop_carried` heads.
+    pub rotates_with: Option<LoopId>,
     pub reason: Reason,
     /// Item paths (indices into `Lowered::body`, then into loop bodies) of every
     /// instruction of the pair: set, wait, primes and drains.
@@ -116,7 +131,19 @@ pub fn insert_sync(
     }
     let original = lowered.body.clone();
     let result = match strategy {
-        SyncStrategy::Auto => auto(lowered, machine, &mut report),
+        SyncStrategy::Auto => match auto(lowered, machine, &mut report, true) {
+            // Nest-wide rotation needs each dynamic pair's ids to follow its slots: when
+            // ids ran short, rotate per run of the inner loop instead.
+            Ok(AutoOutcome::NestNeedsFullIds) => {
+                lowered.body = original.clone();
+                report = SyncReport {
+                    strategy,
+                    ..SyncReport::default()
+                };
+                auto(lowered, machine, &mut report, false).map(|_| ())
+            }
+            r => r.map(|_| ()),
+        },
         _ => barrier(lowered, &mut report),
     };
     match result {
@@ -140,17 +167,29 @@ pub fn insert_sync(
     }
 }
 
-fn scenarios(tree: &Tree) -> Vec<Scenario> {
-    let mut out = vec![Scenario {
-        zero_register_loops: false,
-    }];
-    let any_register_count = tree
+/// The runs to walk: register-counted loops (whose trip count the walk cannot know)
+/// once per rotation phase their run may end on, and once not running at all.
+fn scenarios(tree: &Tree, lowered: &Lowered) -> Vec<Scenario> {
+    let (_, period) = walk::unroll_and_period(tree, &lowered.buffers);
+    let phases = tree
         .nodes
         .iter()
-        .any(|n| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))));
-    if any_register_count {
+        .enumerate()
+        .filter(|(_, n)| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))))
+        .map(|(id, _)| period.get(&id).copied().unwrap_or(1))
+        .max();
+    let mut out = vec![Scenario {
+        zero_register_loops: false,
+        extra: 0,
+    }];
+    if let Some(phases) = phases {
+        out.extend((1..phases).map(|extra| Scenario {
+            zero_register_loops: false,
+            extra,
+        }));
         out.push(Scenario {
             zero_register_loops: true,
+            extra: 0,
         });
     }
     out
@@ -164,7 +203,7 @@ fn check(
     flags: Flags,
     spent: &mut u64,
 ) -> Result<Option<Finding>, Diagnostic> {
-    for s in scenarios(tree) {
+    for s in scenarios(tree, lowered) {
         if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run(spent)? {
             return Ok(Some(f));
         }
@@ -192,11 +231,19 @@ fn fixpoint(
     Err(internal("sync insertion did not converge"))
 }
 
+enum AutoOutcome {
+    Done,
+    /// A nest-wide pair lost ids to exhaustion; `lowered.body` is left empty for the
+    /// caller to restore.
+    NestNeedsFullIds,
+}
+
 fn auto(
     lowered: &mut Lowered,
     machine: &Machine,
     report: &mut SyncReport,
-) -> Result<(), Diagnostic> {
+    nest: bool,
+) -> Result<AutoOutcome, Diagnostic> {
     let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
     let mut seen = std::collections::HashSet::new();
     let mut spent = 0;
@@ -220,7 +267,7 @@ fn auto(
                     if !seen.insert((p.inst.node, consumer.node, p.inst.iters.clone())) {
                         return Err(internal("a hazard stayed unordered after its pair"));
                     }
-                    let site = place::site(tree, &p.inst, &consumer)?;
+                    let site = place::site(tree, &p.inst, &consumer, nest)?;
                     place::add_pair(tree, &site, &p.inst, &consumer, p.rotation, Reason::Hazard)?;
                 }
             }
@@ -228,7 +275,7 @@ fn auto(
                 if !seen.insert((wait.node, set.node, wait.iters.clone())) {
                     return Err(internal("a flag reuse stayed unordered after its pair"));
                 }
-                let site = place::site(tree, &wait, &set)?;
+                let site = place::site(tree, &wait, &set, nest)?;
                 place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse)?;
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
@@ -247,7 +294,16 @@ fn auto(
             }
         }
     }
+    let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
     let reductions = ids::allocate(&mut tree, machine, report);
+    let nest_reduced = tree
+        .pairs
+        .iter()
+        .zip(&wanted)
+        .any(|(p, &w)| p.nest_wide && !p.removed && (p.barrier || p.ids.count() < w));
+    if nest_reduced {
+        return Ok(AutoOutcome::NestNeedsFullIds);
+    }
     for r in reductions {
         let loop_id = tree.loop_head(r.0).map_or(LoopId(u32::MAX), |h| h.id);
         report.slot_reductions.push(SlotReduction {
@@ -263,7 +319,8 @@ fn auto(
             "allocated event ids do not order the program: {f:?}"
         )));
     }
-    write_back(lowered, tree, report)
+    write_back(lowered, tree, report)?;
+    Ok(AutoOutcome::Done)
 }
 
 fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
@@ -422,6 +479,10 @@ fn write_back(
             ids: (p.base..p.base + p.ids.count()).collect(),
             dynamic: matches!(p.ids, Ids::Dynamic { .. }),
             loop_carried: p.carried.and_then(|l| loop_ids.get(&l).copied()),
+            rotates_with: match p.ids {
+                Ids::Dynamic { rotation, .. } => loop_ids.get(&rotation).copied(),
+                Ids::Static => None,
+            },
             reason: p.reason,
             paths: ps,
         });

@@ -2,10 +2,22 @@
 //! the walk found: in the innermost block that holds both, hoisted out of any inner
 //! loop only one of them is in (so every set runs exactly as often as its wait), and
 //! primed and drained around the loop whose back edge the dependence crosses.
+//!
+//! Nest-wide rotation: when that loop is the only non-scalar item of its parent loop
+//! (a perfect nest, as axis-split makes), the primes and drains move out to the
+//! outermost loop of the nest. The flags then rotate over the flattened iteration
+//! space: the first iteration of each run of the inner loop waits on the set its slot
+//! got in the previous run, which is exactly the dependence across the outer back
+//! edge, instead of draining every flag and priming it again at each outer iteration
+//! (which stalls the producer pipe until the consumer has caught up). A dynamic pair's
+//! ids follow the rotating loop's slot (`counter % slots`), as the buffer does, so the
+//! last set of flag `s` in a run is made by the last iteration that used slot `s`, for
+//! any trip count including zero (the prime then meets the drain directly).
 
-use super::tree::{Ids, NodeId, Pair, PairId, Reason, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
 use super::walk::Inst;
 use crate::diag::Diagnostic;
+use crate::types::Pipe;
 
 /// The block and anchors for ordering `p` before `c`.
 pub struct Site {
@@ -17,13 +29,36 @@ pub struct Site {
     pub before: NodeId,
     /// The dependence crosses this loop's back edge.
     pub carried: Option<NodeId>,
+    /// Primes and drains go around this loop: `carried`, or the outermost loop of the
+    /// perfect nest `carried` is the innermost of.
+    pub primed: Option<NodeId>,
 }
 
 fn internal(msg: &str) -> Diagnostic {
     Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
-pub fn site(tree: &Tree, p: &Inst, c: &Inst) -> Result<Site, Diagnostic> {
+/// The outermost loop of the perfect nest whose innermost loop is `l`: each loop around
+/// it holds nothing but the inner loop and scalar instructions (no other work, and no
+/// sync, which would mean an earlier pair was primed around the inner loop alone).
+fn nest_top(tree: &Tree, l: NodeId) -> NodeId {
+    let mut top = l;
+    while let Some(parent) = tree.parent(top) {
+        let perfect = tree.block(Some(parent)).iter().all(|&n| {
+            n == top
+                || matches!(tree.node(n).map(|n| &n.kind), Some(Kind::Instr(i)) if i.pipe() == Pipe::S)
+        });
+        if !perfect {
+            break;
+        }
+        top = parent;
+    }
+    top
+}
+
+/// Where to order `p` before `c`; `nest` lets the primes and drains of a loop-carried
+/// pair move out to the top of a perfect nest.
+pub fn site(tree: &Tree, p: &Inst, c: &Inst, nest: bool) -> Result<Site, Diagnostic> {
     let lp = tree.loops_of(p.node);
     let lc = tree.loops_of(c.node);
     let iter = |inst: &Inst, l: NodeId| inst.iters.iter().find(|(n, _)| *n == l).map(|x| x.1);
@@ -55,11 +90,16 @@ pub fn site(tree: &Tree, p: &Inst, c: &Inst) -> Result<Site, Diagnostic> {
     } else if carried.is_none() {
         return Err(internal("a dependence runs backwards outside any loop"));
     }
+    let primed = match carried {
+        Some(l) if nest => Some(nest_top(tree, l)),
+        _ => carried,
+    };
     Ok(Site {
         owner,
         after,
         before,
         carried,
+        primed,
     })
 }
 
@@ -93,7 +133,8 @@ pub fn add_pair(
         src: p.pipe,
         dst: c.pipe,
         ids,
-        carried: site.carried,
+        carried: site.primed,
+        nest_wide: site.primed != site.carried,
         reason,
         nodes: Vec::new(),
         removed: false,
@@ -112,7 +153,7 @@ pub fn add_pair(
         tree.insert(site.before, Sync::Wait(id), false)
             .ok_or_else(fail)?,
     );
-    if let Some(l) = site.carried {
+    if let Some(l) = site.primed {
         for k in 0..ids.count() {
             nodes.push(tree.insert(l, Sync::Prime(id, k), false).ok_or_else(fail)?);
         }
