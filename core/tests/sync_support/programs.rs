@@ -285,3 +285,51 @@ pub fn nested_stream(outer: i64, inner: i64, slots: u32, inner_in_reg: bool) -> 
     b.end_loop();
     b.finish()
 }
+
+/// A row `w` loaded once before a loop and added to a fresh tile in each of `trips`
+/// iterations (filled on V, stored on MTE3); after the loop `w` is loaded again, over
+/// the tile every iteration read: a read-after-write into the loop and a
+/// write-after-read out of it, both the same in every iteration.
+pub fn invariant_operand(trips: i64) -> Lowered {
+    let mut b = Builder::new();
+    let wt = b.tensor("w", &[8, 64]);
+    let y = b.tensor("y", &[8 * trips as u64, 64]);
+    let w = b.buffer("w", MemSpace::UB, 2048, &[0], None);
+    let t = b.buffer("t", MemSpace::UB, 2048, &[2048], None);
+    let wl = tile(at(MemSpace::UB, None, 0), 8, 64);
+    let tl = tile(at(MemSpace::UB, None, 2048), 8, 64);
+    let load_w = |b: &mut Builder| {
+        b.push(
+            dma(at(MemSpace::UB, None, 0), gm(wt, None, 0), 512),
+            vec![wr(w), rd_gm(wt)],
+        )
+    };
+    load_w(&mut b);
+    let (_, i, _) = b.begin_loop(Val::Imm(trips), 1);
+    b.push(
+        Op::VDup {
+            dtype: DType::F32,
+            dst: tl,
+            value: VSrc::Float(1.0),
+        },
+        vec![wr(t)],
+    );
+    b.push(
+        Op::VBinary {
+            op: tilescope::isa::BinOp::Add,
+            dtype: DType::F32,
+            dst: tl,
+            a: VSrc::Tile(tl),
+            b: VSrc::Tile(wl),
+        },
+        vec![rd(t), rd(w), wr(t)],
+    );
+    let off = b.alu(AluOp::Mul, i, Val::Imm(2048));
+    b.push(
+        dma(gm(y, Some(off), 0), at(MemSpace::UB, None, 2048), 512),
+        vec![rd(t), wr_gm(y)],
+    );
+    b.end_loop();
+    load_w(&mut b);
+    b.finish()
+}
