@@ -9,7 +9,9 @@
 //! back edge, with slot-following dynamic ids for multi-buffered slots), and walks
 //! again. Per consumer it keeps only the latest producer of each pipe and drops
 //! producers another one already orders (transitive pruning). A final sweep removes
-//! any pair whose absence the walk does not notice, so every pair left is needed.
+//! any pair whose absence the walk does not notice, so every pair left is needed (a
+//! pair no chain of other pairs leads from its source pipe to its destination pipe
+//! is kept without a walk: nothing else could order what it orders).
 //! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
 //!
 //! Nest-wide rotation: a pair carried by the inner loop of a perfect nest is primed
@@ -283,8 +285,17 @@ fn auto(
         Ok(())
     })?;
     // Minimality: a pair whose removal leaves everything ordered is dropped. Later pairs
-    // go first: they were added with the earlier ones in place.
+    // go first: they were added with the earlier ones in place. A pair no chain of the
+    // other pairs can stand in for is kept without walking.
+    let has_barriers = tree.nodes.iter().any(|n| match &n.kind {
+        Kind::Instr(i) => matches!(i.op, Op::Barrier { pipe: None }),
+        Kind::Sync(s) => *s == Sync::Barrier,
+        Kind::Loop(..) => false,
+    });
     for p in (0..tree.pairs.len()).rev() {
+        if !has_barriers && needed_by_pipe_graph(&tree, p) {
+            continue;
+        }
         if let Some(pair) = tree.pairs.get_mut(p) {
             pair.removed = true;
         }
@@ -321,6 +332,39 @@ fn auto(
     }
     write_back(lowered, tree, report)?;
     Ok(AutoOutcome::Done)
+}
+
+/// Whether pair `p` is needed because no other live pair chain leads from its source
+/// pipe to its destination pipe. Without barriers the walk's happens-before only
+/// crosses pipes through a set/wait pair, so with no such chain the
+/// destination can never learn of the source's instructions without `p` and the
+/// conflict `p` was placed for would be unordered again: the walk would keep `p` too.
+/// A chain existing proves nothing (its pairs may order other instances), so the
+/// caller then walks.
+fn needed_by_pipe_graph(tree: &Tree, p: usize) -> bool {
+    let Some(me) = tree.pairs.get(p) else {
+        return false;
+    };
+    let mut reached = [false; 7];
+    reached[me.src.index()] = true;
+    let mut queue = vec![me.src];
+    while let Some(pipe) = queue.pop() {
+        let next = tree
+            .pairs
+            .iter()
+            .enumerate()
+            .filter(|&(i, q)| i != p && !q.removed && q.src == pipe)
+            .map(|(_, q)| q.dst);
+        for dst in next {
+            if let Some(r) = reached.get_mut(dst.index()) {
+                if !*r {
+                    *r = true;
+                    queue.push(dst);
+                }
+            }
+        }
+    }
+    !reached.get(me.dst.index()).copied().unwrap_or(true)
 }
 
 fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
