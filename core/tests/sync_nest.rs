@@ -56,8 +56,9 @@ fn double_buffered_inner_loop_rotates_across_the_nest() {
 fn rotation_is_correct_when_runs_do_not_fill_the_slots_evenly() {
     let m = Machine::teach();
     // Odd runs restart the slots at 0 after slot 0; runs shorter than the slots; three
-    // slots over runs of four.
-    for (outer, inner, slots) in [(3, 3, 2), (4, 1, 2), (3, 4, 3), (2, 5, 3)] {
+    // slots over runs of four; a run longer than the analysis unrolls, ending on the
+    // other slot than the unrolled run would.
+    for (outer, inner, slots) in [(3, 3, 2), (4, 1, 2), (3, 4, 3), (2, 5, 3), (2, 7, 2)] {
         let (_, report) = assert_negates(&nested_stream(outer, inner, slots, false), &m);
         assert!(
             carried(&report).iter().all(|p| p.loop_carried == OUTER),
