@@ -34,22 +34,32 @@ fn assert_negates(l: &Lowered, m: &Machine) -> (Lowered, SyncReport) {
 }
 
 #[test]
-fn double_buffered_inner_loop_rotates_across_the_nest() {
+fn multi_buffered_inner_loop_rotates_across_the_nest() {
     let m = Machine::teach();
-    let (_, report) = assert_negates(&nested_stream(3, 4, 2, false), &m);
-    let rotating = carried(&report);
-    assert!(!rotating.is_empty(), "{report:#?}");
-    for p in &rotating {
-        assert!(p.dynamic && p.ids.len() == 2, "{p:#?}");
-        assert_eq!((p.loop_carried, p.rotates_with), (OUTER, INNER), "{p:#?}");
-        // Primes and drains at the top level (one index), the set and wait in the
-        // inner body (three): nothing between the two loops.
-        let depths: Vec<usize> = p.paths.iter().map(Vec::len).collect();
-        assert_eq!(depths.iter().filter(|&&d| d == 1).count(), 4, "{p:#?}");
-        assert!(depths.iter().all(|&d| d == 1 || d == 3), "{p:#?}");
+    // Slots reused within a run (two slots over runs of four), or only by the next run
+    // (four slots over runs of four or of two).
+    for (outer, inner, slots) in [(3, 4, 2), (3, 4, 4), (3, 2, 4)] {
+        let what = format!("{outer} x {inner} / {slots}");
+        let (_, report) = assert_negates(&nested_stream(outer, inner, slots, false), &m);
+        let rotating = carried(&report);
+        assert!(!rotating.is_empty(), "{what}: {report:#?}");
+        for p in &rotating {
+            assert!(p.dynamic && p.ids.len() == slots as usize, "{what}: {p:#?}");
+            assert_eq!(
+                (p.loop_carried, p.rotates_with),
+                (OUTER, INNER),
+                "{what}: {p:#?}"
+            );
+            // Primes and drains at the top level (one index), the set and wait in the
+            // inner body (three): nothing between the two loops.
+            let depths: Vec<usize> = p.paths.iter().map(Vec::len).collect();
+            let top = depths.iter().filter(|&&d| d == 1).count();
+            assert_eq!(top, 2 * slots as usize, "{what}: {p:#?}");
+            assert!(depths.iter().all(|&d| d == 1 || d == 3), "{what}: {p:#?}");
+        }
+        // Nothing re-primes a flag between runs of the inner loop, so no reuse pairs.
+        assert!(report.pairs.iter().all(|p| p.reason == Reason::Hazard));
     }
-    // Nothing re-primes a flag between runs of the inner loop, so no reuse pairs.
-    assert!(report.pairs.iter().all(|p| p.reason == Reason::Hazard));
 }
 
 #[test]

@@ -269,7 +269,7 @@ fn auto(
                     if !seen.insert((p.inst.node, consumer.node, p.inst.iters.clone())) {
                         return Err(internal("a hazard stayed unordered after its pair"));
                     }
-                    let site = place::site(tree, &p.inst, &consumer, nest)?;
+                    let site = place::site(tree, &p.inst, &consumer, nest, p.rotation)?;
                     place::add_pair(tree, &site, &p.inst, &consumer, p.rotation, Reason::Hazard)?;
                 }
             }
@@ -277,7 +277,7 @@ fn auto(
                 if !seen.insert((wait.node, set.node, wait.iters.clone())) {
                     return Err(internal("a flag reuse stayed unordered after its pair"));
                 }
-                let site = place::site(tree, &wait, &set, nest)?;
+                let site = place::site(tree, &wait, &set, nest, None)?;
                 place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse)?;
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),

@@ -12,7 +12,10 @@
 //! (which stalls the producer pipe until the consumer has caught up). A dynamic pair's
 //! ids follow the rotating loop's slot (`counter % slots`), as the buffer does, so the
 //! last set of flag `s` in a run is made by the last iteration that used slot `s`, for
-//! any trip count including zero (the prime then meets the drain directly).
+//! any trip count including zero (the prime then meets the drain directly). For the
+//! same reason a slot whose reuse the walk first meets across an outer loop of the nest
+//! (runs no longer than the slots) is ordered inside the rotating loop with slot ids,
+//! not by a static pair around the inner loop that would serialise the runs.
 
 use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
 use super::walk::Inst;
@@ -57,8 +60,15 @@ fn nest_top(tree: &Tree, l: NodeId) -> NodeId {
 }
 
 /// Where to order `p` before `c`; `nest` lets the primes and drains of a loop-carried
-/// pair move out to the top of a perfect nest.
-pub fn site(tree: &Tree, p: &Inst, c: &Inst, nest: bool) -> Result<Site, Diagnostic> {
+/// pair move out to the top of a perfect nest. `rotation` is the loop and slot count
+/// when the conflict is on one rotating slot.
+pub fn site(
+    tree: &Tree,
+    p: &Inst,
+    c: &Inst,
+    nest: bool,
+    rotation: Option<(NodeId, u32)>,
+) -> Result<Site, Diagnostic> {
     let lp = tree.loops_of(p.node);
     let lc = tree.loops_of(c.node);
     let iter = |inst: &Inst, l: NodeId| inst.iters.iter().find(|(n, _)| *n == l).map(|x| x.1);
@@ -72,6 +82,19 @@ pub fn site(tree: &Tree, p: &Inst, c: &Inst, nest: bool) -> Result<Site, Diagnos
         if iter(p, *a) != iter(c, *a) {
             carried = Some(*a);
             break;
+        }
+    }
+    // A slot reused across an outer loop of the perfect nest around its rotating loop
+    // (as when a run has no more iterations than slots): ordered inside the rotating
+    // loop with slot ids, like a reuse within one run, rather than by a static pair
+    // around the whole inner loop that lets no run start before the previous one ends.
+    if let (true, Some((r, slots)), Some(l)) = (nest, rotation, carried) {
+        let top = nest_top(tree, r);
+        let l_in_nest =
+            tree.loops_of(r).contains(&l) && (top == l || tree.loops_of(l).contains(&top));
+        if slots > 1 && l_in_nest && lp.contains(&r) && lc.contains(&r) {
+            owner = Some(r);
+            carried = Some(r);
         }
     }
     let after = tree
