@@ -346,7 +346,9 @@ fn needed_by_pipe_graph(tree: &Tree, p: usize) -> bool {
         return false;
     };
     let mut reached = [false; 7];
-    reached[me.src.index()] = true;
+    if let Some(r) = reached.get_mut(me.src.index()) {
+        *r = true;
+    }
     let mut queue = vec![me.src];
     while let Some(pipe) = queue.pop() {
         let next = tree
