@@ -5,7 +5,7 @@ mod sync_support;
 use sync_support::programs::*;
 use sync_support::*;
 use tilescope::compile::SyncStrategy;
-use tilescope::isa::{Op, Val};
+use tilescope::isa::Op;
 use tilescope::machine::Machine;
 
 fn teach() -> Machine {
@@ -93,20 +93,6 @@ fn zero_trip_loop_neither_deadlocks_nor_leaves_flags() {
     assert!(x.iter().zip(&y).all(|(a, b)| a.abs() == *b));
     // Pairs inside a loop that does not run cannot be shown needed by running it.
     assert_sync_minimal(&maybe_empty_loop(2), &teach());
-}
-
-/// The program with the first `mov` (the trip count) set to `n`.
-fn with_trips(l: &tilescope::lowered::Lowered, n: i64) -> tilescope::lowered::Lowered {
-    let mut l = l.clone();
-    for item in &mut l.body {
-        if let tilescope::lowered::Item::Instr(i) = item {
-            if let Op::Mov { src, .. } = &mut i.op {
-                *src = Val::Imm(n);
-                break;
-            }
-        }
-    }
-    l
 }
 
 #[test]

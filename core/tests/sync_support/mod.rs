@@ -306,3 +306,17 @@ pub fn assert_sync_minimal(l: &Lowered, m: &Machine) {
 pub fn count_ops(p: &Program, f: impl Fn(&Op) -> bool) -> usize {
     p.instrs.iter().filter(|i| f(&i.op)).count()
 }
+
+/// The program with its first top-level `mov` (a loop's trip count) set to `n`.
+pub fn with_trips(l: &Lowered, n: i64) -> Lowered {
+    let mut l = l.clone();
+    for item in &mut l.body {
+        if let Item::Instr(i) = item {
+            if let Op::Mov { src, .. } = &mut i.op {
+                *src = Val::Imm(n);
+                break;
+            }
+        }
+    }
+    l
+}

@@ -11,6 +11,22 @@ pub fn streamed_exp(tiles: i64, slots: u32) -> Lowered {
     let x = b.tensor("x", &[rows, 64]);
     let y = b.tensor("y", &[rows, 64]);
     let (lid, ctr, slot) = b.begin_loop(Val::Imm(tiles), slots);
+    let off = |b: &mut Builder| b.alu(AluOp::Mul, ctr, Val::Imm(2048));
+    stream_tile(&mut b, (x, y), off, (lid, slot, slots), UnOp::Exp);
+    b.end_loop();
+    b.finish()
+}
+
+/// In the body of loop `lid` (slot register `slot`, `slots` slots): load the 8 x 64
+/// tile at the byte offset `off` computes of `x` into a `slots`-buffered UB tile (MTE2), apply `op`
+/// in place (V), store it at the same offset of `y` (MTE3).
+fn stream_tile(
+    b: &mut Builder,
+    (x, y): (u32, u32),
+    off: impl FnOnce(&mut Builder) -> Reg,
+    (lid, slot, slots): (LoopId, Option<Reg>, u32),
+    op: UnOp,
+) {
     let addrs: Vec<u64> = (0..slots.max(1) as u64).map(|s| s * 2048).collect();
     let t = b.buffer("t", MemSpace::UB, 2048, &addrs, (slots > 1).then_some(lid));
     let (base, cur, upd) = match slot {
@@ -21,7 +37,7 @@ pub fn streamed_exp(tiles: i64, slots: u32) -> Lowered {
         ),
         None => (None, rd(t), wr(t)),
     };
-    let off = b.alu(AluOp::Mul, ctr, Val::Imm(2048));
+    let off = off(b);
     b.push(
         dma(at(MemSpace::UB, base, 0), gm(x, Some(off), 0), 512),
         vec![upd, rd_gm(x)],
@@ -29,7 +45,7 @@ pub fn streamed_exp(tiles: i64, slots: u32) -> Lowered {
     let tl = tile(at(MemSpace::UB, base, 0), 8, 64);
     b.push(
         Op::VUnary {
-            op: UnOp::Exp,
+            op,
             dtype: DType::F32,
             dst: tl,
             src: tl,
@@ -40,8 +56,6 @@ pub fn streamed_exp(tiles: i64, slots: u32) -> Lowered {
         dma(gm(y, Some(off), 0), at(MemSpace::UB, base, 0), 512),
         vec![cur, wr_gm(y)],
     );
-    b.end_loop();
-    b.finish()
 }
 
 /// y = A @ B for 16 x (16*ktiles) by (16*ktiles) x 16, accumulating in L0C across the
@@ -246,5 +260,76 @@ pub fn two_loads() -> Lowered {
             vec![rd(t), wr_gm(y)],
         );
     }
+    b.finish()
+}
+
+/// y = -x streamed through a perfect nest of `outer` x `inner` iterations (the inner
+/// count in a register when `inner_in_reg`, so it may be zero), the tile rotating over
+/// `slots` slots with the inner loop.
+pub fn nested_stream(outer: i64, inner: i64, slots: u32, inner_in_reg: bool) -> Lowered {
+    let mut b = Builder::new();
+    let rows = (8 * outer * inner).max(8) as u64;
+    let x = b.tensor("x", &[rows, 64]);
+    let y = b.tensor("y", &[rows, 64]);
+    let n = inner_in_reg.then(|| b.mov(inner));
+    let (_, o, _) = b.begin_loop(Val::Imm(outer), 1);
+    let count = n.map_or(Val::Imm(inner), Val::Reg);
+    let (lid, i, slot) = b.begin_loop(count, slots);
+    let off = |b: &mut Builder| {
+        let row = b.alu(AluOp::Mul, o, Val::Imm(inner));
+        let row = b.alu(AluOp::Add, row, Val::Reg(i));
+        b.alu(AluOp::Mul, row, Val::Imm(2048))
+    };
+    stream_tile(&mut b, (x, y), off, (lid, slot, slots), UnOp::Neg);
+    b.end_loop();
+    b.end_loop();
+    b.finish()
+}
+
+/// A row `w` loaded once before a loop and added to a fresh tile in each of `trips`
+/// iterations (filled on V, stored on MTE3); after the loop `w` is loaded again, over
+/// the tile every iteration read: a read-after-write into the loop and a
+/// write-after-read out of it, both the same in every iteration.
+pub fn invariant_operand(trips: i64) -> Lowered {
+    let mut b = Builder::new();
+    let wt = b.tensor("w", &[8, 64]);
+    let y = b.tensor("y", &[8 * trips as u64, 64]);
+    let w = b.buffer("w", MemSpace::UB, 2048, &[0], None);
+    let t = b.buffer("t", MemSpace::UB, 2048, &[2048], None);
+    let wl = tile(at(MemSpace::UB, None, 0), 8, 64);
+    let tl = tile(at(MemSpace::UB, None, 2048), 8, 64);
+    let load_w = |b: &mut Builder| {
+        b.push(
+            dma(at(MemSpace::UB, None, 0), gm(wt, None, 0), 512),
+            vec![wr(w), rd_gm(wt)],
+        )
+    };
+    load_w(&mut b);
+    let (_, i, _) = b.begin_loop(Val::Imm(trips), 1);
+    b.push(
+        Op::VDup {
+            dtype: DType::F32,
+            dst: tl,
+            value: VSrc::Float(1.0),
+        },
+        vec![wr(t)],
+    );
+    b.push(
+        Op::VBinary {
+            op: tilescope::isa::BinOp::Add,
+            dtype: DType::F32,
+            dst: tl,
+            a: VSrc::Tile(tl),
+            b: VSrc::Tile(wl),
+        },
+        vec![rd(t), rd(w), wr(t)],
+    );
+    let off = b.alu(AluOp::Mul, i, Val::Imm(2048));
+    b.push(
+        dma(gm(y, Some(off), 0), at(MemSpace::UB, None, 2048), 512),
+        vec![rd(t), wr_gm(y)],
+    );
+    b.end_loop();
+    load_w(&mut b);
     b.finish()
 }

@@ -9,8 +9,22 @@
 //! back edge, with slot-following dynamic ids for multi-buffered slots), and walks
 //! again. Per consumer it keeps only the latest producer of each pipe and drops
 //! producers another one already orders (transitive pruning). A final sweep removes
-//! any pair whose absence the walk does not notice, so every pair left is needed.
+//! any pair whose absence the walk does not notice, so every pair left is needed (a
+//! pair no chain of other pairs leads from its source pipe to its destination pipe
+//! is kept without a walk: nothing else could order what it orders).
 //! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
+//!
+//! Nest-wide rotation: a pair carried by the inner loop of a perfect nest is primed
+//! before the outermost loop of the nest and drained after it ([`place`]), so a
+//! multi-buffered loop that axis-split made into a nest keeps its slots rotating across
+//! outer iterations (the report shows `loop_carried` at the nest's top and
+//! `rotates_with` at the inner loop). That needs each dynamic pair's ids to follow its
+//! slots exactly: when ids run short the pass starts again with per-run rotation.
+//!
+//! Register-counted loops (whose trip count the walk cannot know) are walked once per
+//! rotation phase a run can end on and once with no iterations, and a long constant
+//! run is cut to a walked length that ends on the same slot, so the hazards between
+//! the last iterations of one run and the first of the next are the real ones.
 
 pub mod ids;
 pub mod place;
@@ -46,6 +60,9 @@ pub struct PairInfo {
     pub dynamic: bool,
     /// Primed before and drained after this loop (a loop-carried dependence).
     pub loop_carried: Option<LoopId>,
+    /// The loop whose counter picks a dynamic pair's id. When it differs from
+    /// `loop_carried` the rotation runs across the perfect nest `loop_carried` heads.
+    pub rotates_with: Option<LoopId>,
     pub reason: Reason,
     /// Item paths (indices into `Lowered::body`, then into loop bodies) of every
     /// instruction of the pair: set, wait, primes and drains.
@@ -116,7 +133,19 @@ pub fn insert_sync(
     }
     let original = lowered.body.clone();
     let result = match strategy {
-        SyncStrategy::Auto => auto(lowered, machine, &mut report),
+        SyncStrategy::Auto => match auto(lowered, machine, &mut report, true) {
+            // Nest-wide rotation needs each dynamic pair's ids to follow its slots: when
+            // ids ran short, rotate per run of the inner loop instead.
+            Ok(AutoOutcome::NestNeedsFullIds) => {
+                lowered.body = original.clone();
+                report = SyncReport {
+                    strategy,
+                    ..SyncReport::default()
+                };
+                auto(lowered, machine, &mut report, false).map(|_| ())
+            }
+            r => r.map(|_| ()),
+        },
         _ => barrier(lowered, &mut report),
     };
     match result {
@@ -140,17 +169,29 @@ pub fn insert_sync(
     }
 }
 
-fn scenarios(tree: &Tree) -> Vec<Scenario> {
-    let mut out = vec![Scenario {
-        zero_register_loops: false,
-    }];
-    let any_register_count = tree
+/// The runs to walk: register-counted loops (whose trip count the walk cannot know)
+/// once per rotation phase their run may end on, and once not running at all.
+fn scenarios(tree: &Tree, lowered: &Lowered) -> Vec<Scenario> {
+    let (_, period) = walk::unroll_and_period(tree, &lowered.buffers);
+    let phases = tree
         .nodes
         .iter()
-        .any(|n| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))));
-    if any_register_count {
+        .enumerate()
+        .filter(|(_, n)| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))))
+        .map(|(id, _)| period.get(&id).copied().unwrap_or(1))
+        .max();
+    let mut out = vec![Scenario {
+        zero_register_loops: false,
+        extra: 0,
+    }];
+    if let Some(phases) = phases {
+        out.extend((1..phases).map(|extra| Scenario {
+            zero_register_loops: false,
+            extra,
+        }));
         out.push(Scenario {
             zero_register_loops: true,
+            extra: 0,
         });
     }
     out
@@ -164,7 +205,7 @@ fn check(
     flags: Flags,
     spent: &mut u64,
 ) -> Result<Option<Finding>, Diagnostic> {
-    for s in scenarios(tree) {
+    for s in scenarios(tree, lowered) {
         if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run(spent)? {
             return Ok(Some(f));
         }
@@ -192,11 +233,19 @@ fn fixpoint(
     Err(internal("sync insertion did not converge"))
 }
 
+enum AutoOutcome {
+    Done,
+    /// A nest-wide pair lost ids to exhaustion; `lowered.body` is left empty for the
+    /// caller to restore.
+    NestNeedsFullIds,
+}
+
 fn auto(
     lowered: &mut Lowered,
     machine: &Machine,
     report: &mut SyncReport,
-) -> Result<(), Diagnostic> {
+    nest: bool,
+) -> Result<AutoOutcome, Diagnostic> {
     let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
     let mut seen = std::collections::HashSet::new();
     let mut spent = 0;
@@ -220,7 +269,7 @@ fn auto(
                     if !seen.insert((p.inst.node, consumer.node, p.inst.iters.clone())) {
                         return Err(internal("a hazard stayed unordered after its pair"));
                     }
-                    let site = place::site(tree, &p.inst, &consumer)?;
+                    let site = place::site(tree, &p.inst, &consumer, nest, p.rotation)?;
                     place::add_pair(tree, &site, &p.inst, &consumer, p.rotation, Reason::Hazard)?;
                 }
             }
@@ -228,7 +277,7 @@ fn auto(
                 if !seen.insert((wait.node, set.node, wait.iters.clone())) {
                     return Err(internal("a flag reuse stayed unordered after its pair"));
                 }
-                let site = place::site(tree, &wait, &set)?;
+                let site = place::site(tree, &wait, &set, nest, None)?;
                 place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse)?;
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
@@ -236,8 +285,17 @@ fn auto(
         Ok(())
     })?;
     // Minimality: a pair whose removal leaves everything ordered is dropped. Later pairs
-    // go first: they were added with the earlier ones in place.
+    // go first: they were added with the earlier ones in place. A pair no chain of the
+    // other pairs can stand in for is kept without walking.
+    let has_barriers = tree.nodes.iter().any(|n| match &n.kind {
+        Kind::Instr(i) => matches!(i.op, Op::Barrier { pipe: None }),
+        Kind::Sync(s) => *s == Sync::Barrier,
+        Kind::Loop(..) => false,
+    });
     for p in (0..tree.pairs.len()).rev() {
+        if !has_barriers && needed_by_pipe_graph(&tree, p) {
+            continue;
+        }
         if let Some(pair) = tree.pairs.get_mut(p) {
             pair.removed = true;
         }
@@ -247,7 +305,16 @@ fn auto(
             }
         }
     }
+    let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
     let reductions = ids::allocate(&mut tree, machine, report);
+    let nest_reduced = tree
+        .pairs
+        .iter()
+        .zip(&wanted)
+        .any(|(p, &w)| p.nest_wide && !p.removed && (p.barrier || p.ids.count() < w));
+    if nest_reduced {
+        return Ok(AutoOutcome::NestNeedsFullIds);
+    }
     for r in reductions {
         let loop_id = tree.loop_head(r.0).map_or(LoopId(u32::MAX), |h| h.id);
         report.slot_reductions.push(SlotReduction {
@@ -263,7 +330,43 @@ fn auto(
             "allocated event ids do not order the program: {f:?}"
         )));
     }
-    write_back(lowered, tree, report)
+    write_back(lowered, tree, report)?;
+    Ok(AutoOutcome::Done)
+}
+
+/// Whether pair `p` is needed because no other live pair chain leads from its source
+/// pipe to its destination pipe. Without barriers the walk's happens-before only
+/// crosses pipes through a set/wait pair, so with no such chain the
+/// destination can never learn of the source's instructions without `p` and the
+/// conflict `p` was placed for would be unordered again: the walk would keep `p` too.
+/// A chain existing proves nothing (its pairs may order other instances), so the
+/// caller then walks.
+fn needed_by_pipe_graph(tree: &Tree, p: usize) -> bool {
+    let Some(me) = tree.pairs.get(p) else {
+        return false;
+    };
+    let mut reached = [false; 7];
+    if let Some(r) = reached.get_mut(me.src.index()) {
+        *r = true;
+    }
+    let mut queue = vec![me.src];
+    while let Some(pipe) = queue.pop() {
+        let next = tree
+            .pairs
+            .iter()
+            .enumerate()
+            .filter(|&(i, q)| i != p && !q.removed && q.src == pipe)
+            .map(|(_, q)| q.dst);
+        for dst in next {
+            if let Some(r) = reached.get_mut(dst.index()) {
+                if !*r {
+                    *r = true;
+                    queue.push(dst);
+                }
+            }
+        }
+    }
+    !reached.get(me.dst.index()).copied().unwrap_or(true)
 }
 
 fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
@@ -422,6 +525,10 @@ fn write_back(
             ids: (p.base..p.base + p.ids.count()).collect(),
             dynamic: matches!(p.ids, Ids::Dynamic { .. }),
             loop_carried: p.carried.and_then(|l| loop_ids.get(&l).copied()),
+            rotates_with: match p.ids {
+                Ids::Dynamic { rotation, .. } => loop_ids.get(&rotation).copied(),
+                Ids::Static => None,
+            },
             reason: p.reason,
             paths: ps,
         });

@@ -2,10 +2,25 @@
 //! the walk found: in the innermost block that holds both, hoisted out of any inner
 //! loop only one of them is in (so every set runs exactly as often as its wait), and
 //! primed and drained around the loop whose back edge the dependence crosses.
+//!
+//! Nest-wide rotation: when that loop is the only non-scalar item of its parent loop
+//! (a perfect nest, as axis-split makes), the primes and drains move out to the
+//! outermost loop of the nest. The flags then rotate over the flattened iteration
+//! space: the first iteration of each run of the inner loop waits on the set its slot
+//! got in the previous run, which is exactly the dependence across the outer back
+//! edge, instead of draining every flag and priming it again at each outer iteration
+//! (which stalls the producer pipe until the consumer has caught up). A dynamic pair's
+//! ids follow the rotating loop's slot (`counter % slots`), as the buffer does, so the
+//! last set of flag `s` in a run is made by the last iteration that used slot `s`, for
+//! any trip count including zero (the prime then meets the drain directly). For the
+//! same reason a slot whose reuse the walk first meets across an outer loop of the nest
+//! (runs no longer than the slots) is ordered inside the rotating loop with slot ids,
+//! not by a static pair around the inner loop that would serialise the runs.
 
-use super::tree::{Ids, NodeId, Pair, PairId, Reason, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
 use super::walk::Inst;
 use crate::diag::Diagnostic;
+use crate::types::Pipe;
 
 /// The block and anchors for ordering `p` before `c`.
 pub struct Site {
@@ -17,13 +32,43 @@ pub struct Site {
     pub before: NodeId,
     /// The dependence crosses this loop's back edge.
     pub carried: Option<NodeId>,
+    /// Primes and drains go around this loop: `carried`, or the outermost loop of the
+    /// perfect nest `carried` is the innermost of.
+    pub primed: Option<NodeId>,
 }
 
 fn internal(msg: &str) -> Diagnostic {
     Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
-pub fn site(tree: &Tree, p: &Inst, c: &Inst) -> Result<Site, Diagnostic> {
+/// The outermost loop of the perfect nest whose innermost loop is `l`: each loop around
+/// it holds nothing but the inner loop and scalar instructions (no other work, and no
+/// sync, which would mean an earlier pair was primed around the inner loop alone).
+fn nest_top(tree: &Tree, l: NodeId) -> NodeId {
+    let mut top = l;
+    while let Some(parent) = tree.parent(top) {
+        let perfect = tree.block(Some(parent)).iter().all(|&n| {
+            n == top
+                || matches!(tree.node(n).map(|n| &n.kind), Some(Kind::Instr(i)) if i.pipe() == Pipe::S)
+        });
+        if !perfect {
+            break;
+        }
+        top = parent;
+    }
+    top
+}
+
+/// Where to order `p` before `c`; `nest` lets the primes and drains of a loop-carried
+/// pair move out to the top of a perfect nest. `rotation` is the loop and slot count
+/// when the conflict is on one rotating slot.
+pub fn site(
+    tree: &Tree,
+    p: &Inst,
+    c: &Inst,
+    nest: bool,
+    rotation: Option<(NodeId, u32)>,
+) -> Result<Site, Diagnostic> {
     let lp = tree.loops_of(p.node);
     let lc = tree.loops_of(c.node);
     let iter = |inst: &Inst, l: NodeId| inst.iters.iter().find(|(n, _)| *n == l).map(|x| x.1);
@@ -37,6 +82,19 @@ pub fn site(tree: &Tree, p: &Inst, c: &Inst) -> Result<Site, Diagnostic> {
         if iter(p, *a) != iter(c, *a) {
             carried = Some(*a);
             break;
+        }
+    }
+    // A slot reused across an outer loop of the perfect nest around its rotating loop
+    // (as when a run has no more iterations than slots): ordered inside the rotating
+    // loop with slot ids, like a reuse within one run, rather than by a static pair
+    // around the whole inner loop that lets no run start before the previous one ends.
+    if let (true, Some((r, slots)), Some(l)) = (nest, rotation, carried) {
+        let top = nest_top(tree, r);
+        let l_in_nest =
+            tree.loops_of(r).contains(&l) && (top == l || tree.loops_of(l).contains(&top));
+        if slots > 1 && l_in_nest && lp.contains(&r) && lc.contains(&r) {
+            owner = Some(r);
+            carried = Some(r);
         }
     }
     let after = tree
@@ -55,11 +113,16 @@ pub fn site(tree: &Tree, p: &Inst, c: &Inst) -> Result<Site, Diagnostic> {
     } else if carried.is_none() {
         return Err(internal("a dependence runs backwards outside any loop"));
     }
+    let primed = match carried {
+        Some(l) if nest => Some(nest_top(tree, l)),
+        _ => carried,
+    };
     Ok(Site {
         owner,
         after,
         before,
         carried,
+        primed,
     })
 }
 
@@ -93,7 +156,8 @@ pub fn add_pair(
         src: p.pipe,
         dst: c.pipe,
         ids,
-        carried: site.carried,
+        carried: site.primed,
+        nest_wide: site.primed != site.carried,
         reason,
         nodes: Vec::new(),
         removed: false,
@@ -112,7 +176,7 @@ pub fn add_pair(
         tree.insert(site.before, Sync::Wait(id), false)
             .ok_or_else(fail)?,
     );
-    if let Some(l) = site.carried {
+    if let Some(l) = site.primed {
         for k in 0..ids.count() {
             nodes.push(tree.insert(l, Sync::Prime(id, k), false).ok_or_else(fail)?);
         }

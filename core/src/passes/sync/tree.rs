@@ -86,6 +86,9 @@ pub struct Pair {
     pub ids: Ids,
     /// The loop around which the pair is primed and drained (a back-edge pair).
     pub carried: Option<NodeId>,
+    /// Primed around the top of a perfect nest rather than the loop whose back edge it
+    /// orders (see `place`).
+    pub nest_wide: bool,
     pub reason: Reason,
     /// Every node of the pair: set, wait, primes, drains.
     pub nodes: Vec<NodeId>,

@@ -66,11 +66,69 @@ pub enum Flags {
     Hardware,
 }
 
-/// Loops with a register count: walked with their unroll count, and again with zero
-/// iterations (they may not run at all).
+/// Loops with a register count: walked with their unroll count plus `extra` (modulo
+/// the loop's rotation period, so every slot can be the last one of a run), and again
+/// with zero iterations (they may not run at all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scenario {
     pub zero_register_loops: bool,
+    pub extra: u32,
+}
+
+/// Rotation periods above this are walked as if they were this long (no real kernel
+/// has more than a few slots).
+const MAX_PERIOD: u32 = 12;
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Per loop node: the iterations to walk (the largest slot or id count plus two) and
+/// the rotation period (the least common multiple of those counts): the slots and ids
+/// a run ends on repeat with that period, so a walked run is cut to the real run's
+/// length modulo it, not just to the unroll count.
+pub fn unroll_and_period(
+    tree: &Tree,
+    buffers: &[Buffer],
+) -> (HashMap<NodeId, u32>, HashMap<NodeId, u32>) {
+    let mut rotating = HashMap::new();
+    let mut counts: HashMap<NodeId, Vec<u32>> = HashMap::new();
+    for (id, n) in tree.nodes.iter().enumerate() {
+        if let Kind::Loop(h, _) = &n.kind {
+            rotating.insert(h.id, id);
+            counts
+                .entry(id)
+                .or_default()
+                .push(h.slots.map_or(1, |(s, _)| s.max(1)));
+        }
+    }
+    for b in buffers {
+        if let Some(l) = b.rotates_with.and_then(|l| rotating.get(&l)) {
+            counts.entry(*l).or_default().push(slot_count(b));
+        }
+    }
+    for p in &tree.pairs {
+        if let Ids::Dynamic { rotation, count } = p.ids {
+            counts.entry(rotation).or_default().push(count.max(1));
+        }
+    }
+    let mut unroll = HashMap::new();
+    let mut period = HashMap::new();
+    for (id, cs) in counts {
+        let most = cs.iter().copied().max().unwrap_or(1);
+        // Distance `slots` hazards need `slots + 1` iterations; one more shows the
+        // steady state after the primed first ones.
+        unroll.insert(id, most.saturating_add(2));
+        let lcm = cs.iter().fold(1u32, |acc, &c| {
+            (acc / gcd(acc, c)).saturating_mul(c).min(MAX_PERIOD)
+        });
+        period.insert(id, lcm.max(1));
+    }
+    (unroll, period)
 }
 
 struct Entry {
@@ -92,6 +150,7 @@ pub struct Walker<'a> {
     buffers: &'a [Buffer],
     rotating: HashMap<LoopId, NodeId>,
     unroll: HashMap<NodeId, u32>,
+    period: HashMap<NodeId, u32>,
     flags_mode: Flags,
     scenario: Scenario,
     clocks: [Clock; 7],
@@ -129,42 +188,23 @@ fn slot_count(b: &Buffer) -> u32 {
 impl<'a> Walker<'a> {
     pub fn new(tree: &'a Tree, buffers: &'a [Buffer], flags: Flags, scenario: Scenario) -> Self {
         let mut rotating = HashMap::new();
-        let mut unroll: HashMap<NodeId, u32> = HashMap::new();
         let mut active = [false; 7];
         for (id, n) in tree.nodes.iter().enumerate() {
             match &n.kind {
                 Kind::Loop(h, _) => {
                     rotating.insert(h.id, id);
-                    let slots = h.slots.map_or(1, |(s, _)| s.max(1));
-                    let e = unroll.entry(id).or_insert(1);
-                    *e = (*e).max(slots);
                 }
                 Kind::Instr(i) if i.pipe() != Pipe::S => active[i.pipe().index()] = true,
                 _ => {}
             }
         }
-        for b in buffers {
-            if let Some(l) = b.rotates_with.and_then(|l| rotating.get(&l)) {
-                let e = unroll.entry(*l).or_insert(1);
-                *e = (*e).max(slot_count(b));
-            }
-        }
-        for p in &tree.pairs {
-            if let Ids::Dynamic { rotation, count } = p.ids {
-                let e = unroll.entry(rotation).or_insert(1);
-                *e = (*e).max(count);
-            }
-        }
-        // Distance `slots` hazards need `slots + 1` iterations; one more shows the
-        // steady state after the primed first ones.
-        for v in unroll.values_mut() {
-            *v = v.saturating_add(2);
-        }
+        let (unroll, period) = unroll_and_period(tree, buffers);
         Walker {
             tree,
             buffers,
             rotating,
             unroll,
+            period,
             flags_mode: flags,
             scenario,
             clocks: [[0; 7]; 7],
@@ -246,10 +286,13 @@ impl<'a> Walker<'a> {
 
     fn iterations(&self, id: NodeId, count: Val) -> u32 {
         let k = self.unroll.get(&id).copied().unwrap_or(3);
+        let p = self.period.get(&id).copied().unwrap_or(1).max(1);
         match count {
-            Val::Imm(c) => c.clamp(0, k as i64) as u32,
+            Val::Imm(c) if c <= k as i64 => c.max(0) as u32,
+            // A longer run is cut to a length that ends on the same slot and id.
+            Val::Imm(c) => k + ((c - k as i64) % p as i64) as u32,
             Val::Reg(_) if self.scenario.zero_register_loops => 0,
-            Val::Reg(_) => k,
+            Val::Reg(_) => k + self.scenario.extra % p,
         }
     }
 
