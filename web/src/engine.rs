@@ -34,27 +34,17 @@ fn core_options(options: &CompileOptions) -> compile::CompileOptions {
             SyncMode::None => SyncStrategy::None,
         },
         auto_multi_buffer: options.multibuffer_auto,
-        clock: now_ms(),
+        clock: clock(),
         ..compile::CompileOptions::default()
     }
 }
 
 /// Pass durations use the browser's clock (`std::time::Instant` does not exist on
 /// wasm32-unknown-unknown).
-fn now_ms() -> Option<tilescope::passes::Clock> {
+fn clock() -> Option<tilescope::passes::Clock> {
     #[cfg(target_arch = "wasm32")]
     {
-        fn performance_now() -> f64 {
-            js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-                .ok()
-                .and_then(|p| js_sys::Reflect::get(&p, &"now".into()).ok())
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-                .and_then(|f| f.call0(&js_sys::global()).ok())
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        }
-        use wasm_bindgen::JsCast;
-        Some(performance_now)
+        Some(crate::dom::now_ms)
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
