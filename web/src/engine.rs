@@ -10,6 +10,7 @@ use tilescope::sim::{self, StallReason};
 use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
+use crate::decimal::fixed;
 use crate::layout;
 use crate::options::{CompileOptions, SyncMode};
 use crate::protocol::{
@@ -396,7 +397,7 @@ fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {
     let preview = (0..n)
         .map(|i| {
             if t.dtype.is_float() {
-                format!("{:.4}", t.get(i))
+                fixed(f64::from(t.get(i)), 4)
             } else {
                 t.get_i32(i).to_string()
             }

@@ -3,6 +3,7 @@
 //! `state` (the reducer), `share` (links), `highlight`, `editing`, `diff`, `text`.
 
 pub mod components;
+pub mod decimal;
 pub mod diff;
 pub mod dom;
 pub mod editing;
