@@ -278,7 +278,7 @@ fn stall(e: &sim::TraceEntry) -> Option<Stall> {
 fn sim_output(r: &mut RunResult) -> SimOutput {
     let total = r.trace.len();
     let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
-    order.sort_by_key(|e| (e.start, e.end));
+    crate::order::sort_by_key(&mut order, |e| (e.start, e.end));
     order.truncate(SLICE_CAP);
     let mut first_cycle: HashMap<u32, u64> = HashMap::new();
     let mut by_pipe: [Vec<TraceSlice>; 7] = Default::default();

@@ -34,7 +34,7 @@ pub fn layout(nodes: &[u32], edges: &[(u32, u32)]) -> Placement {
         .copied()
         .filter(|(a, b)| matches!((order.get(a), order.get(b)), (Some(x), Some(y)) if x < y))
         .collect();
-    forward.sort_unstable();
+    crate::order::sort_by_key(&mut forward, |&(a, b)| (a.into(), b.into()));
     forward.dedup();
     let config = Config {
         vertex_spacing: GAP,
@@ -55,11 +55,13 @@ pub fn layout(nodes: &[u32], edges: &[(u32, u32)]) -> Placement {
                 .collect()
         })
         .collect();
-    components.sort_by_key(|c| {
-        c.iter()
+    crate::order::sort_by_key(&mut components, |c| {
+        let first = c
+            .iter()
             .filter_map(|(id, _, _)| order.get(id).copied())
             .min()
-            .unwrap_or(usize::MAX)
+            .unwrap_or(usize::MAX);
+        (first as u64, 0)
     });
     let mut placement = Placement::default();
     let mut left = MARGIN;

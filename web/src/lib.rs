@@ -14,6 +14,7 @@ pub mod lanes;
 pub mod layout;
 pub mod liveness;
 pub mod options;
+pub mod order;
 pub mod palette;
 pub mod protocol;
 pub mod share;
