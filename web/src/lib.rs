@@ -2,6 +2,7 @@
 //! (`worker`). Everything that is not DOM glue is pure and tested natively:
 //! `state` (the reducer), `share` (links), `highlight`, `editing`, `diff`, `text`.
 
+pub mod codec;
 pub mod components;
 pub mod decimal;
 pub mod diff;

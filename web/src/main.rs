@@ -5,6 +5,7 @@
 //! starts it on the page, and the page spawns the same script as its worker.
 
 use gloo::worker::Registrable;
+use tilescope_web::codec::Postcard;
 use tilescope_web::worker::{install_panic_reporter, CompileWorker};
 use wasm_bindgen::JsCast;
 
@@ -17,7 +18,7 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 fn main() {
     if js_sys::global().is_instance_of::<web_sys::DedicatedWorkerGlobalScope>() {
         install_panic_reporter();
-        CompileWorker::registrar().register();
+        CompileWorker::registrar().encoding::<Postcard>().register();
     } else {
         yew::Renderer::<tilescope_web::components::app::App>::new().render();
     }
