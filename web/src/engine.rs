@@ -447,17 +447,8 @@ mod tests {
         assert!(out.asm_header.iter().all(|h| h.starts_with(".tensor")));
         let loop_body = out.asm.iter().skip_while(|l| !l.text.starts_with("loop"));
         assert!(loop_body.skip(1).take(3).all(|l| l.depth == 1));
-        // Every step is placed without overlapping another.
         let g = out.steps.expect("a step graph");
-        assert!(!g.nodes.is_empty());
-        for a in &g.nodes {
-            assert!(a.x > 0.0 && a.y > 0.0 && a.x < g.width && a.y < g.height);
-            for b in &g.nodes {
-                if a.step.id < b.step.id {
-                    assert!((a.x - b.x).abs() >= a.w || (a.y - b.y).abs() >= a.h);
-                }
-            }
-        }
+        assert_laid_out(&g);
         // Sync edges are labelled with their pipes and id.
         assert!(g
             .edges
@@ -467,6 +458,35 @@ mod tests {
                 .label
                 .as_deref()
                 .is_some_and(|l| l.contains('→') && l.contains('#'))));
+    }
+
+    /// Every step is placed inside the picture without overlapping another, and every
+    /// edge forward in program order points down.
+    fn assert_laid_out(g: &StepGraph) {
+        assert!(!g.nodes.is_empty());
+        for a in &g.nodes {
+            assert!(a.x > 0.0 && a.y > 0.0 && a.x < g.width && a.y < g.height);
+            for b in &g.nodes {
+                if a.step.id < b.step.id {
+                    assert!((a.x - b.x).abs() >= a.w || (a.y - b.y).abs() >= a.h);
+                }
+            }
+        }
+        // Nodes are in program order; the layering uses the edges going forward in it.
+        let at = |id: u32| g.nodes.iter().position(|n| n.step.id == id);
+        let y = |id: u32| g.nodes.iter().find(|n| n.step.id == id).map(|n| n.y);
+        for e in g.edges.iter().filter(|e| !e.back && at(e.from) < at(e.to)) {
+            assert!(y(e.from) < y(e.to), "{} -> {}", e.from, e.to);
+        }
+    }
+
+    #[test]
+    fn every_example_step_graph_is_laid_out() {
+        for e in examples::EXAMPLES {
+            let out = compile(e.source, &CompileOptions::default());
+            let g = out.steps.expect("a step graph");
+            assert_laid_out(&g);
+        }
     }
 
     #[test]
