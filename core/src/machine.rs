@@ -384,7 +384,7 @@ impl Machine {
             if !(1..=1024).contains(&d) {
                 errs.push(format!(
                     "queue_depth.{} {d} must be in 1..=1024",
-                    pipe.name().to_lowercase()
+                    pipe.name().to_ascii_lowercase()
                 ));
             }
         }

@@ -42,6 +42,12 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.wait_for("[data-testid=pass-item]").await?;
         page.wait_for("[data-testid=ir-view]").await?;
         page.screenshot("playground-passes").await?;
+        // The worker times its passes with the browser's clock.
+        let micros = attr(page, "[data-testid=compile-status]", "data-micros").await?;
+        ensure!(
+            micros.parse::<u64>().unwrap_or(0) > 0,
+            "the passes took {micros:?} µs"
+        );
 
         // Arrow keys walk the pass list.
         let last = attr(page, "[data-testid=ir-view]", "data-pass").await?;

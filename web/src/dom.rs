@@ -125,11 +125,19 @@ pub fn script_src(id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Milliseconds since the page (or worker) started, or 0 without a clock.
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `performance.now()` of whichever global scope runs this, page or worker.
+    #[wasm_bindgen(catch, js_namespace = performance, js_name = now)]
+    fn global_performance_now() -> Result<f64, wasm_bindgen::JsValue>;
+}
+
+/// Milliseconds since the page (or worker) started, or 0 without a clock. Bound to the
+/// global `performance` rather than `window.performance` because the compile worker
+/// has no `window`, and `now` must be called on `performance` itself (with any other
+/// receiver it throws, which once left every pass time at 0).
 pub fn now_ms() -> f64 {
-    window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
+    global_performance_now().unwrap_or(0.0)
 }
 
 /// A User Timing mark (`performance.mark`), which the browser budget tests read back

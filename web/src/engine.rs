@@ -10,6 +10,7 @@ use tilescope::sim::{self, StallReason};
 use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
+use crate::decimal::fixed;
 use crate::layout;
 use crate::options::{CompileOptions, SyncMode};
 use crate::protocol::{
@@ -34,27 +35,17 @@ fn core_options(options: &CompileOptions) -> compile::CompileOptions {
             SyncMode::None => SyncStrategy::None,
         },
         auto_multi_buffer: options.multibuffer_auto,
-        clock: now_ms(),
+        clock: clock(),
         ..compile::CompileOptions::default()
     }
 }
 
 /// Pass durations use the browser's clock (`std::time::Instant` does not exist on
 /// wasm32-unknown-unknown).
-fn now_ms() -> Option<tilescope::passes::Clock> {
+fn clock() -> Option<tilescope::passes::Clock> {
     #[cfg(target_arch = "wasm32")]
     {
-        fn performance_now() -> f64 {
-            js_sys::Reflect::get(&js_sys::global(), &"performance".into())
-                .ok()
-                .and_then(|p| js_sys::Reflect::get(&p, &"now".into()).ok())
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-                .and_then(|f| f.call0(&js_sys::global()).ok())
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0)
-        }
-        use wasm_bindgen::JsCast;
-        Some(performance_now)
+        Some(crate::dom::now_ms)
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -287,7 +278,7 @@ fn stall(e: &sim::TraceEntry) -> Option<Stall> {
 fn sim_output(r: &mut RunResult) -> SimOutput {
     let total = r.trace.len();
     let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
-    order.sort_by_key(|e| (e.start, e.end));
+    crate::order::sort_by_key(&mut order, |e| (e.start, e.end));
     order.truncate(SLICE_CAP);
     let mut first_cycle: HashMap<u32, u64> = HashMap::new();
     let mut by_pipe: [Vec<TraceSlice>; 7] = Default::default();
@@ -406,7 +397,7 @@ fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {
     let preview = (0..n)
         .map(|i| {
             if t.dtype.is_float() {
-                format!("{:.4}", t.get(i))
+                fixed(f64::from(t.get(i)), 4)
             } else {
                 t.get_i32(i).to_string()
             }
@@ -456,17 +447,8 @@ mod tests {
         assert!(out.asm_header.iter().all(|h| h.starts_with(".tensor")));
         let loop_body = out.asm.iter().skip_while(|l| !l.text.starts_with("loop"));
         assert!(loop_body.skip(1).take(3).all(|l| l.depth == 1));
-        // Every step is placed without overlapping another.
         let g = out.steps.expect("a step graph");
-        assert!(!g.nodes.is_empty());
-        for a in &g.nodes {
-            assert!(a.x > 0.0 && a.y > 0.0 && a.x < g.width && a.y < g.height);
-            for b in &g.nodes {
-                if a.step.id < b.step.id {
-                    assert!((a.x - b.x).abs() >= a.w || (a.y - b.y).abs() >= a.h);
-                }
-            }
-        }
+        assert_laid_out(&g);
         // Sync edges are labelled with their pipes and id.
         assert!(g
             .edges
@@ -476,6 +458,35 @@ mod tests {
                 .label
                 .as_deref()
                 .is_some_and(|l| l.contains('→') && l.contains('#'))));
+    }
+
+    /// Every step is placed inside the picture without overlapping another, and every
+    /// edge forward in program order points down.
+    fn assert_laid_out(g: &StepGraph) {
+        assert!(!g.nodes.is_empty());
+        for a in &g.nodes {
+            assert!(a.x > 0.0 && a.y > 0.0 && a.x < g.width && a.y < g.height);
+            for b in &g.nodes {
+                if a.step.id < b.step.id {
+                    assert!((a.x - b.x).abs() >= a.w || (a.y - b.y).abs() >= a.h);
+                }
+            }
+        }
+        // Nodes are in program order; the layering uses the edges going forward in it.
+        let at = |id: u32| g.nodes.iter().position(|n| n.step.id == id);
+        let y = |id: u32| g.nodes.iter().find(|n| n.step.id == id).map(|n| n.y);
+        for e in g.edges.iter().filter(|e| !e.back && at(e.from) < at(e.to)) {
+            assert!(y(e.from) < y(e.to), "{} -> {}", e.from, e.to);
+        }
+    }
+
+    #[test]
+    fn every_example_step_graph_is_laid_out() {
+        for e in examples::EXAMPLES {
+            let out = compile(e.source, &CompileOptions::default());
+            let g = out.steps.expect("a step graph");
+            assert_laid_out(&g);
+        }
     }
 
     #[test]

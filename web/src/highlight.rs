@@ -179,7 +179,7 @@ pub fn segments(source: &str, tokens: &[Token], marks: &[(Range<usize>, u8)]) ->
         cuts.push(r.start);
         cuts.push(r.end);
     }
-    cuts.sort_unstable();
+    crate::order::sort_by_key(&mut cuts, |&c| (c as u64, 0));
     cuts.dedup();
     let mut out: Vec<Segment> = Vec::with_capacity(cuts.len());
     let mut token_iter = tokens.iter().peekable();

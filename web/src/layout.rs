@@ -1,17 +1,26 @@
-//! Layered (Sugiyama) layout of the step graph, computed in the worker by
-//! `rust-sugiyama`. Only forward edges (in program order) take part in the layering:
-//! back edges (sync over a loop back edge, loop-carried values) would make the graph
-//! cyclic, and the panel draws them as curves on top of the layered picture.
+//! Layered (Sugiyama-style) layout of the step graph, computed in the worker. Only
+//! forward edges (in program order) take part in the layering: back edges (sync over a
+//! loop back edge, loop-carried values) would make the graph cyclic, and the panel
+//! draws them as curves on top of the layered picture.
+//!
+//! Why our own instead of a layout crate: `rust-sugiyama` (with petgraph and the sort
+//! and hash-map code they instantiate) cost about 12 KB of the playground's 500 KB
+//! gzip budget. Step graphs are small DAGs already in topological (program) order, so
+//! the classic three phases fit in this file: longest-path layering, barycentre
+//! ordering sweeps against crossings, and x positions pulled towards each node's
+//! neighbours without overlap.
 
 use std::collections::HashMap;
 
-use rust_sugiyama::configure::Config;
+use crate::order;
 
 /// Node box size and gaps, in SVG units.
 pub const NODE_W: f32 = 184.0;
 pub const NODE_H: f32 = 52.0;
-const GAP: f64 = 36.0;
+const GAP: f32 = 36.0;
 const MARGIN: f32 = 24.0;
+/// Ordering sweeps (down then up); crossings rarely improve after a few.
+const SWEEPS: usize = 4;
 
 /// Box centres by node id, and the picture's size.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,79 +33,114 @@ pub struct Placement {
 /// Lays out `nodes` (in program order) with `edges` (from, to). Edges that do not go
 /// forward in program order or name unknown nodes are ignored for layering.
 pub fn layout(nodes: &[u32], edges: &[(u32, u32)]) -> Placement {
-    let order: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let vertices: Vec<(u32, (f64, f64))> = nodes
+    let index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let mut forward: Vec<(usize, usize)> = edges
         .iter()
-        .map(|n| (*n, (f64::from(NODE_W), f64::from(NODE_H))))
+        .filter_map(|(a, b)| Some((*index.get(a)?, *index.get(b)?)))
+        .filter(|(a, b)| a < b)
         .collect();
-    let mut forward: Vec<(u32, u32)> = edges
-        .iter()
-        .copied()
-        .filter(|(a, b)| matches!((order.get(a), order.get(b)), (Some(x), Some(y)) if x < y))
-        .collect();
-    forward.sort_unstable();
+    order::sort_by_key(&mut forward, |&(a, b)| (a as u64, b as u64));
     forward.dedup();
-    let config = Config {
-        vertex_spacing: GAP,
-        ..Config::default()
-    };
-    // `from_vertices_and_edges` panics only on edges naming unknown vertices, which
-    // the filter above removes.
-    let components = rust_sugiyama::from_vertices_and_edges(&vertices, &forward, &config);
-
-    // Components side by side, each normalised to start at its own origin, ordered by
-    // their first node in program order so the picture reads left to right.
-    let mut components: Vec<Vec<(u32, f64, f64)>> = components
-        .into_iter()
-        .map(|(coords, _, _)| {
-            coords
-                .into_iter()
-                .map(|(id, (x, y))| (id as u32, x, y))
-                .collect()
-        })
-        .collect();
-    components.sort_by_key(|c| {
-        c.iter()
-            .filter_map(|(id, _, _)| order.get(id).copied())
-            .min()
-            .unwrap_or(usize::MAX)
-    });
-    let mut placement = Placement::default();
-    let mut left = MARGIN;
-    for comp in components {
-        let min_x = comp.iter().map(|c| c.1).fold(f64::INFINITY, f64::min);
-        let max_x = comp.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
-        // The crate's y grows with rank in either direction depending on the
-        // ranking; orient so that edges point down.
-        let ys: HashMap<u32, f64> = comp.iter().map(|c| (c.0, c.2)).collect();
-        let down = forward
-            .iter()
-            .filter_map(|(a, b)| Some(ys.get(b)? - ys.get(a)?))
-            .sum::<f64>()
-            >= 0.0;
-        let ys: Vec<f64> = comp.iter().map(|c| if down { c.2 } else { -c.2 }).collect();
-        let min_y = ys.iter().copied().fold(f64::INFINITY, f64::min);
-        for ((id, x, _), y) in comp.iter().zip(&ys) {
-            let cx = left + NODE_W / 2.0 + (x - min_x) as f32;
-            let cy = MARGIN + NODE_H / 2.0 + (y - min_y) as f32;
-            placement.centres.insert(*id, (cx, cy));
-            placement.height = placement.height.max(cy + NODE_H / 2.0 + MARGIN);
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for &(a, b) in &forward {
+        if let (Some(p), Some(s)) = (preds.get_mut(b), succs.get_mut(a)) {
+            p.push(a);
+            s.push(b);
         }
-        left += (max_x - min_x) as f32 + NODE_W + GAP as f32 * 2.0;
     }
-    placement.width = left - GAP as f32 * 2.0 + MARGIN;
-    // Nodes the crate dropped (none expected) still get a place, in a row below.
-    let mut x = MARGIN + NODE_W / 2.0;
-    let bottom = placement.height.max(MARGIN) + NODE_H / 2.0;
-    for n in nodes {
-        if !placement.centres.contains_key(n) {
-            placement.centres.insert(*n, (x, bottom));
-            x += NODE_W + GAP as f32;
-            placement.height = bottom + NODE_H / 2.0 + MARGIN;
-            placement.width = placement.width.max(x);
+
+    // Longest path from the sources: program order is a topological order.
+    let mut rank = vec![0usize; nodes.len()];
+    for b in 0..nodes.len() {
+        let r = preds
+            .get(b)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| rank.get(*a))
+            .map(|r| r + 1)
+            .max()
+            .unwrap_or(0);
+        if let Some(slot) = rank.get_mut(b) {
+            *slot = r;
         }
+    }
+    let depth = rank.iter().max().map_or(0, |r| r + 1);
+    let mut layers: Vec<Vec<usize>> = vec![Vec::new(); depth];
+    for (n, r) in rank.iter().enumerate() {
+        if let Some(layer) = layers.get_mut(*r) {
+            layer.push(n);
+        }
+    }
+
+    // Barycentre sweeps: each node moves towards the mean position of its neighbours
+    // in the layers already ordered (predecessors going down, successors going up).
+    let mut pos = vec![0f32; nodes.len()];
+    let set_positions = |layer: &[usize], pos: &mut Vec<f32>| {
+        for (i, n) in layer.iter().enumerate() {
+            if let Some(p) = pos.get_mut(*n) {
+                *p = i as f32;
+            }
+        }
+    };
+    for layer in &layers {
+        set_positions(layer, &mut pos);
+    }
+    for sweep in 0..SWEEPS {
+        let down = sweep % 2 == 0;
+        let ranks: Vec<usize> = if down {
+            (1..depth).collect()
+        } else {
+            (0..depth.saturating_sub(1)).rev().collect()
+        };
+        for r in ranks {
+            let neighbours = if down { &preds } else { &succs };
+            if let Some(layer) = layers.get_mut(r) {
+                order::sort_by_key(layer, |n| {
+                    let mean = mean_of(neighbours.get(*n), &pos)
+                        .unwrap_or_else(|| pos.get(*n).copied().unwrap_or_default());
+                    // Positions are small non-negative numbers: scaled, they order
+                    // as integers.
+                    ((mean.max(0.0) * 1024.0) as u64, 0)
+                });
+                set_positions(layer, &mut pos);
+            }
+        }
+    }
+
+    // x: each node as near the mean x of its predecessors as the layer's order and
+    // the box spacing allow.
+    let pitch = NODE_W + GAP;
+    let mut x = vec![0f32; nodes.len()];
+    for layer in &layers {
+        let mut next_free = f32::NEG_INFINITY;
+        for n in layer {
+            let wanted = mean_of(preds.get(*n), &x).unwrap_or(next_free.max(0.0));
+            let placed = wanted.max(next_free);
+            if let Some(slot) = x.get_mut(*n) {
+                *slot = placed;
+            }
+            next_free = placed + pitch;
+        }
+    }
+    let min_x = x.iter().copied().fold(f32::INFINITY, f32::min);
+    let mut placement = Placement::default();
+    for (i, id) in nodes.iter().enumerate() {
+        let left = x.get(i).copied().unwrap_or_default() - min_x;
+        let r = rank.get(i).copied().unwrap_or_default();
+        let cx = MARGIN + NODE_W / 2.0 + left;
+        let cy = MARGIN + NODE_H / 2.0 + r as f32 * (NODE_H + GAP);
+        placement.centres.insert(*id, (cx, cy));
+        placement.width = placement.width.max(cx + NODE_W / 2.0 + MARGIN);
+        placement.height = placement.height.max(cy + NODE_H / 2.0 + MARGIN);
     }
     placement
+}
+
+/// The mean of `values` at `of`, or `None` when `of` is empty.
+fn mean_of(of: Option<&Vec<usize>>, values: &[f32]) -> Option<f32> {
+    let picked: Vec<f32> = of?.iter().filter_map(|i| values.get(*i).copied()).collect();
+    (!picked.is_empty()).then(|| picked.iter().sum::<f32>() / picked.len() as f32)
 }
 
 #[cfg(test)]
@@ -137,5 +181,25 @@ mod tests {
     fn empty_graph_is_empty() {
         let p = layout(&[], &[]);
         assert!(p.centres.is_empty());
+    }
+
+    #[test]
+    fn a_diamond_shares_its_middle_layer_without_overlap() {
+        let p = layout(&[10, 11, 12, 13], &[(10, 11), (10, 12), (11, 13), (12, 13)]);
+        let c = |n| p.centres[&n];
+        assert_eq!(c(11).1, c(12).1);
+        assert!(c(10).1 < c(11).1 && c(11).1 < c(13).1);
+        assert!(!overlaps(c(11), c(12)));
+        // The join sits between the two branches.
+        let (lo, hi) = (c(11).0.min(c(12).0), c(11).0.max(c(12).0));
+        assert!(lo <= c(13).0 && c(13).0 <= hi, "{p:?}");
+    }
+
+    #[test]
+    fn sweeps_uncross_two_parallel_chains() {
+        // 0 -> 3 and 1 -> 2: program order puts 2 left of 3, crossing the edges.
+        let p = layout(&[0, 1, 2, 3], &[(0, 3), (1, 2)]);
+        let x = |n: u32| p.centres[&n].0;
+        assert_eq!((x(0) < x(1)), (x(3) < x(2)), "{p:?}");
     }
 }

@@ -2,7 +2,9 @@
 //! (`worker`). Everything that is not DOM glue is pure and tested natively:
 //! `state` (the reducer), `share` (links), `highlight`, `editing`, `diff`, `text`.
 
+pub mod codec;
 pub mod components;
+pub mod decimal;
 pub mod diff;
 pub mod dom;
 pub mod editing;
@@ -13,6 +15,7 @@ pub mod lanes;
 pub mod layout;
 pub mod liveness;
 pub mod options;
+pub mod order;
 pub mod palette;
 pub mod protocol;
 pub mod share;

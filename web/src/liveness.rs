@@ -166,7 +166,7 @@ pub fn slots(
             }
         }
         // Completion order already sorts births; the stable sort only guards it.
-        slot.values.sort_by_key(|v| v.from);
+        crate::order::sort_by_key(&mut slot.values, |v| (v.from, 0));
     }
     slots
 }

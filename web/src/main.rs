@@ -5,13 +5,20 @@
 //! starts it on the page, and the page spawns the same script as its worker.
 
 use gloo::worker::Registrable;
+use tilescope_web::codec::Postcard;
 use tilescope_web::worker::{install_panic_reporter, CompileWorker};
 use wasm_bindgen::JsCast;
+
+/// Talc instead of Rust's default dlmalloc: about 3 KB less gzip in a module with a
+/// 500 KB budget, and faster. The module is single-threaded (no `atomics`).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 fn main() {
     if js_sys::global().is_instance_of::<web_sys::DedicatedWorkerGlobalScope>() {
         install_panic_reporter();
-        CompileWorker::registrar().register();
+        CompileWorker::registrar().encoding::<Postcard>().register();
     } else {
         yew::Renderer::<tilescope_web::components::app::App>::new().render();
     }

@@ -1,5 +1,5 @@
 //! Messages between the page and the compile worker, and the result shapes the panels
-//! render. The worker serialises them with bincode (gloo-worker's codec), so every type
+//! render. Page and worker exchange them through `codec` (postcard), so every type
 //! here is plain serde data: externally tagged enums only, no `#[serde(flatten)]`.
 //!
 //! The shapes are compact views of core's results that `engine` builds in the worker:
@@ -308,8 +308,9 @@ impl SimOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec;
 
-    /// gloo-worker moves messages with bincode, which cannot represent some serde
+    /// Page and worker move messages with postcard, which cannot represent some serde
     /// attributes (`flatten`, `skip_serializing_if`, internal tags): every message
     /// shape must survive it. The real shapes come from compiling and simulating an
     /// example.
@@ -336,8 +337,8 @@ mod tests {
             },
         ];
         for message in messages {
-            let bytes = bincode::serialize(&message).expect("serialise");
-            let back: Response = bincode::deserialize(&bytes).expect("deserialise");
+            let bytes = codec::to_bytes(&message).expect("serialise");
+            let back: Response = codec::from_bytes(&bytes).expect("deserialise");
             assert_eq!(back, message);
         }
         for request in [
@@ -349,9 +350,9 @@ mod tests {
             },
             Request::Trace { id: 10 },
         ] {
-            let bytes = bincode::serialize(&request).expect("serialise");
+            let bytes = codec::to_bytes(&request).expect("serialise");
             assert_eq!(
-                bincode::deserialize::<Request>(&bytes).expect("deserialise"),
+                codec::from_bytes::<Request>(&bytes).expect("deserialise"),
                 request
             );
         }

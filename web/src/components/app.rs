@@ -15,6 +15,7 @@ use super::{
     banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, panels::Panels,
     statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
+use crate::codec::Postcard;
 use crate::dom;
 use crate::protocol::{Request, RequestId, Response};
 use crate::share::{self, Panel};
@@ -77,6 +78,7 @@ impl WorkerLink {
     fn spawn(self: &Rc<Self>, dispatcher: UseReducerDispatcher<AppState>) {
         let link = Rc::clone(self);
         let bridge = CompileWorker::spawner()
+            .encoding::<Postcard>()
             .callback(move |response: Response| {
                 if let Response::Trace { json, .. } = &response {
                     if !json.is_empty() {

@@ -7,6 +7,7 @@ use tilescope::diag::Span;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, use_app};
+use crate::decimal::fixed;
 use crate::diff::{self, DiffKind};
 use crate::share::Panel;
 use crate::state::Action;
@@ -197,7 +198,7 @@ pub fn PassesPanel() -> Html {
 
 fn format_micros(us: u64) -> String {
     if us >= 1000 {
-        format!("{:.1} ms", us as f64 / 1000.0)
+        format!("{} ms", fixed(us as f64 / 1000.0, 1))
     } else {
         format!("{us} µs")
     }
