@@ -119,7 +119,7 @@ fn aligned(
                 machine.name,
                 machine.dma_max_dims,
                 d.tile_stride * eb,
-                space.name().to_uppercase()
+                space.name().to_ascii_uppercase()
             ),
             op.span,
         )

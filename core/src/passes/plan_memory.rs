@@ -490,7 +490,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             return Err(Diagnostic::error(
                 format!(
                     "{} overflows: the tiles need {at} bytes but {} has {cap} bytes",
-                    space.name().to_uppercase(),
+                    space.name().to_ascii_uppercase(),
                     machine.name
                 ),
                 span,
