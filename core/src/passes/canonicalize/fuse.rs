@@ -157,7 +157,8 @@ fn remap(expr: &FusedExpr, args: &[ValueId], b: &mut Builder, k: &Kernel) -> Fus
     substitute(expr, &leaves)
 }
 
-fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
+/// The value of `v` when it is a rank-0 constant.
+pub fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
     let val = k.values.get(v)?;
     let ValueDef::Result { op, .. } = val.def else {
         return None;

@@ -1,0 +1,220 @@
+//! Pass `reciprocal-divide`: divisions become multiplies where that saves vector cycles.
+//!
+//! The vector pipe pays division the transcendental slope (4x on `a3`), multiplication
+//! the plain one. Two rewrites of elementwise ops (plain `div` or a node of a `fused`
+//! expression):
+//!
+//! - **Exact constant reciprocal.** `x / c` with `c = ±2^k` becomes `x * (1 / c)`. Both
+//!   are the same real number, rounded once, so the result is bit-identical (including
+//!   for f16/bf16 tiles, which the vector pipe computes in f32 and rounds on store).
+//! - **Broadcast reciprocal.** `x / d` where `d` covers fewer lanes than the quotient
+//!   (typically a reduction result `[8, 1]` against an `[8, 512]` tile, as in softmax's
+//!   `e / sum(e)`) becomes `x * recip(d)`: the reciprocal runs once on the small tile and
+//!   the full-size pass is a multiply. Done only where the machine's cost model says the
+//!   two instructions are cheaper than the division.
+//!
+//! Numerics of the broadcast rewrite: two f32 roundings instead of one, so the result
+//! is within about 1.5 ulp of the quotient (relative 2e-7), far inside the f32 tolerance
+//! against the reference interpreter (1e-5). It is applied only to f32 quotients that no
+//! cast reads: a cast to f16/bf16 (or i32) could turn that last-bit difference into a
+//! whole step of the narrow type where the language rounds, and a matrix product of the
+//! rounded tile (attention's `(w as f16) @ v`) would carry that step into an f32 result
+//! compared at 1e-5.
+
+use super::{Context, Pass};
+use crate::diag::Diagnostics;
+use crate::front::hir::{BinaryOp, UnaryOp};
+use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueId};
+use crate::machine::Costs;
+use crate::passes::canonicalize::fuse::{scalar_constant, MAX_FUSED_NODES};
+use crate::passes::plan_memory::fused_shape;
+use crate::types::DType;
+use std::collections::HashSet;
+
+pub struct ReciprocalDivide;
+
+impl Pass for ReciprocalDivide {
+    fn name(&self) -> &'static str {
+        "reciprocal-divide"
+    }
+
+    fn description(&self) -> &'static str {
+        "divide by a broadcast tile through its reciprocal (computed once on the small tile), and by a power of two through an exact multiply"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let costs = cx.machine().costs;
+        run(cx.ir_mut(self.name())?, &costs);
+        Ok(())
+    }
+}
+
+/// `1 / c` when multiplying by it rounds exactly as dividing by `c` does: `c` is a
+/// power of two (up to sign) whose reciprocal, like `c`, is exact in f32.
+pub fn exact_reciprocal(c: f64) -> Option<f64> {
+    const MANTISSA: u64 = (1 << 52) - 1;
+    if !c.is_normal() || c.to_bits() & MANTISSA != 0 {
+        return None;
+    }
+    let r = 1.0 / c;
+    let exact_f32 = |x: f64| x != 0.0 && (x as f32).is_finite() && (x as f32) as f64 == x;
+    (exact_f32(c) && exact_f32(r)).then_some(r)
+}
+
+/// Rewrites every division it can; returns whether anything changed.
+pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
+    let mut ids = Vec::new();
+    k.walk_ops(|id, _| ids.push(id));
+    let cast_read = cast_operands(k);
+    let mut changed = false;
+    for id in ids {
+        changed |= rewrite_op(k, id, costs, &cast_read);
+    }
+    if changed {
+        // The divisor constants a rewrite inlined may now be unread.
+        crate::passes::canonicalize::dce::run(k);
+    }
+    changed
+}
+
+/// Values some cast reads.
+fn cast_operands(k: &Kernel) -> HashSet<ValueId> {
+    let mut out = HashSet::new();
+    k.walk_ops(|_, op| {
+        if let OpKind::Cast { arg } = op.kind {
+            out.insert(arg);
+        }
+    });
+    out
+}
+
+fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, cast_read: &HashSet<ValueId>) -> bool {
+    let Some(op) = k.ops.get(id) else {
+        return false;
+    };
+    let Some(&result) = op.results.first() else {
+        return false;
+    };
+    let Some(dtype) = k.values.get(result).map(|v| v.ty.dtype) else {
+        return false;
+    };
+    if dtype == DType::I32 {
+        // Integer division truncates: no reciprocal stands for it.
+        return false;
+    }
+    let (expr, args) = match &op.kind {
+        OpKind::Binary {
+            op: BinaryOp::Div,
+            lhs,
+            rhs,
+        } => as_fused(k, *lhs, *rhs),
+        OpKind::Fused { args, expr } => (expr.clone(), args.clone()),
+        _ => return false,
+    };
+    let shapes: Vec<Vec<u64>> = args
+        .iter()
+        .map(|a| {
+            k.values
+                .get(*a)
+                .map(|v| v.ty.shape.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let rw = Rewriter {
+        shapes: &shapes,
+        costs,
+        broadcast: dtype == DType::F32 && !cast_read.contains(&result),
+    };
+    let mut new = rw.expr(&expr);
+    if new.node_count() > MAX_FUSED_NODES {
+        // Keep the fused size bound: only the exact rewrites, which add no node.
+        new = Rewriter {
+            broadcast: false,
+            ..rw
+        }
+        .expr(&expr);
+    }
+    if new == expr {
+        return false;
+    }
+    if let Some(op) = k.ops.get_mut(id) {
+        op.kind = OpKind::Fused { args, expr: new };
+    }
+    true
+}
+
+/// A plain division as a fused expression, a rank-0 constant operand inlined.
+fn as_fused(k: &Kernel, lhs: ValueId, rhs: ValueId) -> (FusedExpr, Vec<ValueId>) {
+    let mut args = Vec::new();
+    let mut leaf = |v: ValueId| match scalar_constant(k, v) {
+        Some(c) => FusedExpr::Const(c),
+        None => {
+            let i = args.iter().position(|&a| a == v).unwrap_or_else(|| {
+                args.push(v);
+                args.len() - 1
+            });
+            FusedExpr::Arg(i as u32)
+        }
+    };
+    let (a, b) = (leaf(lhs), leaf(rhs));
+    (
+        FusedExpr::Binary(BinaryOp::Div, Box::new(a), Box::new(b)),
+        args,
+    )
+}
+
+struct Rewriter<'a> {
+    shapes: &'a [Vec<u64>],
+    costs: &'a Costs,
+    /// Whether the broadcast (inexact) rewrite is allowed for this op.
+    broadcast: bool,
+}
+
+impl Rewriter<'_> {
+    /// The expression is bounded by `MAX_FUSED_NODES` (fusion's cap), bounding recursion.
+    fn expr(&self, e: &FusedExpr) -> FusedExpr {
+        match e {
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => e.clone(),
+            FusedExpr::Unary(op, a) => FusedExpr::Unary(*op, Box::new(self.expr(a))),
+            FusedExpr::Binary(BinaryOp::Div, a, b) => {
+                let (na, nb) = (self.expr(a), self.expr(b));
+                if let FusedExpr::Const(c) = nb {
+                    if let Some(r) = exact_reciprocal(c) {
+                        return mul(na, FusedExpr::Const(r));
+                    }
+                }
+                if self.broadcast && self.reciprocal_pays(e, b) {
+                    return mul(na, FusedExpr::Unary(UnaryOp::Recip, Box::new(nb)));
+                }
+                FusedExpr::Binary(BinaryOp::Div, Box::new(na), Box::new(nb))
+            }
+            FusedExpr::Binary(op, a, b) => {
+                FusedExpr::Binary(*op, Box::new(self.expr(a)), Box::new(self.expr(b)))
+            }
+        }
+    }
+
+    /// Whether `recip(divisor)` plus a multiply over `quotient`'s lanes costs the vector
+    /// pipe fewer cycles than the division (f32 slope, the machine's factor and bias).
+    fn reciprocal_pays(&self, quotient: &FusedExpr, divisor: &FusedExpr) -> bool {
+        let lanes = |e: &FusedExpr| {
+            let s = fused_shape(e, self.shapes);
+            (!s.is_empty()).then(|| s.iter().product::<u64>())
+        };
+        // A scalar divisor has no tile to take the reciprocal of.
+        let (Some(n), Some(d)) = (lanes(quotient), lanes(divisor)) else {
+            return false;
+        };
+        let c = self.costs;
+        let slope = c.vector_slope_f32;
+        let cycles =
+            |lanes: u64, factor: f64| (slope * factor * lanes as f64).ceil() as u64 + c.vector_bias;
+        let divide = cycles(n, c.transcendental_factor);
+        let reciprocal = cycles(d, c.transcendental_factor) + cycles(n, 1.0);
+        reciprocal < divide
+    }
+}
+
+fn mul(a: FusedExpr, b: FusedExpr) -> FusedExpr {
+    FusedExpr::Binary(BinaryOp::Mul, Box::new(a), Box::new(b))
+}

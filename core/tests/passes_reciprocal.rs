@@ -1,0 +1,169 @@
+//! reciprocal-divide: which divisions become multiplies, what the vector pipe then runs,
+//! and that the results still match the reference interpreter.
+
+mod pass_support;
+mod run_support;
+
+use pass_support::ir_after;
+use tilescope::compile::{compile, CompileOptions};
+use tilescope::passes::reciprocal_divide::exact_reciprocal;
+use tilescope::run::run;
+use tilescope::types::Pipe;
+
+fn asm(source: &str) -> String {
+    let result = compile(source, &CompileOptions::default());
+    assert!(result.diagnostics.is_empty(), "{:#?}", result.diagnostics);
+    result.asm.unwrap_or_default()
+}
+
+fn v_busy(source: &str) -> u64 {
+    let r = run(source, &CompileOptions::default(), Vec::new(), 7);
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    r.pipes
+        .iter()
+        .find(|p| p.pipe == Pipe::V)
+        .map_or(0, |p| p.busy)
+}
+
+const ROW_NORMALIZE: &str = "kernel k(x: f32[16, 256], y: out f32[16, 256]) {
+    for r in 0..16 step 8 {
+        let t = load x[r .. r + 8, :];
+        let e = exp(t);
+        store y[r .. r + 8, :] = e / sum(e, axis=1);
+    }
+}
+";
+
+#[test]
+fn exact_reciprocals_are_powers_of_two_only() {
+    assert_eq!(exact_reciprocal(2.0), Some(0.5));
+    assert_eq!(exact_reciprocal(-0.125), Some(-8.0));
+    assert_eq!(exact_reciprocal(512.0), Some(1.0 / 512.0));
+    for c in [
+        0.0,
+        3.0,
+        0.1,
+        1e-5,
+        f64::INFINITY,
+        f64::NAN,
+        1e300,
+        2f64.powi(-140),
+    ] {
+        assert_eq!(exact_reciprocal(c), None, "{c}");
+    }
+}
+
+#[test]
+fn a_division_by_a_reduction_becomes_a_multiply_by_its_reciprocal() {
+    let ir = ir_after(ROW_NORMALIZE, "reciprocal-divide");
+    assert!(ir.contains("{ $0 * recip($1) } : f32[8, 256]"), "{ir}");
+    assert!(!ir.contains("div "), "{ir}");
+    // The reciprocal runs on the [8, 1] column, the multiply on the whole tile.
+    let a = asm(ROW_NORMALIZE);
+    assert!(
+        a.contains("vrecip.f32") && a.contains("{8, 1, 1}, ub["),
+        "{a}"
+    );
+    assert!(!a.contains("vdiv"), "{a}");
+    run_support::check_against_reference(ROW_NORMALIZE, 3);
+}
+
+#[test]
+fn the_rewrite_cuts_vector_cycles() {
+    // The same kernel with the division made unattractive to rewrite (the divisor as
+    // wide as the quotient) is the baseline: it must cost more.
+    let full = ROW_NORMALIZE.replace("e / sum(e, axis=1)", "e / (e + sum(e, axis=1))");
+    let (rewritten, divided) = (v_busy(ROW_NORMALIZE), v_busy(&full));
+    assert!(
+        rewritten + 100 < divided,
+        "reciprocal {rewritten} vs division {divided}"
+    );
+    assert!(ir_after(&full, "reciprocal-divide").contains("/ ($0 + $1)"));
+}
+
+#[test]
+fn a_division_as_wide_as_its_divisor_stays() {
+    let src = "kernel k(a: f32[8, 64], b: f32[8, 64], y: out f32[8, 64]) {
+    store y[:, :] = load a[:, :] / load b[:, :];
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("div %"), "{ir}");
+    assert!(!ir.contains("recip"), "{ir}");
+}
+
+#[test]
+fn a_power_of_two_divisor_becomes_an_exact_multiply_in_every_float_type() {
+    for dt in ["f32", "f16", "bf16"] {
+        let src = format!(
+            "kernel k(a: {dt}[8, 64], y: out {dt}[8, 64]) {{
+    store y[:, :] = load a[:, :] / 4.0;
+}}
+"
+        );
+        let ir = ir_after(&src, "reciprocal-divide");
+        assert!(ir.contains("{ $0 * 0.25 }"), "{ir}");
+        assert!(asm(&src).contains("vmul"), "{dt}");
+        // Exact: the sum of differences is zero, not merely within tolerance.
+        let r = run(&src, &CompileOptions::default(), Vec::new(), 11);
+        assert!(
+            r.reference_match && r.max_abs_err == 0.0,
+            "{dt}: {}",
+            r.max_abs_err
+        );
+    }
+}
+
+#[test]
+fn other_constant_divisors_stay() {
+    let src = "kernel k(a: f32[8, 64], y: out f32[8, 64]) {
+    store y[:, :] = load a[:, :] / 3.0;
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("div %") && !ir.contains("recip"), "{ir}");
+}
+
+#[test]
+fn a_quotient_a_cast_reads_keeps_its_division() {
+    // A last-bit difference in `w` can move its f16 rounding by a whole step, which the
+    // matrix product would carry into an f32 result compared at 1e-5.
+    let src = "kernel k(x: f32[16, 128], v: f16[128, 64], o: out f32[16, 64]) {
+    let p = load x[:, :];
+    let w = p / sum(p, axis=1);
+    store o[:, :] = (w as f16) @ load v[:, :];
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("div %p"), "{ir}");
+    assert!(!ir.contains("recip"), "{ir}");
+}
+
+#[test]
+fn a_fused_chain_rewrites_its_inner_division_and_matches_with_a_tail() {
+    // 20 rows in steps of 8: the last iteration masks half its rows.
+    let src = "kernel k(x: f32[20, 256], y: out f32[20, 256]) {
+    for r in 0..20 step 8 {
+        let t = load x[r .. r + 8, :];
+        let s = sum(t * t, axis=1);
+        store y[r .. r + 8, :] = relu(t / (s + 1.0) / 2.0);
+    }
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("recip(") && ir.contains("* 0.5"), "{ir}");
+    for seed in [1, 2, 3] {
+        run_support::check_against_reference(src, seed);
+    }
+}
+
+#[test]
+fn a_power_of_two_mean_multiplies() {
+    let src = "kernel k(x: f32[8, 64], y: out f32[8, 1]) {
+    store y[:, :] = mean(load x[:, :], axis=1);
+}
+";
+    let a = asm(src);
+    assert!(a.contains("0.015625") && !a.contains("vdiv"), "{a}");
+    run_support::check_against_reference(src, 5);
+}
