@@ -167,3 +167,44 @@ fn a_power_of_two_mean_multiplies() {
     assert!(a.contains("0.015625") && !a.contains("vdiv"), "{a}");
     run_support::check_against_reference(src, 5);
 }
+
+#[test]
+fn a_small_quotient_keeps_its_division_when_the_reciprocal_would_cost_more() {
+    // [8, 64]: the division is 32 + 25 cycles on a3, the reciprocal and multiply 26 + 33.
+    let src = "kernel k(x: f32[8, 64], y: out f32[8, 64]) {
+    let t = load x[:, :];
+    store y[:, :] = t / sum(t, axis=1);
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("div %t") && !ir.contains("recip"), "{ir}");
+}
+
+#[test]
+fn a_square_root_divisor_becomes_one_rsqrt() {
+    let src = "kernel k(x: f32[8, 256], y: out f32[8, 256]) {
+    let t = load x[:, :];
+    store y[:, :] = t / sqrt(sum(t * t, axis=1));
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(ir.contains("$0 * rsqrt($1)"), "{ir}");
+    let a = asm(src);
+    assert!(
+        a.contains("vrsqrt.f32") && !a.contains("vsqrt") && !a.contains("vrecip"),
+        "{a}"
+    );
+    run_support::check_against_reference(src, 4);
+}
+
+#[test]
+fn an_f16_square_root_divisor_is_not_folded() {
+    // In f16 the square root is rounded to f16 before the division: rsqrt would skip it.
+    let src = "kernel k(x: f16[8, 256], y: out f16[8, 256]) {
+    let t = load x[:, :];
+    store y[:, :] = recip(sqrt(t));
+}
+";
+    let ir = ir_after(src, "reciprocal-divide");
+    assert!(!ir.contains("rsqrt"), "{ir}");
+}
