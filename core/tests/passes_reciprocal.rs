@@ -125,21 +125,6 @@ fn other_constant_divisors_stay() {
 }
 
 #[test]
-fn a_quotient_a_cast_reads_keeps_its_division() {
-    // A last-bit difference in `w` can move its f16 rounding by a whole step, which the
-    // matrix product would carry into an f32 result compared at 1e-5.
-    let src = "kernel k(x: f32[16, 128], v: f16[128, 64], o: out f32[16, 64]) {
-    let p = load x[:, :];
-    let w = p / sum(p, axis=1);
-    store o[:, :] = (w as f16) @ load v[:, :];
-}
-";
-    let ir = ir_after(src, "reciprocal-divide");
-    assert!(ir.contains("div %p"), "{ir}");
-    assert!(!ir.contains("recip"), "{ir}");
-}
-
-#[test]
 fn a_fused_chain_rewrites_its_inner_division_and_matches_with_a_tail() {
     // 20 rows in steps of 8: the last iteration masks half its rows.
     let src = "kernel k(x: f32[20, 256], y: out f32[20, 256]) {
@@ -207,4 +192,28 @@ fn an_f16_square_root_divisor_is_not_folded() {
 ";
     let ir = ir_after(src, "reciprocal-divide");
     assert!(!ir.contains("rsqrt"), "{ir}");
+}
+
+#[test]
+fn a_quotient_a_cast_or_a_matrix_product_reads_keeps_its_division() {
+    // A last-bit difference in the quotient can move its f16 rounding by a whole step,
+    // and a matrix product sums many such differences into an f32 result compared at
+    // 1e-5 (attention's `(w as f16) @ v` failed on 3 of 201 seeds when rewritten).
+    let readers = [
+        ("f32[16, 128]", "f16[128, 64]", "(w as f16) @ load v[:, :]"),
+        ("f32[16, 128]", "f32[128, 64]", "w @ load v[:, :]"),
+        ("f32[128, 16]", "f32[128, 64]", "w.T @ load v[:, :]"),
+    ];
+    for (x, v, out) in readers {
+        let src = format!(
+            "kernel k(x: {x}, v: {v}, o: out f32[16, 64]) {{
+    let p = load x[:, :];
+    let w = p / sum(p, axis=1);
+    store o[:, :] = {out};
+}}
+"
+        );
+        let ir = ir_after(&src, "reciprocal-divide");
+        assert!(ir.contains("div %p") && !ir.contains("recip"), "{ir}");
+    }
 }

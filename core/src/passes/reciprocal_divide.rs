@@ -22,9 +22,9 @@
 //! subnormal divisor below 2^-128, whose reciprocal overflows to infinity where the
 //! quotient of a small enough numerator is finite.
 //!
-//! The rewrite is applied only to f32 quotients that no cast reads: a cast to f16/bf16
-//! (or i32) can turn that last-bit difference into a whole step of the narrow type where
-//! the language rounds. Attention's `(w as f16) @ v`, with `w = p / sum(p)`, shows it:
+//! The rewrite is applied only to f32 quotients that no cast and no matrix product
+//! reads: a cast to f16/bf16 (or i32) can turn that last-bit difference into a whole
+//! step of the narrow type where the language rounds, and a product sums many of them. Attention's `(w as f16) @ v`, with `w = p / sum(p)`, shows it:
 //! rewritten, the matrix product carried such a step into an f32 result outside its
 //! 1e-5 tolerance on 3 of 201 input seeds; kept as a division, it matches exactly.
 
@@ -72,10 +72,10 @@ pub fn exact_reciprocal(c: f64) -> Option<f64> {
 pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     let mut ids = Vec::new();
     k.walk_ops(|id, _| ids.push(id));
-    let cast_read = cast_operands(k);
+    let magnified = magnifying_reads(k);
     let mut changed = false;
     for id in ids {
-        changed |= rewrite_op(k, id, costs, &cast_read);
+        changed |= rewrite_op(k, id, costs, &magnified);
     }
     if changed {
         // The divisor constants a rewrite inlined may now be unread.
@@ -84,18 +84,43 @@ pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     changed
 }
 
-/// Values some cast reads.
-fn cast_operands(k: &Kernel) -> HashSet<ValueId> {
+/// Values a cast or a matrix product reads: the readers that can magnify a last-bit
+/// difference (a cast by rounding it to a whole step of a narrower type, a product by
+/// summing many of them) past the tolerance the reference comparison allows.
+fn magnifying_reads(k: &Kernel) -> HashSet<ValueId> {
     let mut out = HashSet::new();
-    k.walk_ops(|_, op| {
-        if let OpKind::Cast { arg } = op.kind {
+    k.walk_ops(|_, op| match op.kind {
+        OpKind::Cast { arg } => {
             out.insert(arg);
         }
+        OpKind::MatMul { lhs, rhs, .. } => {
+            out.extend([lhs, rhs]);
+        }
+        _ => {}
     });
+    // A transpose hands its operand's values on unchanged: walk back through them.
+    let mut transposes = Vec::new();
+    k.walk_ops(|_, op| {
+        if let (OpKind::Transpose { arg }, Some(&r)) = (&op.kind, op.results.first()) {
+            transposes.push((*arg, r));
+        }
+    });
+    // Each round adds at least one value or stops: at most one round per transpose.
+    for _ in 0..=transposes.len() {
+        let before = out.len();
+        for &(arg, r) in &transposes {
+            if out.contains(&r) {
+                out.insert(arg);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
     out
 }
 
-fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, cast_read: &HashSet<ValueId>) -> bool {
+fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, magnified: &HashSet<ValueId>) -> bool {
     let Some(op) = k.ops.get(id) else {
         return false;
     };
@@ -130,7 +155,7 @@ fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, cast_read: &HashSet<Value
     let rw = Rewriter {
         shapes: &shapes,
         costs,
-        broadcast: dtype == DType::F32 && !cast_read.contains(&result),
+        broadcast: dtype == DType::F32 && !magnified.contains(&result),
         f32: dtype == DType::F32,
     };
     let mut new = rw.expr(&expr);
