@@ -12,10 +12,10 @@ pub mod form_steps;
 pub mod lower;
 pub mod multi_buffer;
 pub mod plan_memory;
-pub mod reciprocal_divide;
 pub mod scope;
 pub mod sink;
 pub mod sync;
+pub mod vector_peephole;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::{self, hir};
@@ -177,7 +177,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(ParsePass),
         Box::new(canonicalize::Canonicalize),
-        Box::new(reciprocal_divide::ReciprocalDivide),
+        Box::new(vector_peephole::VectorPeephole),
         Box::new(axis_split::AxisSplit),
         Box::new(scope::ScopeInference),
         Box::new(sink::SinkToUse),

@@ -8,7 +8,7 @@ use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
 use crate::lowered::Access;
 use crate::passes::plan_memory::{fused_layout, Place};
-use crate::passes::reciprocal_divide::exact_reciprocal;
+use crate::passes::vector_peephole::exact_reciprocal;
 use crate::types::{DType, MemSpace};
 
 fn unop(op: UnaryOp) -> UnOp {

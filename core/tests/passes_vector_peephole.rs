@@ -1,12 +1,13 @@
-//! reciprocal-divide: which divisions become multiplies, what the vector pipe then runs,
-//! and that the results still match the reference interpreter.
+//! vector-peephole: which divisions become multiplies, which pairs become one rsqrt or
+//! silu, what the vector pipe then runs, and that the results still match the reference
+//! interpreter.
 
 mod pass_support;
 mod run_support;
 
 use pass_support::ir_after;
 use tilescope::compile::{compile, CompileOptions};
-use tilescope::passes::reciprocal_divide::exact_reciprocal;
+use tilescope::passes::vector_peephole::exact_reciprocal;
 use tilescope::run::run;
 use tilescope::types::Pipe;
 
@@ -55,7 +56,7 @@ fn exact_reciprocals_are_powers_of_two_only() {
 
 #[test]
 fn a_division_by_a_reduction_becomes_a_multiply_by_its_reciprocal() {
-    let ir = ir_after(ROW_NORMALIZE, "reciprocal-divide");
+    let ir = ir_after(ROW_NORMALIZE, "vector-peephole");
     assert!(ir.contains("{ $0 * recip($1) } : f32[8, 256]"), "{ir}");
     assert!(!ir.contains("div "), "{ir}");
     // The reciprocal runs on the [8, 1] column, the multiply on the whole tile.
@@ -78,7 +79,7 @@ fn the_rewrite_cuts_vector_cycles() {
         rewritten + 100 < divided,
         "reciprocal {rewritten} vs division {divided}"
     );
-    assert!(ir_after(&full, "reciprocal-divide").contains("/ ($0 + $1)"));
+    assert!(ir_after(&full, "vector-peephole").contains("/ ($0 + $1)"));
 }
 
 #[test]
@@ -87,7 +88,7 @@ fn a_division_as_wide_as_its_divisor_stays() {
     store y[:, :] = load a[:, :] / load b[:, :];
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(ir.contains("div %"), "{ir}");
     assert!(!ir.contains("recip"), "{ir}");
 }
@@ -101,7 +102,7 @@ fn a_power_of_two_divisor_becomes_an_exact_multiply_in_every_float_type() {
 }}
 "
         );
-        let ir = ir_after(&src, "reciprocal-divide");
+        let ir = ir_after(&src, "vector-peephole");
         assert!(ir.contains("{ $0 * 0.25 }"), "{ir}");
         assert!(asm(&src).contains("vmul"), "{dt}");
         // Exact: the sum of differences is zero, not merely within tolerance.
@@ -120,7 +121,7 @@ fn other_constant_divisors_stay() {
     store y[:, :] = load a[:, :] / 3.0;
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(ir.contains("div %") && !ir.contains("recip"), "{ir}");
 }
 
@@ -135,7 +136,7 @@ fn a_fused_chain_rewrites_its_inner_division_and_matches_with_a_tail() {
     }
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(ir.contains("recip(") && ir.contains("* 0.5"), "{ir}");
     for seed in [1, 2, 3] {
         run_support::check_against_reference(src, seed);
@@ -161,7 +162,7 @@ fn a_small_quotient_keeps_its_division_when_the_reciprocal_would_cost_more() {
     store y[:, :] = t / sum(t, axis=1);
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(ir.contains("div %t") && !ir.contains("recip"), "{ir}");
 }
 
@@ -172,7 +173,7 @@ fn a_square_root_divisor_becomes_one_rsqrt() {
     store y[:, :] = t / sqrt(sum(t * t, axis=1));
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(ir.contains("$0 * rsqrt($1)"), "{ir}");
     let a = asm(src);
     assert!(
@@ -190,7 +191,7 @@ fn an_f16_square_root_divisor_is_not_folded() {
     store y[:, :] = recip(sqrt(t));
 }
 ";
-    let ir = ir_after(src, "reciprocal-divide");
+    let ir = ir_after(src, "vector-peephole");
     assert!(!ir.contains("rsqrt"), "{ir}");
 }
 
@@ -213,7 +214,42 @@ fn a_quotient_a_cast_or_a_matrix_product_reads_keeps_its_division() {
 }}
 "
         );
-        let ir = ir_after(&src, "reciprocal-divide");
+        let ir = ir_after(&src, "vector-peephole");
         assert!(ir.contains("div %p") && !ir.contains("recip"), "{ir}");
     }
+}
+
+#[test]
+fn sigmoid_times_its_argument_is_one_silu_in_f32_only() {
+    let cases = [
+        ("f32", "sigmoid(t) * t", true),
+        ("f32", "t * sigmoid(t)", true),
+        ("f16", "sigmoid(t) * t", false),
+    ];
+    for (dt, e, folded) in cases {
+        let src = format!(
+            "kernel k(x: {dt}[16, 128], y: out {dt}[16, 128]) {{
+    let t = load x[:, :];
+    store y[:, :] = {e};
+}}
+"
+        );
+        let ir = ir_after(&src, "vector-peephole");
+        assert_eq!(ir.contains("{ silu($0) }"), folded, "{ir}");
+        assert_eq!(asm(&src).contains("vsigmoid"), !folded, "{dt}");
+        let r = run(&src, &CompileOptions::default(), Vec::new(), 9);
+        // Bit-exact: silu rounds the sigmoid where the two instructions did.
+        assert!(
+            r.reference_match && r.max_abs_err == 0.0,
+            "{dt}: {}",
+            r.max_abs_err
+        );
+    }
+    // A sigmoid of something else is left alone.
+    let src = "kernel k(x: f32[16, 128], y: out f32[16, 128]) {
+    let t = load x[:, :];
+    store y[:, :] = sigmoid(t) * (t + 1.0);
+}
+";
+    assert!(!ir_after(src, "vector-peephole").contains("silu"));
 }

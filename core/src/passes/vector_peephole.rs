@@ -1,8 +1,9 @@
-//! Pass `reciprocal-divide`: divisions become multiplies where that saves vector cycles.
+//! Pass `vector-peephole`: elementwise expressions rewritten into cheaper vector
+//! instructions, each rule either bit-exact or justified below.
 //!
-//! The vector pipe pays division the transcendental slope (4x on `a3`), multiplication
-//! the plain one. Two rewrites of elementwise ops (plain `div` or a node of a `fused`
-//! expression):
+//! The vector pipe charges every instruction a fixed bias plus a per-lane slope, 4x for
+//! transcendental ops and division (`a3`). The rules, on plain elementwise ops and on the
+//! nodes of `fused` expressions:
 //!
 //! - **Exact constant reciprocal.** `x / c` with `c = ±2^k` becomes `x * (1 / c)`. Both
 //!   are the same real number, rounded once, so the result is bit-identical (including
@@ -11,22 +12,28 @@
 //!   (typically a reduction result `[8, 1]` against an `[8, 512]` tile, as in softmax's
 //!   `e / sum(e)`) becomes `x * recip(d)`: the reciprocal runs once on the small tile and
 //!   the full-size pass is a multiply. Done only where the machine's cost model says the
-//!   two instructions are cheaper than the division. A divisor `sqrt(x)` becomes
-//!   `rsqrt(x)`, which the vector pipe rounds at the same two points as `recip(sqrt(x))`,
-//!   so `t / sqrt(s)` costs one multiply on the full tile.
+//!   two instructions are cheaper than the division.
+//! - **rsqrt.** `recip(sqrt(x))` (also as made by the rule above) becomes `rsqrt(x)` in
+//!   f32: the vector pipe's rsqrt is `1 / sqrt(x)` rounded at the same two points, so
+//!   `t / sqrt(s)` costs one multiply on the full tile. (In f16/bf16 the square root is
+//!   rounded to the narrow type in between, so the rule does not apply.)
+//! - **silu.** `sigmoid(x) * x` (either order) becomes `silu(x)` in f32: the vector
+//!   pipe's silu is `x * sigmoid(x)` with the sigmoid rounded to f32 in between, as the
+//!   two instructions round it, so the multiply's full-tile pass disappears.
 //!
-//! Numerics of the broadcast rewrite: two f32 roundings instead of one, so the result
-//! is within about 1.5 ulp of the quotient (relative 2e-7; with a divisor near the top
-//! of the f32 range, whose reciprocal is subnormal, within 5e-7), far inside the f32
-//! tolerance against the reference interpreter (1e-5). The one case outside it: a
-//! subnormal divisor below 2^-128, whose reciprocal overflows to infinity where the
-//! quotient of a small enough numerator is finite.
+//! Numerics of the broadcast reciprocal, the one inexact rule: two f32 roundings
+//! instead of one, so the result is within about 1.5 ulp of the quotient (relative
+//! 2e-7; with a divisor near the top of the f32 range, whose reciprocal is subnormal,
+//! within 5e-7), far inside the f32 tolerance against the reference interpreter (1e-5).
+//! The one case outside it: a subnormal divisor below 2^-128, whose reciprocal
+//! overflows to infinity where the quotient of a small enough numerator is finite.
 //!
-//! The rewrite is applied only to f32 quotients that no cast and no matrix product
-//! reads: a cast to f16/bf16 (or i32) can turn that last-bit difference into a whole
-//! step of the narrow type where the language rounds, and a product sums many of them. Attention's `(w as f16) @ v`, with `w = p / sum(p)`, shows it:
-//! rewritten, the matrix product carried such a step into an f32 result outside its
-//! 1e-5 tolerance on 3 of 201 input seeds; kept as a division, it matches exactly.
+//! The rule is applied only to f32 quotients that no cast and no matrix product reads:
+//! a cast to f16/bf16 (or i32) can turn that last-bit difference into a whole step of
+//! the narrow type where the language rounds, and a product sums many of them.
+//! Attention's `(w as f16) @ v`, with `w = p / sum(p)`, shows it: rewritten, the matrix
+//! product carried such a step into an f32 result outside its 1e-5 tolerance on 3 of
+//! 201 input seeds; kept as a division, it matches exactly.
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
@@ -38,15 +45,15 @@ use crate::passes::plan_memory::fused_shape;
 use crate::types::DType;
 use std::collections::HashSet;
 
-pub struct ReciprocalDivide;
+pub struct VectorPeephole;
 
-impl Pass for ReciprocalDivide {
+impl Pass for VectorPeephole {
     fn name(&self) -> &'static str {
-        "reciprocal-divide"
+        "vector-peephole"
     }
 
     fn description(&self) -> &'static str {
-        "divide by a broadcast tile through its reciprocal (computed once on the small tile), and by a power of two through an exact multiply"
+        "cheaper vector forms: divide by a broadcast tile through its reciprocal and by a power of two through a multiply; recip(sqrt) as rsqrt, sigmoid(x) * x as silu"
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
@@ -68,7 +75,7 @@ pub fn exact_reciprocal(c: f64) -> Option<f64> {
     (exact_f32(c) && exact_f32(r)).then_some(r)
 }
 
-/// Rewrites every division it can; returns whether anything changed.
+/// Applies every rule it can; returns whether anything changed.
 pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     let mut ids = Vec::new();
     k.walk_ops(|id, _| ids.push(id));
@@ -222,6 +229,18 @@ impl Rewriter<'_> {
                     return mul(na, self.unary(UnaryOp::Recip, nb));
                 }
                 FusedExpr::Binary(BinaryOp::Div, Box::new(na), Box::new(nb))
+            }
+            FusedExpr::Binary(BinaryOp::Mul, a, b) => {
+                let (na, nb) = (self.expr(a), self.expr(b));
+                match (&na, &nb) {
+                    (FusedExpr::Unary(UnaryOp::Sigmoid, x), y)
+                    | (y, FusedExpr::Unary(UnaryOp::Sigmoid, x))
+                        if self.f32 && **x == *y && !matches!(**x, FusedExpr::Const(_)) =>
+                    {
+                        FusedExpr::Unary(UnaryOp::Silu, x.clone())
+                    }
+                    _ => mul(na, nb),
+                }
             }
             FusedExpr::Binary(op, a, b) => {
                 FusedExpr::Binary(*op, Box::new(self.expr(a)), Box::new(self.expr(b)))
