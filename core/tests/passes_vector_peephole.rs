@@ -17,6 +17,18 @@ fn asm(source: &str) -> String {
     result.asm.unwrap_or_default()
 }
 
+/// Runs `source` on inputs from `seed` and asserts it matches the reference bit for bit
+/// (the exact rules change no rounding), with no simulation error or race.
+fn assert_bit_exact(source: &str, seed: u64, what: &str) {
+    let r = run(source, &CompileOptions::default(), Vec::new(), seed);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{what}");
+    assert!(
+        r.reference_match && r.max_abs_err == 0.0,
+        "{what}: {}",
+        r.max_abs_err
+    );
+}
+
 fn v_busy(source: &str) -> u64 {
     let r = run(source, &CompileOptions::default(), Vec::new(), 7);
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
@@ -105,13 +117,7 @@ fn a_power_of_two_divisor_becomes_an_exact_multiply_in_every_float_type() {
         let ir = ir_after(&src, "vector-peephole");
         assert!(ir.contains("{ $0 * 0.25 }"), "{ir}");
         assert!(asm(&src).contains("vmul"), "{dt}");
-        // Exact: the sum of differences is zero, not merely within tolerance.
-        let r = run(&src, &CompileOptions::default(), Vec::new(), 11);
-        assert!(
-            r.reference_match && r.max_abs_err == 0.0,
-            "{dt}: {}",
-            r.max_abs_err
-        );
+        assert_bit_exact(&src, 11, dt);
     }
 }
 
@@ -237,13 +243,8 @@ fn sigmoid_times_its_argument_is_one_silu_in_f32_only() {
         let ir = ir_after(&src, "vector-peephole");
         assert_eq!(ir.contains("{ silu($0) }"), folded, "{ir}");
         assert_eq!(asm(&src).contains("vsigmoid"), !folded, "{dt}");
-        let r = run(&src, &CompileOptions::default(), Vec::new(), 9);
         // Bit-exact: silu rounds the sigmoid where the two instructions did.
-        assert!(
-            r.reference_match && r.max_abs_err == 0.0,
-            "{dt}: {}",
-            r.max_abs_err
-        );
+        assert_bit_exact(&src, 9, e);
     }
     // A sigmoid of something else is left alone.
     let src = "kernel k(x: f32[16, 128], y: out f32[16, 128]) {
@@ -252,4 +253,51 @@ fn sigmoid_times_its_argument_is_one_silu_in_f32_only() {
 }
 ";
     assert!(!ir_after(src, "vector-peephole").contains("silu"));
+}
+
+#[test]
+fn a_scale_moves_past_the_reduction_that_is_its_only_reader() {
+    let cases = [
+        ("amax(t * 0.3, axis=1)", true),
+        ("amin(t * 0.125, axis=1)", true),
+        ("sum(t * 0.5, axis=1)", true),
+        ("mean(t / 4.0, axis=1)", true),
+        // Inexact or order-reversing scales stay on the tile.
+        ("sum(t * 3.0, axis=1)", false),
+        ("amax(t * -2.0, axis=1)", false),
+    ];
+    for (e, folded) in cases {
+        let src = format!(
+            "kernel k(x: f32[20, 256], y: out f32[20, 1]) {{
+    for r in 0..20 step 8 {{
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = {e};
+    }}
+}}
+"
+        );
+        let ir = ir_after(&src, "vector-peephole");
+        assert_eq!(ir.contains(" %t, axis=1"), folded, "{e}\n{ir}");
+        // Folded, the multiply runs on the [8, 1] column only.
+        let a = asm(&src);
+        let full_tile_mul = a
+            .lines()
+            .any(|l| (l.contains("vmul") || l.contains("vdiv")) && l.contains(", 256, 256}"));
+        assert_eq!(full_tile_mul, !folded, "{e}\n{a}");
+        for seed in [1, 2] {
+            assert_bit_exact(&src, seed, e);
+        }
+    }
+}
+
+#[test]
+fn a_scaled_tile_with_another_reader_keeps_its_multiply() {
+    // Attention's shape: the scaled scores feed both the row max and the exponent.
+    let src = "kernel k(x: f32[16, 128], y: out f32[16, 128]) {
+    let s = load x[:, :] * 0.125;
+    store y[:, :] = exp(s - amax(s, axis=1));
+}
+";
+    let ir = ir_after(src, "vector-peephole");
+    assert!(ir.contains("amax %s, axis=1"), "{ir}");
 }

@@ -17,6 +17,9 @@
 //!   f32: the vector pipe's rsqrt is `1 / sqrt(x)` rounded at the same two points, so
 //!   `t / sqrt(s)` costs one multiply on the full tile. (In f16/bf16 the square root is
 //!   rounded to the narrow type in between, so the rule does not apply.)
+//! - **Scale past a reduction** (`scale.rs`). `amax(x * c)` with `c > 0`, and `sum` or
+//!   `mean` of `x * 2^k`, reduce `x` and scale the reduced column: exact, and the
+//!   full-tile multiply becomes a column one.
 //! - **silu.** `sigmoid(x) * x` (either order) becomes `silu(x)` in f32: the vector
 //!   pipe's silu is `x * sigmoid(x)` with the sigmoid rounded to f32 in between, as the
 //!   two instructions round it, so the multiply's full-tile pass disappears.
@@ -34,6 +37,8 @@
 //! Attention's `(w as f16) @ v`, with `w = p / sum(p)`, shows it: rewritten, the matrix
 //! product carried such a step into an f32 result outside its 1e-5 tolerance on 3 of
 //! 201 input seeds; kept as a division, it matches exactly.
+
+mod scale;
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
@@ -84,6 +89,8 @@ pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     for id in ids {
         changed |= rewrite_op(k, id, costs, &magnified);
     }
+    // After the division rules, so a `/ 4.0` already turned `* 0.25` moves too.
+    changed |= scale::run(k);
     if changed {
         // The divisor constants a rewrite inlined may now be unread.
         crate::passes::canonicalize::dce::run(k);
