@@ -280,8 +280,10 @@ impl Rewriter<'_> {
         };
         let c = self.costs;
         let slope = c.vector_slope_f32;
-        let cycles =
-            |lanes: u64, factor: f64| (slope * factor * lanes as f64).ceil() as u64 + c.vector_bias;
+        // Saturating: a machine file may hold any bias.
+        let cycles = |lanes: u64, factor: f64| {
+            ((slope * factor * lanes as f64).ceil() as u64).saturating_add(c.vector_bias)
+        };
         let divide = cycles(n, c.transcendental_factor);
         // A square root already costs its instruction; its reciprocal folds into it.
         let sqrt = matches!(divisor, FusedExpr::Unary(UnaryOp::Sqrt, _)) && self.f32;
@@ -290,7 +292,7 @@ impl Rewriter<'_> {
         } else {
             cycles(d, c.transcendental_factor)
         };
-        let reciprocal = inverse + cycles(n, 1.0);
+        let reciprocal = inverse.saturating_add(cycles(n, 1.0));
         reciprocal < divide
     }
 }
