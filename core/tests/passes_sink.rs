@@ -2,19 +2,11 @@
 //! slabs are not shared when the kernel fits without sharing, so the reordering adds
 //! no write-after-read wait on a reused buffer.
 
-use tilescope::compile::{compile, CompileOptions, SyncStrategy};
-use tilescope::run::run;
+mod pass_support;
 
-fn ir_after(source: &str, pass: &str) -> String {
-    let result = compile(source, &CompileOptions::default());
-    assert!(result.diagnostics.is_empty(), "{:#?}", result.diagnostics);
-    result
-        .passes
-        .iter()
-        .find(|p| p.name == pass)
-        .map(|p| p.ir.clone())
-        .unwrap_or_default()
-}
+use pass_support::ir_after;
+use tilescope::compile::{CompileOptions, SyncStrategy};
+use tilescope::run::run;
 
 fn line_of(text: &str, needle: &str) -> usize {
     text.lines()

@@ -17,6 +17,12 @@ fn expr() -> impl Strategy<Value = String> {
             inner.clone().prop_map(|e| format!("({e} * 2.0)")),
             inner.clone().prop_map(|e| format!("({e} + b)")),
             inner.clone().prop_map(|e| format!("maximum({e}, 0.25)")),
+            // Divisions by a broadcast row (through a reciprocal once the tile is wide
+            // enough, 256 columns) and by a power of two, and a sigmoid times its
+            // argument: the vector-peephole rewrites.
+            inner.clone().prop_map(|e| format!("({e} / (b + 2.0))")),
+            inner.clone().prop_map(|e| format!("({e} / 4.0)")),
+            inner.clone().prop_map(|e| format!("(sigmoid({e}) * {e})")),
             (inner.clone(), inner).prop_map(|(a, c)| format!("({a} - {c} * t)")),
         ]
     })
@@ -32,7 +38,7 @@ fn buffers() -> impl Strategy<Value = String> {
 
 /// Row-tiled elementwise kernel; `rows` need not be a multiple of `step` (tail).
 fn elementwise() -> impl Strategy<Value = String> {
-    (1u64..5, prop_oneof![Just(8u64), Just(16), Just(32)], prop_oneof![Just(4u64), Just(8)], 0u64..4, expr(), buffers())
+    (1u64..5, prop_oneof![Just(8u64), Just(16), Just(32), Just(256)], prop_oneof![Just(4u64), Just(8)], 0u64..4, expr(), buffers())
         .prop_map(|(tiles, cols, step, extra, e, buf)| {
             let rows = tiles * step + extra;
             format!(
@@ -56,8 +62,10 @@ fn reduction() -> impl Strategy<Value = String> {
         0u64..8,
         prop_oneof![Just("sum"), Just("amax"), Just("amin")],
         buffers(),
+        // A scale the reduction may take over (0.5) or not (0.3 under a sum).
+        prop_oneof![Just(""), Just(" * 0.5"), Just(" * 0.3")],
     )
-        .prop_map(|(rows, tiles, step, extra, op, buf)| {
+        .prop_map(|(rows, tiles, step, extra, op, buf, scale)| {
             let cols = tiles * step + extra;
             let init = if op == "sum" {
                 "zeros(f32[R, 1])".to_string()
@@ -68,10 +76,10 @@ fn reduction() -> impl Strategy<Value = String> {
                 )
             };
             let update = if op == "sum" {
-                "acc += sum(t, axis=1);".to_string()
+                format!("acc += sum(t{scale}, axis=1);")
             } else {
                 format!(
-                    "acc = {}(acc, {op}(t, axis=1));",
+                    "acc = {}(acc, {op}(t{scale}, axis=1));",
                     if op == "amax" { "maximum" } else { "minimum" }
                 )
             };

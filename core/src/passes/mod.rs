@@ -18,6 +18,7 @@ pub mod scope;
 pub mod sink;
 pub mod subtile;
 pub mod sync;
+pub mod vector_peephole;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::front::{self, hir};
@@ -179,6 +180,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(ParsePass),
         Box::new(canonicalize::Canonicalize),
+        Box::new(vector_peephole::VectorPeephole),
         Box::new(axis_split::AxisSplit),
         Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),

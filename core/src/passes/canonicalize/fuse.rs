@@ -7,8 +7,12 @@
 //!   fused across loops, loads, stores, reductions or matmuls;
 //! - the producer's result is used exactly once (by this consumer), so no work is
 //!   duplicated;
-//! - the producer's result has the consumer's result type, so the fused op computes no
-//!   more elements than the chain did (a `[8, 1]` producer is not widened to `[8, 512]`);
+//! - the producer's result has the consumer's dtype and a shape that broadcasts to the
+//!   consumer's. A narrower producer (a `[8, 1]` column under an `[8, 512]` consumer) is
+//!   merged as a subtree that still runs at its own shape: each node of a fused
+//!   expression is evaluated over the broadcast of the operands under it (plan-memory's
+//!   `fused_shape`), so the fused op computes no more elements than the chain did, and
+//!   the column lives in the op's scratch instead of a tile of its own;
 //! - the merged tree stays within `MAX_FUSED_NODES`, which bounds expression depth.
 //!
 //! Rank-0 constants are the one exception to single use: they are copied into every
@@ -16,6 +20,7 @@
 //! unused are removed by dead-code elimination.
 
 use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::types::TileType;
 use std::collections::HashSet;
 
 pub const MAX_FUSED_NODES: usize = 32;
@@ -105,7 +110,9 @@ fn fuse_into(k: &mut Kernel, id: OpId, in_block: &HashSet<OpId>, uses: &[u32]) -
                 if p.kind.is_elementwise()
                     && in_block.contains(&pid)
                     && uses.get(v.index()) == Some(&1)
-                    && k.values[v].ty == result_ty =>
+                    && k.values
+                        .get(v)
+                        .is_some_and(|p| narrower_or_equal(&p.ty, &result_ty)) =>
             {
                 let (pexpr, pargs) = own_expr(&p.kind);
                 let mapped = remap(&pexpr, &pargs, &mut b, k);
@@ -122,6 +129,18 @@ fn fuse_into(k: &mut Kernel, id: OpId, in_block: &HashSet<OpId>, uses: &[u32]) -
     }
     k.ops[id].kind = OpKind::Fused { args: b.args, expr };
     true
+}
+
+/// `producer` has `consumer`'s dtype and rank, and each of its axes is the consumer's or
+/// 1 (it broadcasts to the consumer without changing it).
+fn narrower_or_equal(producer: &TileType, consumer: &TileType) -> bool {
+    producer.dtype == consumer.dtype
+        && producer.rank() == consumer.rank()
+        && producer
+            .shape
+            .iter()
+            .zip(&consumer.shape)
+            .all(|(&p, &c)| p == c || p == 1)
 }
 
 /// An elementwise op as an expression over `$0..` and the values those stand for.
@@ -157,7 +176,8 @@ fn remap(expr: &FusedExpr, args: &[ValueId], b: &mut Builder, k: &Kernel) -> Fus
     substitute(expr, &leaves)
 }
 
-fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
+/// The value of `v` when it is a rank-0 constant.
+pub fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
     let val = k.values.get(v)?;
     let ValueDef::Result { op, .. } = val.def else {
         return None;

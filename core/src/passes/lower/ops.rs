@@ -8,6 +8,7 @@ use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
 use crate::lowered::Access;
 use crate::passes::plan_memory::{fused_layout, Place};
+use crate::passes::vector_peephole::exact_reciprocal;
 use crate::types::{DType, MemSpace};
 
 fn unop(op: UnaryOp) -> UnOp {
@@ -609,15 +610,20 @@ impl Lw<'_> {
         );
         if op == ReduceOp::Mean {
             let count = if view_axis == 1 { cols } else { rows };
-            let n = match count {
-                Val::Imm(c) => VSrc::Float(c as f32),
-                Val::Reg(reg) => VSrc::Reg(reg),
+            // A power-of-two count divides exactly as a multiply by its reciprocal,
+            // which the vector pipe does at the plain slope.
+            let (by, n) = match count {
+                Val::Imm(c) => match exact_reciprocal(c as f64) {
+                    Some(r) => (BinOp::Mul, VSrc::Float(r as f32)),
+                    None => (BinOp::Div, VSrc::Float(c as f32)),
+                },
+                Val::Reg(reg) => (BinOp::Div, VSrc::Reg(reg)),
             };
             let write = self.tile_access(r, true);
             let read = self.tile_access(r, false);
             self.emit(
                 Op::VBinary {
-                    op: BinOp::Div,
+                    op: by,
                     dtype,
                     dst,
                     a: VSrc::Tile(dst),
