@@ -46,7 +46,11 @@ impl Pass for AxisSplit {
 }
 
 /// Every index expression of the ops under `roots`, mutably.
-fn visit_exprs_from(k: &mut Kernel, roots: Vec<OpId>, mut f: impl FnMut(&mut IndexExpr)) {
+pub(super) fn visit_exprs_from(
+    k: &mut Kernel,
+    roots: Vec<OpId>,
+    mut f: impl FnMut(&mut IndexExpr),
+) {
     let mut ids = Vec::new();
     k.walk_ops_from(roots, |id, _| ids.push(id));
     for id in ids {
@@ -108,7 +112,7 @@ fn digit_cuts(e: &IndexExpr, var: LoopVarId) -> Option<Vec<i64>> {
     (!cuts.is_empty()).then_some(cuts)
 }
 
-fn replace_var(e: &mut IndexExpr, var: LoopVarId, with: &IndexExpr) {
+pub(super) fn replace_var(e: &mut IndexExpr, var: LoopVarId, with: &IndexExpr) {
     match e {
         IndexExpr::Var(v) if *v == var => *e = with.clone(),
         IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => replace_var(a, var, with),

@@ -13,6 +13,7 @@ pub mod emit;
 pub mod form_steps;
 pub mod lower;
 pub mod multi_buffer;
+pub mod peel;
 pub mod plan_memory;
 pub mod scope;
 pub mod sink;
@@ -184,6 +185,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(axis_split::AxisSplit),
         Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),
+        Box::new(peel::PeelFirst),
         Box::new(sink::SinkToUse),
         Box::new(form_steps::FormSteps),
         Box::new(decompose_transfer::DecomposeTransfer),

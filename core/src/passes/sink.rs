@@ -77,7 +77,7 @@ fn first_user(k: &Kernel, ops: &[(OpId, HashSet<ValueId>)], i: usize) -> Option<
 }
 
 /// What `op` reads, including, for a loop, every op of its body.
-fn reads(k: &Kernel, op: OpId) -> HashSet<ValueId> {
+pub(super) fn reads(k: &Kernel, op: OpId) -> HashSet<ValueId> {
     let mut out = HashSet::new();
     let mut stack = vec![op];
     while let Some(id) = stack.pop() {
@@ -91,7 +91,7 @@ fn reads(k: &Kernel, op: OpId) -> HashSet<ValueId> {
 }
 
 /// Stores and loops: a load must not move past them.
-fn writes_memory(k: &Kernel, op: OpId) -> bool {
+pub(super) fn writes_memory(k: &Kernel, op: OpId) -> bool {
     matches!(
         k.ops.get(op).map(|o| &o.kind),
         Some(OpKind::Store { .. } | OpKind::For(_) | OpKind::Update { .. })

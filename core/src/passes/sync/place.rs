@@ -41,6 +41,30 @@ fn internal(msg: &str) -> Diagnostic {
     Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
+/// Where the primes of a pair set on `src` and primed around loop `l` go: before the
+/// first of the instructions and waits on `src` that lead up to `l` in its block (not
+/// past an earlier loop or barrier; other sets and primes keep their order). A prime at
+/// the loop head runs on `src` only after all of `src`'s straight-line work before the
+/// loop (a peeled first iteration, say), holding back the
+/// loop's first transfers for nothing; raised above that work it lets them start. The
+/// walk runs again after every placement, so anything the prime ordered only by its old
+/// position gets its own pair.
+fn prime_anchor(tree: &Tree, l: NodeId, src: Pipe) -> NodeId {
+    let block = tree.block(tree.parent(l));
+    let Some(at) = block.iter().position(|&n| n == l) else {
+        return l;
+    };
+    let mut anchor = l;
+    for &n in block.get(..at).unwrap_or_default().iter().rev() {
+        match tree.node(n).map(|x| &x.kind) {
+            Some(Kind::Loop(..) | Kind::Sync(Sync::Barrier)) | None => break,
+            Some(Kind::Instr(_) | Kind::Sync(Sync::Wait(_))) if tree.pipe(n) == src => anchor = n,
+            _ => {}
+        }
+    }
+    anchor
+}
+
 /// The outermost loop of the perfect nest whose innermost loop is `l`: each loop around
 /// it holds nothing but the inner loop and scalar instructions (no other work, and no
 /// sync, which would mean an earlier pair was primed around the inner loop alone).
@@ -177,8 +201,12 @@ pub fn add_pair(
             .ok_or_else(fail)?,
     );
     if let Some(l) = site.primed {
+        let anchor = prime_anchor(tree, l, p.pipe);
         for k in 0..ids.count() {
-            nodes.push(tree.insert(l, Sync::Prime(id, k), false).ok_or_else(fail)?);
+            nodes.push(
+                tree.insert(anchor, Sync::Prime(id, k), false)
+                    .ok_or_else(fail)?,
+            );
         }
         for k in (0..ids.count()).rev() {
             nodes.push(tree.insert(l, Sync::Drain(id, k), true).ok_or_else(fail)?);
