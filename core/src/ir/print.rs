@@ -230,8 +230,15 @@ impl Printer<'_> {
                 index,
                 value,
             } => {
+                // A store from L0C is one FIX instruction, casting to the tensor's dtype.
+                let from_l0c = self.k.values.get(*value).and_then(|x| x.space)
+                    == Some(crate::types::MemSpace::L0C);
+                let via = match self.k.params.get(*param) {
+                    Some(p) if from_l0c => format!(" via fix.{}", p.ty.dtype),
+                    _ => String::new(),
+                };
                 format!(
-                    "store %{}[{}], {}",
+                    "store %{}[{}], {}{via}",
                     self.param(*param),
                     self.index(index),
                     self.v(*value)
