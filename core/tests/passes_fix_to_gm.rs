@@ -162,4 +162,15 @@ fn a_machine_with_one_dma_dimension_still_stores_blocks_of_a_wider_matrix() {
     }
 }";
     assert!(stores_from_l0c_with(source, &options));
+    // The load of `w`'s column block is peeled into row DMAs; the store is not.
+    let ir = pass_ir(&compile(source, &options), "decompose-transfer");
+    let store = ir
+        .lines()
+        .find(|l| l.contains("store "))
+        .unwrap_or_default();
+    assert!(
+        store.contains("via fix.f16 gm[16, 128, 64][64, 1, 1]"),
+        "{ir}"
+    );
+    assert!(ir.contains("loop["), "{ir}");
 }
