@@ -106,11 +106,12 @@ fn each_decision_agrees_with_the_simulator() {
 
 #[test]
 fn attention_is_faster_on_teach_and_unchanged_on_a3() {
-    // Figures before the pass: 3240 cycles on teach, 2007 on a3.
+    // Figures before the pass: 3240 cycles on teach, 2007 on a3 (1992 since fix-to-gm
+    // stores the second product from L0C, which subtile-matmul leaves whole on a3).
     let teach = clean_run(ATTENTION, Machine::teach(), SyncStrategy::Auto).cycles;
     assert!(teach < 3240, "{teach}");
     let a3 = clean_run(ATTENTION, Machine::a3(), SyncStrategy::Auto).cycles;
-    assert_eq!(a3, 2007);
+    assert_eq!(a3, 1992);
 }
 
 #[test]

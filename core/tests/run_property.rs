@@ -1,9 +1,10 @@
-//! Random well-typed kernels (elementwise chains, reductions, matmuls, loops with and
-//! without tails and `@buffers`) compiled through the whole pipeline and simulated agree
-//! with the reference interpreter, with no races and no simulation errors.
+//! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
+//! cast, loops with and without tails and `@buffers`) compiled through the whole
+//! pipeline and simulated agree with the reference interpreter, with no races and no
+//! simulation errors.
 
 use proptest::prelude::*;
-use tilescope::compile::{CompileOptions, SyncStrategy};
+use tilescope::compile::{compile, CompileOptions, SyncStrategy};
 use tilescope::run::run;
 
 /// An elementwise expression over the loaded tile `t` and the bias row `b`.
@@ -97,34 +98,45 @@ fn reduction() -> impl Strategy<Value = String> {
         })
 }
 
-/// A row-tiled matrix product with an optional vector epilogue.
-fn matmul() -> impl Strategy<Value = String> {
+/// A row-tiled matrix product (with a tail when `m` is not a multiple of `step`) with an
+/// optional vector epilogue, stored as f32 or cast to f16 / bf16: without an epilogue
+/// fix-to-gm may store it from L0C (on `teach` it does, casting in the FIX).
+fn matmul() -> impl Strategy<Value = (String, &'static str)> {
     (
-        1u64..4,
-        prop_oneof![Just(8u64), Just(16)],
+        (1u64..4, prop_oneof![Just(8u64), Just(16)], 0u64..8),
         prop_oneof![Just(16u64), Just(32)],
         prop_oneof![Just(16u64), Just(32)],
         any::<bool>(),
         prop_oneof![Just("f32"), Just("f16")],
+        prop_oneof![Just("f32"), Just("f16"), Just("bf16")],
         buffers(),
+        prop_oneof![Just("a3"), Just("teach")],
     )
-        .prop_map(|(tiles, step, k, n, epilogue, dt, buf)| {
-            let m = tiles * step;
-            let value = if epilogue {
-                "relu(x @ w) * 0.5"
-            } else {
-                "x @ w"
-            };
-            format!(
-                "kernel k(a: {dt}[{m}, {k}], wt: {dt}[{k}, {n}], y: out f32[{m}, {n}]) {{
+        .prop_map(
+            |((tiles, step, extra), k, n, epilogue, dt, out, buf, preset)| {
+                let m = tiles * step + extra;
+                let product = if epilogue {
+                    "relu(x @ w) * 0.5"
+                } else {
+                    "x @ w"
+                };
+                let value = if out == "f32" {
+                    product.to_string()
+                } else {
+                    format!("({product}) as {out}")
+                };
+                let source = format!(
+                    "kernel k(a: {dt}[{m}, {k}], wt: {dt}[{k}, {n}], y: out {out}[{m}, {n}]) {{
     let w = load wt[:, :];
     for i in 0..{m} step {step}{buf} {{
         let x = load a[i .. i + {step}, :];
         store y[i .. i + {step}, :] = {value};
     }}
 }}"
-            )
-        })
+                );
+                (source, preset)
+            },
+        )
 }
 
 /// A gather with an index computed in the kernel, optionally transposing the rows.
@@ -166,8 +178,12 @@ fn gather() -> impl Strategy<Value = String> {
 }
 
 fn check(source: &str, sync: SyncStrategy) -> Result<(), TestCaseError> {
+    check_on(source, sync, "a3")
+}
+
+fn check_on(source: &str, sync: SyncStrategy, preset: &str) -> Result<(), TestCaseError> {
     let options = CompileOptions {
-        preset: Some("a3".into()),
+        preset: Some(preset.into()),
         sync,
         ..CompileOptions::default()
     };
@@ -200,8 +216,19 @@ proptest! {
     }
 
     #[test]
-    fn random_matmuls_match(src in matmul()) {
-        check(&src, SyncStrategy::Auto)?;
-        check(&src, SyncStrategy::Barrier)?;
+    fn random_matmuls_match((src, preset) in matmul()) {
+        check_on(&src, SyncStrategy::Auto, preset)?;
+        check_on(&src, SyncStrategy::Barrier, preset)?;
+        // teach prices FIX to GM like the MTE3 leg it replaces: every store without an
+        // epilogue must take it, so the cases above cover FIX writing GM.
+        if preset == "teach" && !src.contains("relu") {
+            let options = CompileOptions {
+                preset: Some(preset.into()),
+                ..CompileOptions::default()
+            };
+            let asm = compile(&src, &options).asm.unwrap_or_default();
+            let to_gm = ["f32", "f16", "bf16"].iter().any(|dt| asm.contains(&format!("fix.{dt} y[")));
+            prop_assert!(to_gm, "{src}\n{asm}");
+        }
     }
 }

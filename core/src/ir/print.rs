@@ -199,6 +199,12 @@ impl Printer<'_> {
         value_type(val)
     }
 
+    /// Whether `op` is a store from L0C: one FIX instruction into GM (fix-to-gm).
+    fn stores_from_l0c(&self, op: &super::Op) -> bool {
+        matches!(&op.kind, OpKind::Store { value, .. }
+            if self.k.values.get(*value).and_then(|x| x.space) == Some(crate::types::MemSpace::L0C))
+    }
+
     fn op(&mut self, id: OpId, depth: usize) {
         let Some(op) = self.k.ops.get(id) else {
             self.out
@@ -230,8 +236,13 @@ impl Printer<'_> {
                 index,
                 value,
             } => {
+                // A store from L0C is one FIX instruction, casting to the tensor's dtype.
+                let via = match self.k.params.get(*param) {
+                    Some(p) if self.stores_from_l0c(op) => format!(" via fix.{}", p.ty.dtype),
+                    _ => String::new(),
+                };
                 format!(
-                    "store %{}[{}], {}",
+                    "store %{}[{}], {}{via}",
                     self.param(*param),
                     self.index(index),
                     self.v(*value)
@@ -295,7 +306,7 @@ impl Printer<'_> {
             OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
         let line = match self.k.op_attrs.get(&id) {
-            Some(a) => format!("{line}{}", attrs_text(a)),
+            Some(a) => format!("{line}{}", attrs_text(a, self.stores_from_l0c(op))),
             None => line,
         };
         self.out.line(depth, &line, span);
@@ -412,8 +423,10 @@ impl Printer<'_> {
     }
 }
 
-/// The suffix showing an op's pass annotations: DMA descriptors and fused scratch.
-fn attrs_text(a: &super::OpAttrs) -> String {
+/// The suffix showing an op's pass annotations: DMA descriptors (for a store through
+/// FIX, `gm`: the region it writes, as the FIX moves it in one piece) and fused scratch.
+fn attrs_text(a: &super::OpAttrs, fix: bool) -> String {
+    let mover = if fix { "gm" } else { "dma" };
     let mut s = String::new();
     if let Some(t) = &a.transfer {
         let dim = |d: &super::TransferDim| {
@@ -429,10 +442,10 @@ fn attrs_text(a: &super::OpAttrs) -> String {
                 let _ = write!(s, " dma(rows={rows}, len={len})");
             }
             None if peeled.is_empty() => {
-                let _ = write!(s, " dma{}", desc.join(""));
+                let _ = write!(s, " {mover}{}", desc.join(""));
             }
             None => {
-                let _ = write!(s, " loop{} dma{}", peeled.join(""), desc.join(""));
+                let _ = write!(s, " loop{} {mover}{}", peeled.join(""), desc.join(""));
             }
         }
     }

@@ -274,7 +274,11 @@ impl Verifier<'_> {
                 if self.transposed_store {
                     vt.shape.reverse();
                 }
-                if vt.dtype != p.ty.dtype || !typing::broadcasts_to(&vt.shape, &shape) {
+                // FIX casts an L0C tile to the tensor's float dtype as it stores it.
+                let fix_cast = p.ty.dtype.is_float()
+                    && self.k.values.get(*value).and_then(|x| x.space) == Some(MemSpace::L0C);
+                let dtype_ok = vt.dtype == p.ty.dtype || fix_cast;
+                if !dtype_ok || !typing::broadcasts_to(&vt.shape, &shape) {
                     return Err(format!(
                         "stored value {vt} does not fit region {}{shape:?}",
                         p.ty.dtype

@@ -78,7 +78,12 @@ pub fn op_cycles(machine: &Machine, k: &Kernel, op: OpId) -> u64 {
             let space = out.and_then(|(_, s)| s).unwrap_or(MemSpace::UB);
             dma(machine, MemSpace::GM, space, bytes(r))
         }),
-        OpKind::Store { value, .. } => dma(machine, MemSpace::UB, MemSpace::GM, bytes(*value)),
+        // Bytes in the tensor's dtype: a store from L0C (fix-to-gm) casts on the way.
+        OpKind::Store { param, value, .. } => ty(*value).map_or(0, |(t, space)| {
+            let dtype = k.params.get(*param).map_or(t.dtype, |p| p.ty.dtype);
+            let src = space.unwrap_or(MemSpace::UB);
+            dma(machine, src, MemSpace::GM, elems(*value) * dtype.bytes())
+        }),
         OpKind::MatMul { lhs, rhs, .. } => match (ty(*lhs), ty(*rhs)) {
             (Some((l, _)), Some((r, _))) => match (l.shape.as_slice(), r.shape.as_slice()) {
                 ([m, kk], [_, n]) => mmad(machine, l.dtype, *m, *kk, *n),

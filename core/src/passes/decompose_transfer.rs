@@ -105,6 +105,10 @@ fn aligned(
         return Ok(t);
     };
     let Some(space) = val.space else { return Ok(t) };
+    if space == crate::types::MemSpace::L0C {
+        // A store from L0C (fix-to-gm) is one 2-D FIX move: nothing is peeled.
+        return Ok(Transfer { peel: 0, ..t });
+    }
     let align = machine.memories.get(space).alignment as i64;
     let eb = val.ty.dtype.bytes() as i64;
     let bad = t.dims[..t.peel.min(t.dims.len())]

@@ -10,6 +10,7 @@ pub mod canonicalize;
 pub mod cost;
 pub mod decompose_transfer;
 pub mod emit;
+pub mod fix_to_gm;
 pub mod form_steps;
 pub mod lower;
 pub mod multi_buffer;
@@ -185,6 +186,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(axis_split::AxisSplit),
         Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),
+        Box::new(fix_to_gm::FixToGm),
         Box::new(peel::PeelFirst),
         Box::new(sink::SinkToUse),
         Box::new(form_steps::FormSteps),

@@ -153,6 +153,7 @@ pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
     Some(match &o.kind {
         OpKind::For(_) => return None,
         OpKind::Load { .. } => Pipe::MTE2,
+        OpKind::Store { value, .. } if space(*value) == Some(MemSpace::L0C) => Pipe::FIX,
         OpKind::Store { .. } => Pipe::MTE3,
         OpKind::MatMul { .. } => Pipe::M,
         OpKind::Copy { arg } | OpKind::Transpose { arg } => match (space(*arg)?, result_space?) {

@@ -1,12 +1,19 @@
 //! Shared by the tests of single passes: the IR a pass printed when compiling a source.
+// Each test crate that includes this module uses part of it.
+#![allow(dead_code)]
 
-use tilescope::compile::{compile, CompileOptions};
+use tilescope::compile::{compile, CompileOptions, CompileResult};
 
 /// The printed IR after `pass`, compiling `source` with the default options; the
 /// compile must succeed.
 pub fn ir_after(source: &str, pass: &str) -> String {
     let result = compile(source, &CompileOptions::default());
     assert!(result.diagnostics.is_empty(), "{:#?}", result.diagnostics);
+    pass_ir(&result, pass)
+}
+
+/// The printed IR after `pass` in a compile's records.
+pub fn pass_ir(result: &CompileResult, pass: &str) -> String {
     result
         .passes
         .iter()

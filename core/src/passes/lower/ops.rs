@@ -189,7 +189,12 @@ impl Lw<'_> {
             .map(|p| p.ty.shape.clone())
             .unwrap_or_default();
         let gm_strides = crate::passes::decompose_transfer::strides(&tensor);
-        let dtype = self.dtype(tile_v);
+        // The tensor's dtype: a store from L0C (fix-to-gm) casts to it on the way.
+        let dtype = self
+            .k
+            .params
+            .get(param)
+            .map_or_else(|| self.dtype(tile_v), |p| p.ty.dtype);
         let eb = dtype.bytes() as i64;
         // Byte offset of the region's first element, and the valid extents.
         let mut offset = Val::Imm(0);
@@ -242,6 +247,12 @@ impl Lw<'_> {
             gm.range = Some((off as u64, (off + (last + 1) * eb) as u64));
         }
         acc.push(gm);
+        if store && self.space(tile_v) == Some(MemSpace::L0C) {
+            let row_stride = gm_strides.first().copied().unwrap_or(1);
+            return self.fix_store(
+                param, row_stride, tile_v, &valid, gm_bytes, dtype, acc, span,
+            );
+        }
         if let (Some(idx), Some((rows, len))) = (indirect, t.rows) {
             let Some((tile_addr, _)) = self.tile_addr(tile_v, Val::Imm(0)) else {
                 return self.fail(span, "a tile without an address");
@@ -308,6 +319,43 @@ impl Lw<'_> {
             acc,
             span,
         );
+    }
+
+    /// A store from L0C (fix-to-gm; a 2-D region, so rows are `row_stride` apart in the
+    /// tensor): one FIX writes the valid rows and columns into GM, casting to `dtype`.
+    #[allow(clippy::too_many_arguments)]
+    fn fix_store(
+        &mut self,
+        param: usize,
+        row_stride: i64,
+        tile_v: ValueId,
+        valid: &Valid,
+        gm_bytes: Val,
+        dtype: DType,
+        acc: Vec<Access>,
+        span: Span,
+    ) {
+        let shape = self.shape(tile_v);
+        let (&[_, cols], &[rows_v, cols_v]) = (shape.as_slice(), valid.as_slice()) else {
+            return self.fail(span, "a store from L0C of a tile that is not 2-D");
+        };
+        let Some((src_addr, _)) = self.tile_addr(tile_v, Val::Imm(0)) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let dst_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
+        let src = Tile {
+            addr: src_addr,
+            rows: rows_v,
+            cols: cols_v,
+            stride: cols as i64,
+        };
+        let dst = Tile {
+            addr: dst_addr,
+            rows: rows_v,
+            cols: cols_v,
+            stride: row_stride,
+        };
+        self.emit(Op::Fix { dtype, dst, src }, acc);
     }
 
     /// Whether `v` is moved to L1 (on its way to the matrix unit).
