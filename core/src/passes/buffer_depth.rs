@@ -67,10 +67,11 @@ struct Task {
 
 /// Distinct pipes other than `own`.
 fn others(own: Pipe, pipes: impl IntoIterator<Item = Pipe>) -> u64 {
-    let mut v: Vec<Pipe> = pipes.into_iter().filter(|&p| p != own).collect();
-    v.sort();
-    v.dedup();
-    v.len() as u64
+    let set = pipes
+        .into_iter()
+        .filter(|&p| p != own)
+        .fold(0u64, |set, p| set | 1 << (p as u64));
+    u64::from(set.count_ones())
 }
 
 /// The instructions handed to pipes: when each leaves its queue (`None` while not
@@ -93,7 +94,7 @@ impl Queues {
         if q.len() >= depth {
             // Room once enough known departures happened; unknown ones never free it.
             let mut known: Vec<u64> = q.iter().flatten().copied().collect();
-            known.sort_unstable();
+            crate::order::sort_by_key(&mut known, |&t| (t, 0, 0));
             let must_leave = q.len() + 1 - depth.max(1);
             at = known
                 .get(must_leave - 1)
@@ -261,7 +262,7 @@ fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> 
         };
         let Some(src) = op_pipe(k, op) else { continue };
         let mut dsts = readers.remove(&v).unwrap_or_default();
-        dsts.sort();
+        crate::order::sort_by_key(&mut dsts, |&p| (p as u64, 0, 0));
         dsts.dedup();
         for dst in dsts.into_iter().filter(|&d| d != src) {
             *need.entry((src, dst)).or_default() += depth;

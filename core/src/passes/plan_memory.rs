@@ -413,7 +413,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             span: op.span,
         });
     }
-    items.sort_by_key(|i| (i.start, i.end));
+    crate::order::sort_by_key(&mut items, |i| (i.start, i.end, 0));
     // Greedy best-fit into slabs of dead tiles.
     let mut plan = Plan::default();
     let mut free_after: Vec<u64> = Vec::new();

@@ -68,7 +68,13 @@ impl Pass for SubtileMatmul {
             .keys()
             .filter_map(|&mm| candidate(k, &top, &uses, mm))
             .collect();
-        candidates.sort_by_key(|c| top.get(&c.matmul).copied());
+        crate::order::sort_by_key(&mut candidates, |c| {
+            (
+                crate::order::option_key(top.get(&c.matmul).map(|&p| p as u64)),
+                0,
+                0,
+            )
+        });
         for c in candidates {
             let chunks = best_chunks(&machine, &c, depth);
             if chunks > 1 {
@@ -205,7 +211,9 @@ fn estimate(machine: &Machine, c: &Candidate, n: u64, depth: usize) -> u64 {
     let eb = c.dtype.bytes();
     let kc = c.k / n.max(1);
     let mut ordered = [(&c.lhs, MemSpace::L0A), (&c.rhs, MemSpace::L0B)];
-    ordered.sort_by_key(|(o, _)| o.position);
+    if c.rhs.position < c.lhs.position {
+        ordered.swap(0, 1);
+    }
     let (mut mte2, mut mte1, mut m) = (0u64, 0u64, 0u64);
     let mut mmad_ends: Vec<u64> = Vec::new();
     for i in 0..n as usize {
@@ -273,7 +281,9 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
     );
     let mut body: Vec<OpId> = Vec::new();
     let mut operands = [&c.lhs, &c.rhs];
-    operands.sort_by_key(|o| o.position);
+    if c.rhs.position < c.lhs.position {
+        operands.swap(0, 1);
+    }
     for o in operands {
         body.push(o.load);
         body.extend(o.transpose);

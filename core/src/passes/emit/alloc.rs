@@ -60,7 +60,7 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
     }
     // Innermost loops first, so an extension can trigger the enclosing loop's.
     let mut loops = flat.loops.clone();
-    loops.sort_by_key(|&(s, e)| e - s);
+    crate::order::sort_by_key(&mut loops, |&(s, e)| (e.saturating_sub(s) as u64, 0, 0));
     let mut changed = true;
     let mut rounds = 0;
     while changed && rounds <= loops.len() {
@@ -98,7 +98,9 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
                 && !boundaries.iter().any(|&b| start < b && b < end),
         })
         .collect();
-    out.sort_by_key(|iv| (iv.start, iv.end, iv.vreg.0));
+    crate::order::sort_by_key(&mut out, |iv| {
+        (iv.start as u64, iv.end as u64, u64::from(iv.vreg.0))
+    });
     out
 }
 
@@ -155,7 +157,7 @@ fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<HashMap<Reg, H
         }
     }
     // Spill slots by the same scan over the spilled intervals.
-    spilled.sort_by_key(|iv| (iv.start, iv.end));
+    crate::order::sort_by_key(&mut spilled, |iv| (iv.start as u64, iv.end as u64, 0));
     let mut free_slots: Vec<u32> = (0..SPILL_SLOTS).rev().collect();
     let mut live: Vec<(usize, u32)> = Vec::new();
     for iv in &spilled {
@@ -186,7 +188,7 @@ pub fn allocate(flat: Flat) -> Result<Vec<isa::Instr>, Diagnostic> {
                 .map(|i| {
                     let mut rs: Vec<Reg> = regs::operands(&i.op).into_iter().map(|x| x.0).collect();
                     rs.dedup();
-                    rs.sort_by_key(|r| r.0);
+                    crate::order::sort_by_key(&mut rs, |r| (r.0.into(), 0, 0));
                     rs.dedup();
                     rs.len() as u16
                 })

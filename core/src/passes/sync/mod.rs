@@ -467,7 +467,9 @@ fn write_back(
         };
         let mut out = Vec::new();
         let mut mine: Vec<_> = regs.iter().filter(|((n, _, _), _)| *n == l).collect();
-        mine.sort_by_key(|(k, _)| **k);
+        crate::order::sort_by_key(&mut mine, |((n, count, base), _)| {
+            (*n as u64, (*count).into(), (*base).into())
+        });
         for ((_, count, base), r) in mine {
             let prov = Provenance {
                 span: Some(h.span),
@@ -518,7 +520,7 @@ fn write_back(
             continue;
         }
         let mut ps = paths.remove(&i).unwrap_or_default();
-        ps.sort();
+        crate::order::sort_short(&mut ps);
         report.pairs.push(PairInfo {
             src: p.src,
             dst: p.dst,
@@ -542,7 +544,7 @@ pub fn without_pair(lowered: &Lowered, pair: &PairInfo) -> Lowered {
     let mut out = lowered.clone();
     let mut paths = pair.paths.clone();
     // Later paths first, so removing one leaves the others valid.
-    paths.sort();
+    crate::order::sort_short(&mut paths);
     for p in paths.iter().rev() {
         remove_at(&mut out.body, p);
     }
