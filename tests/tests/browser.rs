@@ -16,7 +16,9 @@ const ARROW_DOWN: &str = "\u{E015}";
 
 /// Pipes the tiled matmul uses: loads, L1 -> L0 moves, the cube, the accumulator's
 /// move out and its store.
-const MATMUL_PIPES: [&str; 6] = ["S", "MTE2", "MTE1", "M", "FIX", "MTE3"];
+/// The pipes the tiled matmul uses on the default preset: its result goes from L0C to GM
+/// through FIX (fix-to-gm), so MTE3 has nothing to do.
+const MATMUL_PIPES: [&str; 5] = ["S", "MTE2", "MTE1", "M", "FIX"];
 
 async fn attr(page: &Page, css: &str, name: &str) -> Result<String> {
     let element = page.wait_for(css).await?;
@@ -76,6 +78,10 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         for pipe in MATMUL_PIPES {
             page.wait_for(&format!("[data-testid=lane-{pipe}]")).await?;
         }
+        let unused = page
+            .eval("return document.querySelectorAll('[data-testid=lane-MTE3]').length;")
+            .await?;
+        ensure!(unused == 0, "a lane for the unused MTE3 pipe ({unused})");
         let readout = page.wait_for("[data-testid=cursor-readout-cycle]").await?;
         let before = readout.text().await?;
         page.wait_for(".timeline")
