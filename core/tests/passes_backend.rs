@@ -2,18 +2,11 @@
 //! with its capacity fallback), plan-memory's reuse and slots, and decompose-transfer's
 //! peeling on a machine with one-dimensional DMA.
 
+mod pass_support;
+
+use pass_support::ir_after_with as pass_ir;
 use tilescope::compile::{compile, CompileOptions};
 use tilescope::machine::Machine;
-
-fn pass_ir(source: &str, options: &CompileOptions, pass: &str) -> String {
-    let r = compile(source, options);
-    assert!(r.ok(), "{:?}", r.diagnostics);
-    r.passes
-        .iter()
-        .find(|p| p.name == pass)
-        .map(|p| p.ir.clone())
-        .unwrap_or_else(|| panic!("no pass {pass}"))
-}
 
 const STREAM: &str = "kernel k(x: f32[64, 256], y: out f32[64, 256]) {
     for r in 0..64 step 8 {

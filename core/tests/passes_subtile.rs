@@ -4,8 +4,10 @@
 //! the split kernels against the reference interpreter with every pair insert-sync
 //! places needed.
 
+mod pass_support;
+
 use proptest::prelude::*;
-use tilescope::compile::{compile, compile_with_context, CompileOptions, SyncStrategy};
+use tilescope::compile::{compile_with_context, CompileOptions, SyncStrategy};
 use tilescope::machine::Machine;
 use tilescope::passes::emit::emit;
 use tilescope::passes::sync::{without_pair, Reason};
@@ -41,13 +43,7 @@ fn options(machine: Machine, sync: SyncStrategy) -> CompileOptions {
 
 /// The IR printed after `pass`.
 fn after(source: &str, machine: Machine, pass: &str) -> String {
-    let r = compile(source, &options(machine, SyncStrategy::Auto));
-    assert!(r.ok(), "{:?}", r.diagnostics);
-    r.passes
-        .iter()
-        .find(|p| p.name == pass)
-        .map(|p| p.ir.clone())
-        .unwrap_or_else(|| panic!("no pass {pass}"))
+    pass_support::ir_after_with(source, &options(machine, SyncStrategy::Auto), pass)
 }
 
 /// Runs `source` and checks it is clean and matches the reference.

@@ -7,7 +7,13 @@ use tilescope::compile::{compile, CompileOptions, CompileResult};
 /// The printed IR after `pass`, compiling `source` with the default options; the
 /// compile must succeed.
 pub fn ir_after(source: &str, pass: &str) -> String {
-    let result = compile(source, &CompileOptions::default());
+    ir_after_with(source, &CompileOptions::default(), pass)
+}
+
+/// The printed IR after `pass`, compiling `source` with `options`; the compile must
+/// succeed.
+pub fn ir_after_with(source: &str, options: &CompileOptions, pass: &str) -> String {
+    let result = compile(source, options);
     assert!(result.diagnostics.is_empty(), "{:#?}", result.diagnostics);
     pass_ir(&result, pass)
 }
