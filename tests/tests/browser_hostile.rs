@@ -337,6 +337,8 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
             "the report shows the input"
         );
         page.wait_for("[data-testid=banner-copy]").await?;
+        // The panels still show the default kernel's compile, and say so.
+        page.wait_for("[data-testid=results-stale]").await?;
         page.screenshot("hostile-crash").await?;
 
         // A reload keeps the text (saved at once after the crash).
@@ -353,6 +355,10 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
             Ok(ir.contains("f32[16, 32]"))
         })
         .await?;
+        let stale = page
+            .eval("return document.querySelectorAll('[data-testid=results-stale]').length;")
+            .await?;
+        ensure!(stale == 0, "the stale marker outlived the next compile");
 
         // The worker's panic stays inside the worker: the page logs no error.
         page.assert_no_console_errors().await

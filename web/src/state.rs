@@ -105,6 +105,9 @@ pub struct AppState {
     pub caret: usize,
     pub jump: Option<Jump>,
     pub worker_restarts: u32,
+    /// The worker crashed on the newest request: the panels still show the last
+    /// compile that succeeded, for an older text, until the next one answers.
+    pub results_stale: bool,
     /// The compile answered and the simulation of the same request is running.
     pub simulating: bool,
     /// The step clicked in the step graph: highlighted there, in the IR, the editor and
@@ -191,6 +194,7 @@ impl AppState {
             caret: 0,
             jump: None,
             worker_restarts: 0,
+            results_stale: false,
             simulating: false,
             selected_step: None,
             selected_instr: None,
@@ -286,6 +290,7 @@ impl AppState {
                 if self.pending == Some(id) {
                     self.pending = None;
                     self.simulating = false;
+                    self.results_stale = self.compile.is_some();
                 }
                 self.worker_restarts += 1;
                 self.banner = Some(Banner {
@@ -348,6 +353,7 @@ impl AppState {
                 output, simulating, ..
             } => {
                 self.compile = Some(Rc::new(output));
+                self.results_stale = false;
                 self.simulating = simulating;
                 if !simulating {
                     self.pending = None;
@@ -507,6 +513,31 @@ mod tests {
             .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
         assert!(!s.is_busy());
         assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("my text"));
+    }
+
+    #[test]
+    fn a_crash_marks_the_last_good_results_stale_until_the_next_compile() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(1));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 1,
+            output: Default::default(),
+            simulating: false,
+        })));
+        assert!(!s.results_stale);
+        s.apply(Action::RequestSent(2));
+        s.apply(Action::Received(Box::new(Response::Crashed {
+            id: 2,
+            message: "boom".into(),
+        })));
+        assert!(s.results_stale && s.compile.is_some());
+        s.apply(Action::RequestSent(3));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 3,
+            output: Default::default(),
+            simulating: false,
+        })));
+        assert!(!s.results_stale);
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub fn StatusBar() -> Html {
         <footer class="statusbar">
             {status}
             <span class="st-spacer" />
+            if app.results_stale {
+                <span class="st st-error" data-testid="results-stale" title="The compiler stopped on the current text; the panels show the last text that compiled">{"showing results from before the crash"}</span>
+            }
             if app.worker_restarts > 0 {
                 <span class="st">{format!("worker restarted ×{}", app.worker_restarts)}</span>
             }
