@@ -57,10 +57,12 @@ fn expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String> {
             u.choose(BINARY)?,
             u.choose(LITERALS)?
         ),
-        // A row reduction broadcast back over the row.
+        // A row reduction broadcast back over the row (subtracted, or divided as in a
+        // softmax, which vector-peephole may turn into a reciprocal and a multiply).
         5 => format!(
-            "({} - {}({}, axis=1))",
+            "({} {} {}({}, axis=1))",
             expr(u, leaves, d)?,
+            u.choose(&["-", "/"])?,
             u.choose(REDUCE)?,
             expr(u, leaves, d)?
         ),
@@ -191,8 +193,14 @@ fn matmul(u: &mut Unstructured, src: &mut String) -> Result<()> {
         let _ = writeln!(src, "    acc += x @ v;");
     }
     let _ = writeln!(src, "  }}");
-    let e = expr(u, &["acc", "bv"], 2)?;
-    let _ = writeln!(src, "  store c[{rows}, :] = acc + {e};");
+    // A plain product is stored from L0C through FIX (fix-to-gm) where the cost model
+    // allows; an epilogue goes through the vector unit.
+    if u.arbitrary::<bool>()? {
+        let e = expr(u, &["acc", "bv"], 2)?;
+        let _ = writeln!(src, "  store c[{rows}, :] = acc + {e};");
+    } else {
+        let _ = writeln!(src, "  store c[{rows}, :] = acc;");
+    }
     if tile_m {
         let _ = writeln!(src, "  }}");
     }
