@@ -196,10 +196,26 @@ pub fn PassesPanel() -> Html {
     }
 }
 
+/// A pass's time to a tenth of a millisecond: browsers coarsen `performance.now`
+/// (Chromium to 0.1 ms in a worker that is not cross-origin isolated), so finer digits
+/// would be noise and a zero would claim a pass took no time.
 fn format_micros(us: u64) -> String {
-    if us >= 1000 {
-        format!("{} ms", fixed(us as f64 / 1000.0, 1))
+    if us < 100 {
+        "<0.1 ms".to_string()
     } else {
-        format!("{us} µs")
+        format!("{} ms", fixed(us as f64 / 1000.0, 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_micros;
+
+    #[test]
+    fn pass_times_show_tenths_of_a_millisecond() {
+        assert_eq!(format_micros(0), "<0.1 ms");
+        assert_eq!(format_micros(99), "<0.1 ms");
+        assert_eq!(format_micros(199), "0.2 ms");
+        assert_eq!(format_micros(2_000), "2.0 ms");
     }
 }
