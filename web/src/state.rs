@@ -93,6 +93,9 @@ pub struct AppState {
     pub theme: Theme,
     pub compile: Option<Rc<CompileOutput>>,
     pub sim: Option<Rc<SimOutput>>,
+    /// Counts the simulations received, so views can tell a new run from the one they
+    /// drew (an `Rc` address cannot: a freed run's address is reused by the next).
+    pub sim_generation: u64,
     /// The newest request sent to the worker; older responses are stale.
     pub pending: Option<RequestId>,
     pub banner: Option<Banner>,
@@ -195,6 +198,7 @@ impl AppState {
             jump: None,
             worker_restarts: 0,
             results_stale: false,
+            sim_generation: 0,
             simulating: false,
             selected_step: None,
             selected_instr: None,
@@ -228,8 +232,9 @@ impl AppState {
         self.pending.is_some()
     }
 
-    /// The options or source changed: results on screen are out of date but kept until
-    /// the next response replaces them, so panels do not flicker while typing.
+    /// The options or source changed: the simulation on screen no longer matches and is
+    /// dropped; the compile stays until the next response replaces it, so the pass
+    /// panels do not flicker while typing.
     fn invalidate(&mut self) {
         self.sim = None;
     }
@@ -366,6 +371,7 @@ impl AppState {
                 self.simulating = false;
                 self.view.cursor = self.view.cursor.min(sim.cycles);
                 self.sim = Some(Rc::new(sim));
+                self.sim_generation += 1;
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
@@ -513,6 +519,23 @@ mod tests {
             .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
         assert!(!s.is_busy());
         assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("my text"));
+    }
+
+    #[test]
+    fn every_simulation_received_gets_a_new_generation() {
+        let mut s = AppState::default();
+        let mut generations = Vec::new();
+        for id in 1..=3 {
+            s.apply(Action::RequestSent(id));
+            s.apply(Action::Received(Box::new(Response::Simulated {
+                id,
+                sim: Default::default(),
+            })));
+            generations.push(s.sim_generation);
+            // An edit drops the run on screen before the next one arrives.
+            s.apply(Action::SetSource(format!("// edit {id}")));
+        }
+        assert_eq!(generations, [1, 2, 3]);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn TimelinePanel() -> Html {
     let hover = use_state(|| None::<Hover>);
     let drag = use_mut_ref(|| None::<(f64, Window, bool)>);
     let resized = use_state(|| 0u32);
-    let sim_key = sim.as_ref().map_or(0, |s| Rc::as_ptr(s) as usize);
+    let sim_key = if sim.is_some() { app.sim_generation } else { 0 };
     // Listeners and the playback timer outlive a render: they read the newest window
     // and cursor through these cells rather than the values captured when they began.
     let win_cell = use_mut_ref(|| *window);
@@ -67,7 +67,7 @@ pub fn TimelinePanel() -> Html {
         let canvas = canvas.clone();
         let app = app.clone();
         let w = *window;
-        let painted_sim = use_mut_ref(|| 0usize);
+        let painted_sim = use_mut_ref(|| 0u64);
         use_effect_with(
             (
                 sim_key,
