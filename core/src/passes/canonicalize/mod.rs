@@ -1,10 +1,12 @@
-//! Pass 2, `canonicalize`: constant folding, common-subexpression elimination, fusion of
-//! elementwise chains and dead-code elimination, repeated until nothing changes.
+//! Pass 2, `canonicalize`: constant folding, common-subexpression elimination,
+//! loop-invariant code motion, fusion of elementwise chains and dead-code elimination,
+//! repeated until nothing changes.
 
 pub mod cse;
 pub mod dce;
 pub mod fold;
 pub mod fuse;
+pub mod licm;
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
@@ -22,7 +24,7 @@ impl Pass for Canonicalize {
     }
 
     fn description(&self) -> &'static str {
-        "fold constants, merge common subexpressions, fuse elementwise chains, drop dead code"
+        "fold constants, merge common subexpressions, hoist loop-invariant work, fuse elementwise chains, drop dead code"
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
@@ -37,6 +39,7 @@ pub fn canonicalize(k: &mut Kernel) -> bool {
     for _ in 0..MAX_ROUNDS {
         let mut changed = fold::run(k);
         changed |= cse::run(k);
+        changed |= licm::run(k);
         changed |= dce::run(k);
         changed |= fuse::run(k);
         changed |= dce::run(k);
