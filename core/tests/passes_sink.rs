@@ -33,19 +33,15 @@ fn the_rows_load_before_the_index_only_the_scatter_reads() {
 
 #[test]
 fn a_matrix_operand_moves_next_to_its_product() {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../static/examples/attention.tile"
-    ))
-    .expect("the attention example");
-    let ir = ir_after(&source, "sink-to-use");
+    let source = include_str!("kernels/attention_block.tile");
+    let ir = ir_after(source, "sink-to-use");
     // `v` feeds only the second product: its move into L0B follows the first product.
     assert!(
         line_of(&ir, "transpose %kt") < line_of(&ir, "copy %vt"),
         "{ir}"
     );
-    assert!(line_of(&ir, "matmul %0") < line_of(&ir, "copy %vt"), "{ir}");
-    let r = run(&source, &CompileOptions::default(), Vec::new(), 3);
+    assert!(line_of(&ir, "= matmul") < line_of(&ir, "copy %vt"), "{ir}");
+    let r = run(source, &CompileOptions::default(), Vec::new(), 3);
     assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
 }
 

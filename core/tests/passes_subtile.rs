@@ -6,15 +6,17 @@
 
 mod pass_support;
 
+use pass_support::options;
+
 use proptest::prelude::*;
-use tilescope::compile::{compile_with_context, CompileOptions, SyncStrategy};
+use tilescope::compile::{compile_with_context, SyncStrategy};
 use tilescope::machine::Machine;
 use tilescope::passes::emit::emit;
 use tilescope::passes::sync::{without_pair, Reason};
 use tilescope::run::{run, RunResult};
 use tilescope::sim::{simulate, SimMode};
 
-const ATTENTION: &str = include_str!("../../static/examples/attention.tile");
+const ATTENTION: &str = include_str!("kernels/attention_block.tile");
 
 /// `q @ k.T` of the attention example, by itself and hand-split over K in two.
 const SCORES: &str = "kernel k(q: f16[16, 64], k: f16[128, 64], s: out f32[16, 128]) {
@@ -31,15 +33,6 @@ const SCORES_SPLIT: &str = "kernel k(q: f16[16, 64], k: f16[128, 64], s: out f32
     }
     store s[:, :] = acc;
 }";
-
-fn options(machine: Machine, sync: SyncStrategy) -> CompileOptions {
-    CompileOptions {
-        machine: Some(machine),
-        sync,
-        verify: true,
-        ..CompileOptions::default()
-    }
-}
 
 /// The IR printed after `pass`.
 fn after(source: &str, machine: Machine, pass: &str) -> String {

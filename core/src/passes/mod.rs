@@ -18,6 +18,7 @@ pub mod peel;
 pub mod plan_memory;
 pub mod scope;
 pub mod sink;
+pub mod software_pipeline;
 pub mod subtile;
 pub mod sync;
 pub mod vector_peephole;
@@ -187,6 +188,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),
         Box::new(fix_to_gm::FixToGm),
+        Box::new(software_pipeline::SoftwarePipeline),
         Box::new(peel::PeelFirst),
         Box::new(sink::SinkToUse),
         Box::new(form_steps::FormSteps),

@@ -282,18 +282,18 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
 /// Copies blocks of ops with fresh values and loop variables; operands defined outside
 /// the copied ops are kept.
 #[derive(Default)]
-struct Cloner {
+pub(super) struct Cloner {
     values: HashMap<ValueId, ValueId>,
     /// Loop variables of copied nested loops: (original, copy).
     vars: Vec<(crate::ir::LoopVarId, crate::ir::LoopVarId)>,
     /// Every op made, nested ones included.
-    ops: Vec<OpId>,
+    pub(super) ops: Vec<OpId>,
 }
 
 impl Cloner {
     /// Recursion is as deep as the loop nest, which the checker bounds
     /// (`MAX_LOOP_NESTING`).
-    fn block(&mut self, k: &mut Kernel, block: &Block) -> Vec<OpId> {
+    pub(super) fn block(&mut self, k: &mut Kernel, block: &Block) -> Vec<OpId> {
         block
             .ops()
             .collect::<Vec<_>>()

@@ -2,7 +2,8 @@
 // Each test crate that includes this module uses part of it.
 #![allow(dead_code)]
 
-use tilescope::compile::{compile, CompileOptions, CompileResult};
+use tilescope::compile::{compile, CompileOptions, CompileResult, SyncStrategy};
+use tilescope::machine::Machine;
 
 /// The printed IR after `pass`, compiling `source` with the default options; the
 /// compile must succeed.
@@ -26,4 +27,14 @@ pub fn pass_ir(result: &CompileResult, pass: &str) -> String {
         .find(|p| p.name == pass)
         .map(|p| p.ir.clone())
         .unwrap_or_else(|| panic!("no pass `{pass}`"))
+}
+
+/// Options for `machine` and `sync`, verifying the IR after every pass.
+pub fn options(machine: Machine, sync: SyncStrategy) -> CompileOptions {
+    CompileOptions {
+        machine: Some(machine),
+        sync,
+        verify: true,
+        ..CompileOptions::default()
+    }
 }

@@ -1,0 +1,214 @@
+//! software-pipeline: every pipe runs its queue in program order, so in a loop whose
+//! body uses the matrix pipes both before and after its vector work (attention: the
+//! scores product, the softmax on V, then the product with `v`), iteration i + 1's first
+//! product queues behind iteration i's second one, which waits for iteration i's
+//! softmax: the vector unit idles while the next scores are computed. A short loop of
+//! this shape is unrolled and skewed by one stage, so each iteration's matrix-side
+//! prologue (stage A: the ops before the first vector op) is issued before the previous
+//! iteration's vector work and everything after it (stage B):
+//!
+//! ```text
+//! for %i in 0..64 step 16 { A(%i); B(%i) }  ->  A(0) A(16) B(0) A(32) B(16) A(48) B(32) B(48)
+//! ```
+//!
+//! Every op of the unrolled copies is an SSA value, so the only orders that change are
+//! between A of one iteration and B of the previous one: stage A holds no stores, and
+//! its loads read no tensor the loop stores, so every load and store still touches the
+//! same data. The unrolled kernel keeps every tile it defines at once only where that
+//! provably fits (no reuse at all, alignment included), so plan-memory cannot fail on it.
+
+use super::multi_buffer::op_pipe;
+use super::peel::Cloner;
+use super::{Context, Pass};
+use crate::diag::Diagnostics;
+use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
+use crate::machine::Machine;
+use crate::types::{MemSpace, Pipe};
+use std::collections::{BTreeMap, HashSet};
+
+pub struct SoftwarePipeline;
+
+/// Loops with more iterations keep their loop (and multi-buffer slots).
+pub const MAX_TRIPS: u64 = 8;
+
+/// Unrolled copies larger than this (ops in all) are not made.
+pub const MAX_UNROLLED_OPS: u64 = 256;
+
+/// The pipes whose reuse after the vector work makes the skew pay.
+const MATRIX_SIDE: [Pipe; 3] = [Pipe::MTE1, Pipe::M, Pipe::FIX];
+
+impl Pass for SoftwarePipeline {
+    fn name(&self) -> &'static str {
+        "software-pipeline"
+    }
+
+    fn description(&self) -> &'static str {
+        "unroll a short loop that uses the matrix pipes before and after its vector work, issuing each iteration's product ahead of the previous iteration's vector work"
+    }
+
+    fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        let machine = cx.machine();
+        let k = cx.ir_mut(self.name())?;
+        // Blocks are listed before any change; a loop is unrolled only while it is still
+        // an op of its block.
+        for (path, ops) in k.blocks() {
+            if k.ops.len() > crate::limits::MAX_IR_OPS / 4 {
+                break;
+            }
+            for op in ops {
+                if let Some(cut) = plan(k, &machine, op) {
+                    unroll(k, &path, op, cut);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where stage A ends in loop `f`'s body, when the loop should be unrolled and skewed.
+fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
+    let OpKind::For(l) = &k.ops.get(f)?.kind else {
+        return None;
+    };
+    let trips = l.trip_count();
+    if !l.args.is_empty() || !(2..=MAX_TRIPS).contains(&trips) {
+        return None;
+    }
+    let body: Vec<OpId> = l
+        .body
+        .items
+        .iter()
+        .map(|item| match item {
+            BlockItem::Op(op) => Some(*op),
+            BlockItem::Step(_) => None,
+        })
+        .collect::<Option<_>>()?;
+    if body.len() as u64 * trips > MAX_UNROLLED_OPS {
+        return None;
+    }
+    let mut stored = HashSet::new();
+    for &op in &body {
+        match &k.ops[op].kind {
+            OpKind::For(_) | OpKind::Update { .. } => return None,
+            OpKind::Load { index, .. } | OpKind::Store { index, .. } if has_tail(index) => {
+                return None
+            }
+            OpKind::Store { param, .. } => {
+                stored.insert(*param);
+            }
+            _ => {}
+        }
+    }
+    let cut = body
+        .iter()
+        .position(|&op| op_pipe(k, op) == Some(Pipe::V))?;
+    let (a, b) = body.split_at(cut);
+    let side = |ops: &[OpId]| -> HashSet<Pipe> {
+        ops.iter()
+            .filter_map(|&op| op_pipe(k, op))
+            .filter(|p| MATRIX_SIDE.contains(p))
+            .collect()
+    };
+    if a.is_empty() || side(a).is_disjoint(&side(b)) {
+        return None;
+    }
+    let a_is_safe = a.iter().all(|&op| match &k.ops[op].kind {
+        OpKind::Store { .. } => false,
+        OpKind::Load { param, .. } => !stored.contains(param),
+        _ => true,
+    });
+    (a_is_safe && fits_unrolled(k, machine, &body, trips)).then_some(cut)
+}
+
+fn has_tail(index: &[Index]) -> bool {
+    index
+        .iter()
+        .any(|ix| matches!(ix, Index::Range { clamped: true, .. }))
+}
+
+/// Whether every tile of the kernel (and every fused op's scratch), the loop's unrolled
+/// `trips` times, fits its memory with no space reused.
+fn fits_unrolled(k: &Kernel, machine: &Machine, body: &[OpId], trips: u64) -> bool {
+    let in_body: HashSet<OpId> = body.iter().copied().collect();
+    let mut need: BTreeMap<MemSpace, u64> = BTreeMap::new();
+    k.walk_ops(|id, op| {
+        let copies = if in_body.contains(&id) { trips } else { 1 };
+        if let OpKind::Fused { args, expr } = &op.kind {
+            let shapes: Vec<Vec<u64>> = args
+                .iter()
+                .map(|a| {
+                    k.values
+                        .get(*a)
+                        .map_or_else(Vec::new, |v| v.ty.shape.clone())
+                })
+                .collect();
+            let elem = op
+                .results
+                .first()
+                .and_then(|r| k.values.get(*r))
+                .map_or(4, |v| v.ty.dtype.bytes());
+            let align = machine.memories.get(MemSpace::UB).alignment.max(1);
+            let scratch =
+                super::plan_memory::fused_layout(expr, &shapes, elem, align).scratch_bytes;
+            let total = need.entry(MemSpace::UB).or_default();
+            *total = total.saturating_add(scratch.saturating_mul(copies));
+        }
+        for &r in &op.results {
+            let Some(v) = k.values.get(r) else { continue };
+            let Some(space) = v.space.filter(|s| *s != MemSpace::GM) else {
+                continue;
+            };
+            let align = machine.memories.get(space).alignment.max(1);
+            let bytes = v.ty.bytes().div_ceil(align).saturating_mul(align);
+            let total = need.entry(space).or_default();
+            *total = total.saturating_add(bytes.saturating_mul(copies));
+        }
+    });
+    need.iter().all(|(space, bytes)| {
+        machine
+            .memories
+            .get(*space)
+            .size
+            .is_none_or(|size| *bytes <= size)
+    })
+}
+
+/// Replaces loop `f` in the block at `path` by its iterations, each split at `cut` and
+/// skewed by one stage.
+fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
+    let Some(OpKind::For(l)) = k.ops.get(f).map(|o| o.kind.clone()) else {
+        return;
+    };
+    let mut stages: Vec<(Vec<OpId>, Vec<OpId>)> = Vec::new();
+    for j in 0..l.trip_count() as i64 {
+        let mut cloner = Cloner::default();
+        let mut copy = cloner.block(k, &l.body);
+        let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));
+        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), |e| {
+            super::axis_split::replace_var(e, l.var, &at)
+        });
+        let b = copy.split_off(cut.min(copy.len()));
+        stages.push((copy, b));
+    }
+    let mut order: Vec<OpId> = Vec::new();
+    for j in 0..stages.len() {
+        order.extend(stages[j].0.iter().copied());
+        if j > 0 {
+            order.extend(stages[j - 1].1.iter().copied());
+        }
+    }
+    if let Some((_, last)) = stages.last() {
+        order.extend(last.iter().copied());
+    }
+    let Some(block) = k.block_mut(path) else {
+        return;
+    };
+    let mut items: Vec<BlockItem> = Vec::with_capacity(block.items.len() + order.len());
+    for item in std::mem::take(&mut block.items) {
+        match item {
+            BlockItem::Op(op) if op == f => items.extend(order.iter().map(|&o| BlockItem::Op(o))),
+            other => items.push(other),
+        }
+    }
+    block.items = items;
+}
