@@ -1,8 +1,9 @@
 //! Structure-aware: mostly well-typed kernels (elementwise chains, reductions, matmuls,
-//! loops with tails and `@buffers`, gathers) generated from the fuzzer's bytes, printed
-//! to source and run end to end. When the compile and the reference interpreter succeed,
-//! the simulator must match the reference without errors, and under `auto` sync report
-//! no race: a mismatch is a finding just like a panic.
+//! attention-shaped loops of two products, loops with tails and `@buffers`, gathers)
+//! generated from the fuzzer's bytes, printed to source and run end to end. When the
+//! compile and the reference interpreter succeed, the simulator must match the
+//! reference without errors, and under `auto` sync report no race: a mismatch is a
+//! finding just like a panic.
 #![no_main]
 
 use arbitrary::{Arbitrary, Result, Unstructured};
@@ -233,13 +234,52 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// `o = f(q @ kt.T) @ v` over row blocks of `q`, with `kt` and `v` loaded once: a
+/// product, vector work and a second product per iteration, the shape software-pipeline
+/// unrolls and skews; sometimes `kt` is rescaled inside the loop, which canonicalize
+/// hoists out of it.
+fn two_products(u: &mut Unstructured, src: &mut String) -> Result<()> {
+    let b = *u.choose(&[8u64, 16, 32])?;
+    let trips: u64 = u.int_in_range(1..=10)?;
+    let r = b * trips;
+    let d = *u.choose(&[16u64, 32, 64])?;
+    let n = *u.choose(&[16u64, 32, 64, 128])?;
+    let e = *u.choose(&[16u64, 32, 64])?;
+    let dt = u.choose(&["f16", "bf16", "f32"])?;
+    let _ = writeln!(
+        src,
+        "kernel at(q: {dt}[{r}, {d}], kk: {dt}[{n}, {d}], v: {dt}[{n}, {e}], o: out f32[{r}, {e}]) {{"
+    );
+    let _ = writeln!(src, "  let kt = load kk[:, :];");
+    let _ = writeln!(src, "  let vt = load v[:, :];");
+    let _ = writeln!(src, "  for i in 0..{r} step {b}{} {{", buffers(u)?);
+    let _ = writeln!(src, "    let qt = load q[i .. i + {b}, :];");
+    let keys = if u.arbitrary::<bool>()? {
+        let _ = writeln!(src, "    let kx = kt * {};", u.choose(LITERALS)?);
+        "kx"
+    } else {
+        "kt"
+    };
+    let _ = writeln!(src, "    let s = qt @ {keys}.T;");
+    let p = if u.arbitrary::<bool>()? {
+        "exp(s - amax(s, axis=1)) / sum(exp(s - amax(s, axis=1)), axis=1)".to_string()
+    } else {
+        expr(u, &["s"], 2)?
+    };
+    let _ = writeln!(src, "    let p = {p};");
+    let _ = writeln!(src, "    store o[i .. i + {b}, :] = (p as {dt}) @ vt;");
+    let _ = writeln!(src, "  }}\n}}");
+    Ok(())
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         let mut source = String::new();
-        match u.int_in_range(0..=3)? {
+        match u.int_in_range(0..=4)? {
             0 => elementwise(u, &mut source)?,
             1 => reduction(u, &mut source)?,
             2 => matmul(u, &mut source)?,
+            3 => two_products(u, &mut source)?,
             _ => gather(u, &mut source)?,
         }
         Ok(Case {
