@@ -17,8 +17,9 @@
 //! Every op of the unrolled copies is an SSA value, so the only orders that change are
 //! between A of one iteration and B of the previous one: stage A holds no stores, and
 //! its loads read no tensor the loop stores, so every load and store still touches the
-//! same data. The unrolled kernel keeps every tile it defines at once only where that
-//! provably fits (no reuse at all, alignment included), so plan-memory cannot fail on it.
+//! same data. A loop is unrolled only where every tile of the unrolled kernel fits its
+//! memory at once (no reuse, alignment and fused scratch included), so plan-memory
+//! cannot fail on it.
 
 use super::cost::op_cycles;
 use super::multi_buffer::op_pipe;
