@@ -217,3 +217,36 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_capacity_check_counts_the_slots_of_other_loops() {
+    // Attention's unrolled blocks plus a streaming loop: with one slot the stream's
+    // tiles would fit beside them, with the two slots it asks for they do not.
+    let with_stream = |cols: u64, buffers: &str| {
+        ATTENTION
+            .replace(
+                "o: out f32[64, D]) {",
+                &format!("o: out f32[64, D], x: f32[64, {cols}], y: out f32[64, {cols}]) {{"),
+            )
+            .replace(
+                "        store o[i .. i + 16, :] = (w as f16) @ vt;\n    }",
+                &format!(
+                    "        store o[i .. i + 16, :] = (w as f16) @ vt;\n    }}\n    for r in 0..64 step 16{buffers} {{\n        let t = load x[r .. r + 16, :];\n        store y[r .. r + 16, :] = t * 2.0;\n    }}"
+                ),
+            )
+    };
+    let small = after(&with_stream(64, " @buffers(2)"), Machine::a3());
+    assert!(!small.contains("for %i"), "{small}");
+    let large = after(&with_stream(128, " @buffers(2)"), Machine::a3());
+    assert!(
+        large.contains("for %i") && large.contains("for %r"),
+        "{large}"
+    );
+    let r = run(
+        &with_stream(128, " @buffers(2)"),
+        &options(Machine::a3(), SyncStrategy::Auto),
+        Vec::new(),
+        2,
+    );
+    assert!(r.diagnostics.is_empty() && r.reference_match && r.races.is_empty());
+}

@@ -26,7 +26,7 @@ use super::multi_buffer::op_pipe;
 use super::peel::Cloner;
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
+use crate::ir::{BlockItem, Index, IndexExpr, Kernel, Op, OpId, OpKind};
 use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};
 use std::collections::{BTreeMap, HashSet};
@@ -140,7 +140,7 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
         OpKind::Load { param, .. } => !stored.contains(param),
         _ => true,
     });
-    (a_is_safe && fits_unrolled(k, machine, &body, trips)).then_some(cut)
+    (a_is_safe && fits_unrolled(k, machine, f, trips)).then_some(cut)
 }
 
 fn has_tail(index: &[Index]) -> bool {
@@ -149,44 +149,23 @@ fn has_tail(index: &[Index]) -> bool {
         .any(|ix| matches!(ix, Index::Range { clamped: true, .. }))
 }
 
-/// Whether every tile of the kernel (and every fused op's scratch), the loop's unrolled
-/// `trips` times, fits its memory with no space reused.
-fn fits_unrolled(k: &Kernel, machine: &Machine, body: &[OpId], trips: u64) -> bool {
-    let in_body: HashSet<OpId> = body.iter().copied().collect();
+/// Whether every tile of the kernel (and every fused op's scratch), the body of loop `f`
+/// unrolled `trips` times, fits its memory with no space reused. A tile in another loop
+/// counts once per slot that loop may give it (`@buffers(n)`, or three for an automatic
+/// depth), so no later choice of slots can overflow what this check admitted.
+fn fits_unrolled(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> bool {
+    let slots = |l: &OpId| match k.ops.get(*l).map(|o| &o.kind) {
+        Some(OpKind::For(_)) if *l == f => trips,
+        Some(OpKind::For(lp)) => u64::from(lp.buffers.unwrap_or(3).max(1)),
+        _ => 1,
+    };
     let mut need: BTreeMap<MemSpace, u64> = BTreeMap::new();
-    k.walk_ops(|id, op| {
-        let copies = if in_body.contains(&id) { trips } else { 1 };
-        if let OpKind::Fused { args, expr } = &op.kind {
-            let shapes: Vec<Vec<u64>> = args
-                .iter()
-                .map(|a| {
-                    k.values
-                        .get(*a)
-                        .map_or_else(Vec::new, |v| v.ty.shape.clone())
-                })
-                .collect();
-            let elem = op
-                .results
-                .first()
-                .and_then(|r| k.values.get(*r))
-                .map_or(4, |v| v.ty.dtype.bytes());
-            let align = machine.memories.get(MemSpace::UB).alignment.max(1);
-            let scratch =
-                super::plan_memory::fused_layout(expr, &shapes, elem, align).scratch_bytes;
-            let total = need.entry(MemSpace::UB).or_default();
-            *total = total.saturating_add(scratch.saturating_mul(copies));
+    for (path, ops) in k.blocks() {
+        let copies = path.iter().map(slots).fold(1u64, u64::saturating_mul);
+        for op in ops.iter().filter_map(|&id| k.ops.get(id)) {
+            add_tiles(k, machine, op, copies, &mut need);
         }
-        for &r in &op.results {
-            let Some(v) = k.values.get(r) else { continue };
-            let Some(space) = v.space.filter(|s| *s != MemSpace::GM) else {
-                continue;
-            };
-            let align = machine.memories.get(space).alignment.max(1);
-            let bytes = v.ty.bytes().div_ceil(align).saturating_mul(align);
-            let total = need.entry(space).or_default();
-            *total = total.saturating_add(bytes.saturating_mul(copies));
-        }
-    });
+    }
     need.iter().all(|(space, bytes)| {
         machine
             .memories
@@ -194,6 +173,45 @@ fn fits_unrolled(k: &Kernel, machine: &Machine, body: &[OpId], trips: u64) -> bo
             .size
             .is_none_or(|size| *bytes <= size)
     })
+}
+
+/// Adds `copies` of `op`'s result tiles (and fused scratch) to `need`, aligned.
+fn add_tiles(
+    k: &Kernel,
+    machine: &Machine,
+    op: &Op,
+    copies: u64,
+    need: &mut BTreeMap<MemSpace, u64>,
+) {
+    if let OpKind::Fused { args, expr } = &op.kind {
+        let shapes: Vec<Vec<u64>> = args
+            .iter()
+            .map(|a| {
+                k.values
+                    .get(*a)
+                    .map_or_else(Vec::new, |v| v.ty.shape.clone())
+            })
+            .collect();
+        let elem = op
+            .results
+            .first()
+            .and_then(|r| k.values.get(*r))
+            .map_or(4, |v| v.ty.dtype.bytes());
+        let align = machine.memories.get(MemSpace::UB).alignment.max(1);
+        let scratch = super::plan_memory::fused_layout(expr, &shapes, elem, align).scratch_bytes;
+        let total = need.entry(MemSpace::UB).or_default();
+        *total = total.saturating_add(scratch.saturating_mul(copies));
+    }
+    for &r in &op.results {
+        let Some(v) = k.values.get(r) else { continue };
+        let Some(space) = v.space.filter(|s| *s != MemSpace::GM) else {
+            continue;
+        };
+        let align = machine.memories.get(space).alignment.max(1);
+        let bytes = v.ty.bytes().div_ceil(align).saturating_mul(align);
+        let total = need.entry(space).or_default();
+        *total = total.saturating_add(bytes.saturating_mul(copies));
+    }
 }
 
 /// Replaces loop `f` in the block at `path` by its iterations, each split at `cut` and
