@@ -333,8 +333,86 @@ fuzz_target!(|case: Case| {
         assert!(r.races.is_empty(), "races {:#?}\n{}", r.races, case.source);
     }
     assert!(
-        r.reference_match,
+        r.reference_match || within_conditioning(&case, &options, &r),
         "simulator differs from the reference (max err {})\n{case:#?}\n{}",
         r.max_abs_err, case.source
     );
 });
+
+/// Relative size of the input perturbations that measure an output's conditioning:
+/// 16 f32 ulps, so the response stands well above rounding noise in the inputs.
+const PERTURBATION: f32 = 1.0 / (1u32 << 19) as f32;
+/// How many times the perturbed reference's movement a difference may reach.
+const CONDITIONING_SLACK: f32 = 4.0;
+
+/// Whether every out-of-tolerance element is within the noise that the f32 reference
+/// itself cannot pin down. Two sources, both legitimate differences of evaluation order
+/// (the simulator's reduction and accumulation order, a reciprocal-multiply for a
+/// division):
+/// - ill-conditioned outputs: `sum((t - mean(t)) / mean(t))` is exactly zero in real
+///   arithmetic, so both sides print rounding noise amplified by `1 / mean`. An
+///   element's noise scale is how far the reference moves when the f32 inputs are
+///   perturbed by a few ulps (two sign patterns).
+/// - a narrowing cast inside the kernel (`p as f16` before a product): an intermediate
+///   one f32 ulp apart rounds to the neighbouring f16 value, an error of one f16 ulp of
+///   the intermediate carried into the output. Such kernels may differ by a few f16
+///   (bf16) ulps of the output's largest magnitude.
+/// A real miscompile (a stale tile, a wrong offset) moves elements by their own size,
+/// far beyond either allowance.
+fn within_conditioning(case: &Case, options: &CompileOptions, r: &tilescope::run::RunResult) -> bool {
+    let (_, cx) = tilescope::compile::compile_with_context(&case.source, options);
+    let Some(hir) = cx.hir.as_ref() else {
+        return false;
+    };
+    let Ok(inputs) = tilescope::inputs::prepare(hir, Vec::new(), case.seed) else {
+        return false;
+    };
+    let perturbed_reference = |flip: usize| {
+        let mut tensors = inputs.clone();
+        for (p, t) in hir.params.iter().zip(tensors.iter_mut()) {
+            if p.is_out || t.dtype != tilescope::types::DType::F32 {
+                continue;
+            }
+            for i in 0..t.len() {
+                let sign = if (i * 7 + flip).count_ones() % 2 == 0 { 1.0 } else { -1.0 };
+                t.set(i, t.get(i) * (1.0 + sign * PERTURBATION));
+            }
+        }
+        tilescope::interp::run(hir, &mut tensors).ok().map(|()| tensors)
+    };
+    let (Some(a), Some(b)) = (perturbed_reference(0), perturbed_reference(1)) else {
+        return false;
+    };
+    // 8 ulps of the narrow type, relative to the output's largest magnitude.
+    let narrowing = if case.source.contains("bf16") {
+        8.0 / 256.0
+    } else if case.source.contains("f16") {
+        8.0 / 2048.0
+    } else {
+        0.0
+    };
+    hir.params.iter().enumerate().filter(|(_, p)| p.is_out).all(|(i, p)| {
+        let Some(out) = r.outputs.iter().find(|o| o.name == p.name) else {
+            return false;
+        };
+        let (Some(sim), Some(reference)) = (&out.tensor, &out.reference) else {
+            return false;
+        };
+        if reference.dtype == tilescope::types::DType::I32 {
+            return out.matches;
+        }
+        let largest = (0..reference.len())
+            .map(|j| reference.get(j).abs())
+            .filter(|v| v.is_finite())
+            .fold(0.0f32, f32::max);
+        (0..reference.len()).all(|j| {
+            let (e, s) = (reference.get(j), sim.get(j));
+            if e.is_nan() || s.is_nan() || e.is_infinite() || s.is_infinite() {
+                return e.is_nan() == s.is_nan() && (e == s || e.is_nan());
+            }
+            let moved = (a[i].get(j) - e).abs().max((b[i].get(j) - e).abs());
+            let tolerance = (1e-5 * e.abs()).max(1e-6);
+            (s - e).abs() <= tolerance + CONDITIONING_SLACK * moved + narrowing * largest
+        })
+    })
+}
