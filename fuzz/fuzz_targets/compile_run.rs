@@ -58,15 +58,20 @@ fn expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String> {
             u.choose(BINARY)?,
             u.choose(LITERALS)?
         ),
-        // A row reduction broadcast back over the row (subtracted, or divided as in a
-        // softmax, which vector-peephole may turn into a reciprocal and a multiply).
-        5 => format!(
-            "({} {} {}({}, axis=1))",
-            expr(u, leaves, d)?,
-            u.choose(&["-", "/"])?,
-            u.choose(REDUCE)?,
-            expr(u, leaves, d)?
-        ),
+        // A row reduction broadcast back over the row: subtracted, or divided as in a
+        // softmax (which vector-peephole may turn into a reciprocal and a multiply).
+        // The divisor is kept at least 1, as a softmax's is: a reduction that cancels to
+        // nearly zero would amplify the order-dependent rounding of the reduction into
+        // differences no tolerance can tell from a miscompile.
+        5 => {
+            let (value, reduce, operand) =
+                (expr(u, leaves, d)?, u.choose(REDUCE)?, expr(u, leaves, d)?);
+            if u.arbitrary()? {
+                format!("({value} - {reduce}({operand}, axis=1))")
+            } else {
+                format!("({value} / (1.0 + abs({reduce}({operand}, axis=1))))")
+            }
+        }
         _ => format!(
             "(({}) as {} as f32)",
             expr(u, leaves, d)?,
