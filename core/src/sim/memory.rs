@@ -117,13 +117,36 @@ pub struct Access {
     pub write: bool,
 }
 
+/// At most four accesses, kept inline: this is filled for every dispatched instruction.
 pub struct Accesses {
-    pub items: [Option<Access>; 4],
+    items: [Access; 4],
+    len: usize,
+}
+
+impl Default for Accesses {
+    fn default() -> Accesses {
+        let unused = Access {
+            region: Region::Tensor(0),
+            fp: Footprint::contiguous(0, 0),
+            write: false,
+        };
+        Accesses {
+            items: [unused; 4],
+            len: 0,
+        }
+    }
 }
 
 impl Accesses {
     pub fn iter(&self) -> impl Iterator<Item = &Access> {
-        self.items.iter().flatten()
+        self.items.iter().take(self.len)
+    }
+
+    fn push(&mut self, a: Access) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = a;
+            self.len += 1;
+        }
     }
 }
 
@@ -303,19 +326,20 @@ fn elem_bytes(t: DType) -> u64 {
 /// Every memory access of `op` with its footprint, checked against the region's size
 /// and alignment. Gathers and scatters touch data-dependent rows: their GM footprint is
 /// conservatively everything from the base to the end of the tensor.
+///
+/// Written into `acc` (cleared first) rather than returned: the simulator calls this
+/// twice per dispatched instruction, and returning the 224-byte array by value cost a
+/// copy each time.
 pub fn accesses(
     prog: &Program,
     machine: &Machine,
     op: &Op,
     r: &Resolved,
-) -> Result<Accesses, String> {
-    let mut items: [Option<Access>; 4] = [None; 4];
-    let mut n = 0;
+    acc: &mut Accesses,
+) -> Result<(), String> {
+    acc.len = 0;
     let mut push = |region: Region, fp: Footprint, write: bool| {
-        if let Some(slot) = items.get_mut(n) {
-            *slot = Some(Access { region, fp, write });
-            n += 1;
-        }
+        acc.push(Access { region, fp, write });
     };
     let tile = |i: usize, t: &Tile, eb: u64| {
         tile_fp(r.addr[i], r.val[2 * i], r.val[2 * i + 1], t.stride, eb)
@@ -428,11 +452,10 @@ pub fn accesses(
         }
         _ => {}
     }
-    let acc = Accesses { items };
     for a in acc.iter() {
         check_bounds(prog, machine, a, op_dtype_bytes(op, a))?;
     }
-    Ok(acc)
+    Ok(())
 }
 
 fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {

@@ -77,6 +77,11 @@ pub struct Engine<'a> {
     functional: bool,
     keep_trace: bool,
     scratch: Scratch,
+    /// Reused by every `memory::accesses` call.
+    acc: memory::Accesses,
+    /// Each instruction's pipe (`Op::pipe` is a large match, asked several times per
+    /// simulated instruction).
+    instr_pipe: Vec<Pipe>,
     pipes: [PipeState; 7],
     pc: usize,
     stack: Vec<Frame>,
@@ -132,6 +137,8 @@ impl<'a> Engine<'a> {
             functional: mode.functional,
             keep_trace: mode.trace,
             scratch: Scratch::default(),
+            acc: memory::Accesses::default(),
+            instr_pipe: prog.instrs.iter().map(|i| i.op.pipe()).collect(),
             pipes: Default::default(),
             pc: 0,
             stack: Vec::new(),
@@ -186,14 +193,14 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Keeps the on-chip part of `acc` for the trace entry about to be pushed.
-    fn record_accesses(&mut self, acc: &memory::Accesses) {
+    /// Keeps the on-chip part of `self.acc` for the trace entry about to be pushed.
+    fn record_accesses(&mut self) {
         if !self.keep_trace || self.out.trace.len() >= TRACE_LIMIT {
             return;
         }
         // TRACE_LIMIT fits in u32.
         let entry = self.out.trace.len() as u32;
-        for a in acc.iter() {
+        for a in self.acc.iter() {
             if let Region::Buf(space) = a.region {
                 self.out.accesses.push(TraceAccess {
                     entry,
@@ -299,8 +306,8 @@ impl<'a> Engine<'a> {
                     .all(|p| p.queue.is_empty() && p.inflight.is_none());
                 drained.then(|| self.pipes.iter().map(|p| p.free_at).fold(t, u64::max))
             }
-            op => {
-                let pipe = op.pipe();
+            _ => {
+                let pipe = self.instr_pipe.get(self.pc).copied().unwrap_or(Pipe::S);
                 if pipe != Pipe::S
                     && self.pipes[pipe.index()].queue.len()
                         >= self.machine.queue_depth.get(pipe) as usize
@@ -460,7 +467,7 @@ impl<'a> Engine<'a> {
                 return None;
             }
         };
-        if let Err(e) = memory::accesses(self.prog, self.machine, op, &res) {
+        if let Err(e) = memory::accesses(self.prog, self.machine, op, &res, &mut self.acc) {
             self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
             return None;
         }
@@ -484,7 +491,7 @@ impl<'a> Engine<'a> {
             res,
             queue_stall: t - self.s_time.min(t),
         };
-        let q = op.pipe().index();
+        let q = self.instr_pipe.get(idx as usize).map_or(0, |p| p.index());
         self.pipes[q].queue.push_back(d);
         self.pipes[0].busy += dc;
         self.s_time = t + dc;
@@ -723,11 +730,11 @@ impl<'a> Engine<'a> {
             }
             Op::WaitFlag { .. } | Op::Barrier { .. } => {}
             _ => {
-                if let Ok(acc) = memory::accesses(self.prog, self.machine, op, &f.d.res) {
-                    for a in acc.iter() {
+                if memory::accesses(self.prog, self.machine, op, &f.d.res, &mut self.acc).is_ok() {
+                    for a in self.acc.iter() {
                         self.race.access(self.prog, pipe, idx, a);
                     }
-                    self.record_accesses(&acc);
+                    self.record_accesses();
                 }
                 if self.functional {
                     if let Err(e) =
