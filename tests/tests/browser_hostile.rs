@@ -204,6 +204,15 @@ async fn a_huge_kernel_compiles_within_limits_and_the_page_stays_responsive() ->
         load(page, &huge).await?;
         page.wait_for("[data-testid=ir-view]").await?;
         ensure!(editor_text(page).await?.len() == source.len());
+        // Too big to colour: the textarea shows its own text over an empty layer.
+        let layer = page
+            .execute(
+                "return [document.querySelector('.editor-highlight').textContent.trim().length,
+                         document.querySelector('.editor-input').classList.contains('editor-input-plain')];",
+                vec![],
+            )
+            .await?;
+        ensure!(layer == json!([0, true]), "highlight layer and textarea: {layer}");
         // Typing stays usable: the page handles an edit and re-renders promptly (timed
         // in the page, up to the first task after Yew's render).
         let took_ms = page

@@ -60,8 +60,10 @@ pub fn Editor() -> Html {
     let caret_line = text::line_col(source, app.caret).0;
 
     let decorated = source.len() <= MAX_DECORATED_BYTES;
+    // Undecorated, the textarea shows its own text and the layer under it stays empty:
+    // laying out a second copy of a megabyte of text doubled the cost of a keystroke.
     let highlighted: Html = if !decorated {
-        html! { {source.clone()} }
+        Html::default()
     } else {
         decorated_source(source, &marks)
     };
@@ -188,7 +190,7 @@ pub fn Editor() -> Html {
             <div class="editor-code">
                 <pre class="editor-highlight" ref={pre} aria-hidden="true">{highlighted}{"\n "}</pre>
                 <textarea
-                    class="editor-input"
+                    class={classes!("editor-input", (!decorated).then_some("editor-input-plain"))}
                     ref={textarea}
                     value={source.clone()}
                     spellcheck="false"
