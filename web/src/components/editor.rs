@@ -113,11 +113,14 @@ pub fn Editor() -> Html {
 
     let oninput = {
         let app = app.clone();
-        let report_caret = report_caret.clone();
         Callback::from(move |e: InputEvent| {
             if let Some(ta) = e.target_dyn_into::<HtmlTextAreaElement>() {
-                app.dispatch(Action::SetSource(ta.value()));
-                report_caret(&ta);
+                // One read of the value: each crosses the wasm boundary as a full copy.
+                let value = ta.value();
+                let at = ta.selection_start().ok().flatten().unwrap_or(0);
+                let caret = text::utf16_to_byte(&value, at);
+                app.dispatch(Action::SetSource(value));
+                app.dispatch(Action::Caret(caret));
             }
         })
     };
