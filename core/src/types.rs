@@ -145,6 +145,11 @@ impl MemSpace {
             .into_iter()
             .find(|s| s.name().eq_ignore_ascii_case(name))
     }
+
+    /// The position in `ALL`, for tables indexed by memory space.
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 impl fmt::Display for MemSpace {

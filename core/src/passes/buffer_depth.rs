@@ -23,7 +23,7 @@ use super::multi_buffer::op_pipe;
 use crate::ir::{Kernel, OpId, OpKind, ValueDef, ValueId};
 use crate::machine::Machine;
 use crate::types::Pipe;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// Iterations the schedule runs: enough for a stall that recurs every third iteration
 /// to show twice, few enough to stay cheap.
@@ -78,7 +78,7 @@ fn others(own: Pipe, pipes: impl IntoIterator<Item = Pipe>) -> u64 {
 /// known yet, i.e. not before the op being placed starts).
 #[derive(Default)]
 struct Queues {
-    pending: BTreeMap<Pipe, Vec<Option<u64>>>,
+    pending: [Vec<Option<u64>>; Pipe::ALL.len()],
     /// When the scalar pipe is free to dispatch the next instruction.
     scalar: u64,
 }
@@ -88,7 +88,7 @@ impl Queues {
     /// returns when it is in the queue.
     fn dispatch(&mut self, pipe: Pipe, depth: usize, dispatch_cycles: u64) -> u64 {
         let now = self.scalar;
-        let q = self.pending.entry(pipe).or_default();
+        let q = &mut self.pending[pipe.index()];
         q.retain(|t| t.is_none_or(|t| t > now));
         let mut at = now;
         if q.len() >= depth {
@@ -109,7 +109,7 @@ impl Queues {
 
     /// Sets when the instructions of `pipe` still unknown leave the queue.
     fn leave(&mut self, pipe: Pipe, at: u64) {
-        for t in self.pending.entry(pipe).or_default() {
+        for t in &mut self.pending[pipe.index()] {
             if t.is_none() {
                 *t = Some(at);
             }
@@ -197,7 +197,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
     let c = &machine.costs;
     let mut queues = Queues::default();
     let iterations = l.trip_count().min(MODEL_ITERATIONS) as usize;
-    let mut pipe_free: BTreeMap<Pipe, u64> = BTreeMap::new();
+    let mut pipe_free = [0u64; Pipe::ALL.len()];
     // ends[i][j]: when op j of iteration i ends.
     let mut ends: Vec<Vec<u64>> = Vec::with_capacity(iterations);
     let end_of = |ends: &Vec<Vec<u64>>, i: usize, j: usize| {
@@ -214,7 +214,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
                     dispatched = queues.dispatch(t.pipe, depth_q, c.dispatch_cycles);
                 }
             }
-            let mut start = pipe_free.get(&t.pipe).copied().unwrap_or(0).max(dispatched);
+            let mut start = pipe_free[t.pipe.index()].max(dispatched);
             for &d in &t.deps {
                 start = start.max(now.get(d).copied().unwrap_or(0));
             }
@@ -235,7 +235,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
                     queues.dispatch(t.pipe, depth_q, c.dispatch_cycles);
                 }
                 queues.leave(t.pipe, end);
-                pipe_free.insert(t.pipe, end + (t.waits + t.sets) * c.sync_cycles);
+                pipe_free[t.pipe.index()] = end + (t.waits + t.sets) * c.sync_cycles;
             }
             now.push(end);
         }
@@ -247,7 +247,8 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
 /// True when every pipe pair has `depth` event ids for each rotated tile crossing it,
 /// counting both directions (the reader waits for the data, the producer for the slot).
 fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
-    let mut need: BTreeMap<(Pipe, Pipe), u32> = BTreeMap::new();
+    // need[src][dst]: event ids the rotated tiles take on that ordered pipe pair.
+    let mut need = [[0u32; Pipe::ALL.len()]; Pipe::ALL.len()];
     let mut readers: HashMap<ValueId, Vec<Pipe>> = HashMap::new();
     k.walk_ops(|op, o| {
         for v in o.kind.operands() {
@@ -265,9 +266,11 @@ fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> 
         crate::order::sort_by_key(&mut dsts, |&p| (p as u64, 0, 0));
         dsts.dedup();
         for dst in dsts.into_iter().filter(|&d| d != src) {
-            *need.entry((src, dst)).or_default() += depth;
-            *need.entry((dst, src)).or_default() += depth;
+            need[src.index()][dst.index()] += depth;
+            need[dst.index()][src.index()] += depth;
         }
     }
-    need.values().all(|&n| n <= machine.event_ids_per_pair)
+    need.iter()
+        .flatten()
+        .all(|&n| n <= machine.event_ids_per_pair)
 }

@@ -29,7 +29,7 @@ use crate::diag::Diagnostics;
 use crate::ir::{BlockItem, Index, IndexExpr, Kernel, Op, OpId, OpKind};
 use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 pub struct SoftwarePipeline;
 
@@ -159,19 +159,19 @@ fn fits_unrolled(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> bool {
         Some(OpKind::For(lp)) => u64::from(lp.buffers.unwrap_or(3).max(1)),
         _ => 1,
     };
-    let mut need: BTreeMap<MemSpace, u64> = BTreeMap::new();
+    let mut need = [0u64; MemSpace::ALL.len()];
     for (path, ops) in k.blocks() {
         let copies = path.iter().map(slots).fold(1u64, u64::saturating_mul);
         for op in ops.iter().filter_map(|&id| k.ops.get(id)) {
             add_tiles(k, machine, op, copies, &mut need);
         }
     }
-    need.iter().all(|(space, bytes)| {
+    MemSpace::ALL.into_iter().all(|space| {
         machine
             .memories
-            .get(*space)
+            .get(space)
             .size
-            .is_none_or(|size| *bytes <= size)
+            .is_none_or(|size| need[space.index()] <= size)
     })
 }
 
@@ -181,7 +181,7 @@ fn add_tiles(
     machine: &Machine,
     op: &Op,
     copies: u64,
-    need: &mut BTreeMap<MemSpace, u64>,
+    need: &mut [u64; MemSpace::ALL.len()],
 ) {
     if let OpKind::Fused { args, expr } = &op.kind {
         let shapes: Vec<Vec<u64>> = args
@@ -199,7 +199,7 @@ fn add_tiles(
             .map_or(4, |v| v.ty.dtype.bytes());
         let align = machine.memories.get(MemSpace::UB).alignment.max(1);
         let scratch = super::plan_memory::fused_layout(expr, &shapes, elem, align).scratch_bytes;
-        let total = need.entry(MemSpace::UB).or_default();
+        let total = &mut need[MemSpace::UB.index()];
         *total = total.saturating_add(scratch.saturating_mul(copies));
     }
     for &r in &op.results {
@@ -209,7 +209,7 @@ fn add_tiles(
         };
         let align = machine.memories.get(space).alignment.max(1);
         let bytes = v.ty.bytes().div_ceil(align).saturating_mul(align);
-        let total = need.entry(space).or_default();
+        let total = &mut need[space.index()];
         *total = total.saturating_add(bytes.saturating_mul(copies));
     }
 }

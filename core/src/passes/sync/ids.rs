@@ -9,21 +9,30 @@ use super::tree::{Ids, NodeId, Tree};
 use super::SyncReport;
 use crate::machine::Machine;
 use crate::types::Pipe;
-use std::collections::BTreeMap;
 
 /// (loop node, src, dst, slots, ids) for every dynamic pair given fewer ids than slots.
 pub type Reduction = (NodeId, Pipe, Pipe, u32, u32);
 
 pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> Vec<Reduction> {
     let avail = machine.event_ids_per_pair.max(1);
-    let mut groups: BTreeMap<(Pipe, Pipe), Vec<usize>> = BTreeMap::new();
+    // The live pairs of each (src, dst) pipe pair, in pipe-pair order.
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); Pipe::ALL.len() * Pipe::ALL.len()];
     for (i, p) in tree.pairs.iter().enumerate() {
         if p.live() {
-            groups.entry((p.src, p.dst)).or_default().push(i);
+            if let Some(g) = groups.get_mut(p.src.index() * Pipe::ALL.len() + p.dst.index()) {
+                g.push(i);
+            }
         }
     }
-    let mut reductions: BTreeMap<usize, Reduction> = BTreeMap::new();
-    for ((src, dst), members) in groups {
+    // reductions[i]: the reduction of pair i, if its ids were reduced.
+    let mut reductions: Vec<Option<Reduction>> = vec![None; tree.pairs.len()];
+    let pipe_pairs = Pipe::ALL
+        .into_iter()
+        .flat_map(|src| Pipe::ALL.into_iter().map(move |dst| (src, dst)));
+    for ((src, dst), members) in pipe_pairs.zip(groups) {
+        if members.is_empty() {
+            continue;
+        }
         loop {
             let need: u32 = members
                 .iter()
@@ -44,7 +53,7 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
             if let Some(i) = widest {
                 if let Some(p) = tree.pairs.get_mut(i) {
                     if let Ids::Dynamic { rotation, count } = p.ids {
-                        let slots = reductions.get(&i).map_or(count, |r| r.3);
+                        let slots = reductions.get(i).copied().flatten().map_or(count, |r| r.3);
                         p.ids = if count > 2 {
                             Ids::Dynamic {
                                 rotation,
@@ -53,7 +62,9 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                         } else {
                             Ids::Static
                         };
-                        reductions.insert(i, (rotation, src, dst, slots, count - 1));
+                        if let Some(r) = reductions.get_mut(i) {
+                            *r = Some((rotation, src, dst, slots, count - 1));
+                        }
                     }
                 }
                 continue;
@@ -81,5 +92,5 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
             }
         }
     }
-    reductions.into_values().collect()
+    reductions.into_iter().flatten().collect()
 }
