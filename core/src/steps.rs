@@ -7,9 +7,10 @@ use crate::diag::Span;
 use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
+use crate::order::{option_key, sort_by_key, sort_short};
 use crate::types::Pipe;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -93,7 +94,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
         Some(ValueDef::Result { op, .. }) => step_of.get(&op).copied(),
         _ => None,
     };
-    let mut data: BTreeSet<(u32, u32, bool)> = BTreeSet::new();
+    let mut data: Vec<(u32, u32, bool)> = Vec::new();
     k.walk_ops(|id, op| {
         if let OpKind::For(l) = &op.kind {
             // The yield of iteration i feeds the readers of the argument in iteration i+1.
@@ -102,7 +103,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
                 k.walk_ops(|uid, uop| {
                     if uop.kind.operands().contains(arg) {
                         if let Some(&to) = step_of.get(&uid) {
-                            data.insert((from, to, true));
+                            data.push((from, to, true));
                         }
                     }
                 });
@@ -113,11 +114,15 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
         for v in op.kind.operands() {
             if let Some(from) = def_step(v) {
                 if from != to {
-                    data.insert((from, to, false));
+                    data.push((from, to, false));
                 }
             }
         }
     });
+    sort_by_key(&mut data, |&(from, to, carried)| {
+        (from.into(), to.into(), carried.into())
+    });
+    data.dedup();
     for (from, to, carried) in data {
         g.edges.push(StepEdge {
             from,
@@ -132,7 +137,8 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
         });
     }
     // Pipes and flags from the final program.
-    let mut pipes: HashMap<u32, BTreeSet<Pipe>> = HashMap::new();
+    // Each step's pipes as a bit set over `Pipe::index`.
+    let mut pipes: HashMap<u32, u8> = HashMap::new();
     // Flags keyed by pipes and id operand (an immediate, or the register of a dynamic id).
     let mut sets: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
     let mut waits: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
@@ -142,7 +148,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
             Op::SetFlag { src, dst, id } => sets.push((i, (*src, *dst, *id), step)),
             Op::WaitFlag { src, dst, id } => waits.push((i, (*src, *dst, *id), step)),
             op if op.pipe() != Pipe::S => {
-                pipes.entry(step).or_default().insert(op.pipe());
+                *pipes.entry(step).or_default() |= 1 << op.pipe().index();
             }
             _ => {}
         }
@@ -151,16 +157,26 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
         Val::Imm(x) => Some(*x),
         Val::Reg(_) => None,
     };
-    let mut sync: BTreeSet<(u32, u32, Pipe, Pipe, Option<i64>, bool)> = BTreeSet::new();
+    let mut sync: Vec<(u32, u32, Pipe, Pipe, Option<i64>, bool)> = Vec::new();
     for (wi, key, to) in waits {
         // The nearest set before the wait; failing that (the set is later in a loop
         // body), the last one after it, reached over the back edge.
         let before = sets.iter().rev().find(|(si, k, _)| *si < wi && *k == key);
         let after = || sets.iter().rev().find(|(si, k, _)| *si > wi && *k == key);
         if let Some(&(si, (src, dst, id), from)) = before.or_else(after) {
-            sync.insert((from, to, src, dst, id_of(&id), si > wi));
+            sync.push((from, to, src, dst, id_of(&id), si > wi));
         }
     }
+    // Ordered as the tuples: immediate ids are event ids, never negative.
+    sort_by_key(&mut sync, |&(from, to, src, dst, id, back)| {
+        let id = option_key(id.and_then(|x| u64::try_from(x).ok()));
+        (
+            u64::from(from) << 32 | u64::from(to),
+            (src.index() * Pipe::ALL.len() + dst.index()) as u64,
+            id.saturating_mul(2) | u64::from(back),
+        )
+    });
+    sync.dedup();
     for (from, to, src, dst, id, back) in sync {
         g.edges.push(StepEdge {
             from,
@@ -170,25 +186,21 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
             back,
         });
     }
-    let (reads, writes) = lowered.map(step_buffers).unwrap_or_default();
+    let (mut reads, mut writes) = lowered.map(step_buffers).unwrap_or_default();
     for n in &mut g.nodes {
-        n.pipes = pipes
-            .get(&n.id)
-            .map(|p| p.iter().copied().collect())
-            .unwrap_or_default();
-        n.reads = reads
-            .get(&n.id)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default();
-        n.writes = writes
-            .get(&n.id)
-            .map(|s| s.iter().cloned().collect())
-            .unwrap_or_default();
+        let set = pipes.get(&n.id).copied().unwrap_or(0);
+        n.pipes = Pipe::ALL
+            .into_iter()
+            .filter(|p| set & 1 << p.index() != 0)
+            .collect();
+        n.reads = reads.remove(&n.id).unwrap_or_default();
+        n.writes = writes.remove(&n.id).unwrap_or_default();
     }
     g
 }
 
-type Names = HashMap<u32, BTreeSet<String>>;
+/// Each step's buffer and tensor names, sorted and distinct.
+type Names = HashMap<u32, Vec<String>>;
 
 fn step_buffers(l: &Lowered) -> (Names, Names) {
     let mut reads = Names::new();
@@ -209,11 +221,18 @@ fn step_buffers(l: &Lowered) -> (Names, Names) {
                         };
                         let Some(name) = name else { continue };
                         let set = if a.write { &mut writes } else { &mut reads };
-                        set.entry(step).or_default().insert(name);
+                        let names = set.entry(step).or_default();
+                        if !names.contains(&name) {
+                            names.push(name);
+                        }
                     }
                 }
             }
         }
+    }
+    // A step touches a handful of buffers: insertion sort, not another sort copy.
+    for names in reads.values_mut().chain(writes.values_mut()) {
+        sort_short(names);
     }
     (reads, writes)
 }
