@@ -2,6 +2,7 @@
 //! simulator. Pure Rust with no I/O in the compiler or simulator; the CLI (`main.rs`,
 //! feature `cli`) and the wasm crate are thin shells around this library.
 
+pub mod affine;
 pub mod compile;
 pub mod diag;
 pub mod examples;

@@ -10,11 +10,12 @@
 //! the expression.
 
 use super::{Context, Pass};
+use crate::affine::{self, Affine};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{
     Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 
 pub struct AxisSplit;
 
@@ -72,7 +73,7 @@ pub(super) fn visit_exprs_from(
 /// The radices of `var` in `e`: for a chain of `//` and `%` applied directly to the
 /// variable, the place value each operation cuts at (`v // 2` cuts at 2, `(v // 2) % 4`
 /// at 2 and 8, `v % 8` at 8).
-fn radices(e: &IndexExpr, var: LoopVarId, out: &mut BTreeSet<i64>) {
+fn radices(e: &IndexExpr, var: LoopVarId, out: &mut Vec<i64>) {
     if let Some(cuts) = digit_cuts(e, var) {
         out.extend(cuts);
         return;
@@ -135,14 +136,17 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     // A loop variable occurs only in its loop's body: visiting just that keeps the
     // pass linear in a kernel of many loops.
     let body: Vec<OpId> = l.body.ops().collect();
-    let mut found = BTreeSet::new();
+    let mut found = Vec::new();
     let mut exprs = Vec::new();
     visit_exprs_from(k, body.clone(), |e| exprs.push(e.clone()));
     for e in &exprs {
         radices(e, l.var, &mut found);
     }
     // A cut at 1 (`v % 1`, `v // 1`) is no digit boundary.
-    let radices: Vec<i64> = found.into_iter().filter(|&c| c > 1).collect();
+    found.retain(|&c| c > 1);
+    crate::order::sort_by_key(&mut found, |&c| (c as u64, 0, 0));
+    found.dedup();
+    let radices = found;
     let (Some(&first), Some(&last)) = (radices.first(), radices.last()) else {
         return;
     };
@@ -281,108 +285,31 @@ fn var_ranges(k: &Kernel) -> HashMap<LoopVarId, (i64, i64)> {
     out
 }
 
-/// An affine form `constant + sum(coefficient * variable)`.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Affine {
-    constant: i64,
-    terms: BTreeMap<LoopVarId, i64>,
-}
-
-impl Affine {
-    fn of(e: &IndexExpr) -> Option<Affine> {
-        Some(match e {
-            IndexExpr::Const(c) => Affine {
-                constant: *c,
-                terms: BTreeMap::new(),
-            },
-            IndexExpr::Var(v) => Affine {
-                constant: 0,
-                terms: BTreeMap::from([(*v, 1)]),
-            },
-            IndexExpr::Add(a, b) => Affine::of(a)?.add(&Affine::of(b)?, 1)?,
-            IndexExpr::Sub(a, b) => Affine::of(a)?.add(&Affine::of(b)?, -1)?,
-            IndexExpr::Mul(a, b) => {
-                let (a, b) = (Affine::of(a)?, Affine::of(b)?);
-                match (a.terms.is_empty(), b.terms.is_empty()) {
-                    (true, _) => b.scale(a.constant)?,
-                    (_, true) => a.scale(b.constant)?,
-                    _ => return None,
-                }
-            }
-            IndexExpr::FloorDiv(..) | IndexExpr::Mod(..) => return None,
-        })
+/// `(a // c, a % c)` when the variable part of the remainder provably stays in `0..c`
+/// over the variables' ranges.
+fn div_mod(
+    a: &Affine<LoopVarId>,
+    c: i64,
+    ranges: &HashMap<LoopVarId, (i64, i64)>,
+) -> Option<(Affine<LoopVarId>, Affine<LoopVarId>)> {
+    if c <= 0 {
+        return None;
     }
-
-    fn add(mut self, other: &Affine, sign: i64) -> Option<Affine> {
-        self.constant = self
-            .constant
-            .checked_add(other.constant.checked_mul(sign)?)?;
-        for (&v, &c) in &other.terms {
-            let t = self.terms.entry(v).or_insert(0);
-            *t = t.checked_add(c.checked_mul(sign)?)?;
-        }
-        self.terms.retain(|_, c| *c != 0);
-        Some(self)
-    }
-
-    fn scale(mut self, by: i64) -> Option<Affine> {
-        self.constant = self.constant.checked_mul(by)?;
-        for c in self.terms.values_mut() {
-            *c = c.checked_mul(by)?;
-        }
-        self.terms.retain(|_, c| *c != 0);
-        Some(self)
-    }
-
-    /// `(self // c, self % c)` when the variable part of the remainder provably stays
-    /// in `0..c` over the variables' ranges.
-    fn div_mod(&self, c: i64, ranges: &HashMap<LoopVarId, (i64, i64)>) -> Option<(Affine, Affine)> {
-        if c <= 0 {
-            return None;
-        }
-        let mut quotient = Affine {
-            constant: self.constant.div_euclid(c),
-            terms: BTreeMap::new(),
-        };
-        let mut rest = Affine {
-            constant: self.constant.rem_euclid(c),
-            terms: BTreeMap::new(),
-        };
-        let (mut lo, mut hi) = (rest.constant, rest.constant);
-        for (&v, &coef) in &self.terms {
-            let (q, r) = (coef.div_euclid(c), coef.rem_euclid(c));
-            if q != 0 {
-                quotient.terms.insert(v, q);
-            }
-            if r != 0 {
-                let &(vmin, vmax) = ranges.get(&v)?;
-                let (a, b) = (r.checked_mul(vmin)?, r.checked_mul(vmax)?);
-                lo = lo.checked_add(a.min(b))?;
-                hi = hi.checked_add(a.max(b))?;
-                rest.terms.insert(v, r);
-            }
-        }
-        (lo >= 0 && hi < c).then_some((quotient, rest))
-    }
-
-    fn to_expr(&self) -> IndexExpr {
-        let mut out: Option<IndexExpr> = None;
-        for (&v, &c) in &self.terms {
-            let term = match c {
-                1 => IndexExpr::Var(v),
-                _ => IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(c))),
-            };
-            out = Some(match out {
-                None => term,
-                Some(acc) => IndexExpr::Add(Box::new(acc), Box::new(term)),
-            });
-        }
-        match out {
-            None => IndexExpr::Const(self.constant),
-            Some(e) if self.constant == 0 => e,
-            Some(e) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(self.constant))),
+    let mut quotient = Affine::constant(a.constant.div_euclid(c));
+    let mut rest = Affine::constant(a.constant.rem_euclid(c));
+    let (mut lo, mut hi) = (rest.constant, rest.constant);
+    for &(v, coef) in a.terms() {
+        let (q, r) = (coef.div_euclid(c), coef.rem_euclid(c));
+        quotient.add_term(v, q)?;
+        if r != 0 {
+            let &(vmin, vmax) = ranges.get(&v)?;
+            let (x, y) = (r.checked_mul(vmin)?, r.checked_mul(vmax)?);
+            lo = lo.checked_add(x.min(y))?;
+            hi = hi.checked_add(x.max(y))?;
+            rest.add_term(v, r)?;
         }
     }
+    (lo >= 0 && hi < c).then_some((quotient, rest))
 }
 
 /// Replaces, innermost first, every `e // c` and `e % c` whose operand splits as
@@ -395,9 +322,9 @@ fn simplify(e: &mut IndexExpr, ranges: &HashMap<LoopVarId, (i64, i64)>) {
             let (IndexExpr::FloorDiv(a, c) | IndexExpr::Mod(a, c)) = &*e else {
                 return;
             };
-            Affine::of(a)
-                .and_then(|f| f.div_mod(*c, ranges))
-                .map(|(q, r)| if is_div { q.to_expr() } else { r.to_expr() })
+            affine::of_index(a)
+                .and_then(|f| div_mod(&f, *c, ranges))
+                .map(|(q, r)| affine::to_index(if is_div { &q } else { &r }))
         }
         IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
             simplify(a, ranges);

@@ -4,45 +4,11 @@
 use super::consts::int_op;
 use super::expr::Val;
 use super::{show, Binding, Checker};
+use crate::affine::Affine;
 use crate::front::ast::{self, BinaryOp, ExprKind};
 use crate::front::hir::{Index, IndexExpr, IndexExprKind, LoopId, ParamId};
 use crate::limits::MAX_NESTING_DEPTH;
 use crate::types::{DType, TileType};
-use std::collections::BTreeMap;
-
-/// `constant + sum(coefficient * atom)`. Atoms are loop variables and `//`/`%`
-/// subterms that do not fold, keyed by their canonical text so that two occurrences of
-/// `(i // 4)` compare equal.
-#[derive(Default)]
-struct Affine {
-    constant: i64,
-    terms: BTreeMap<String, i64>,
-}
-
-impl Affine {
-    fn is_constant(&self) -> bool {
-        self.terms.values().all(|&c| c == 0)
-    }
-
-    fn combine(mut self, other: Affine, sign: i64) -> Option<Affine> {
-        self.constant = self
-            .constant
-            .checked_add(other.constant.checked_mul(sign)?)?;
-        for (k, c) in other.terms {
-            let slot = self.terms.entry(k).or_insert(0);
-            *slot = slot.checked_add(c.checked_mul(sign)?)?;
-        }
-        Some(self)
-    }
-
-    fn scale(mut self, by: i64) -> Option<Affine> {
-        self.constant = self.constant.checked_mul(by)?;
-        for c in self.terms.values_mut() {
-            *c = c.checked_mul(by)?;
-        }
-        Some(self)
-    }
-}
 
 /// Canonical text of an index expression, ignoring spans.
 fn canonical(e: &IndexExpr) -> String {
@@ -57,32 +23,24 @@ fn canonical(e: &IndexExpr) -> String {
     }
 }
 
-/// The affine form, or `None` on overflow. Products are affine here because
-/// `index_expr` rejected products of two variable terms.
-fn affine(e: &IndexExpr) -> Option<Affine> {
+/// The affine form, or `None` on overflow. Atoms are loop variables and `//`/`%`
+/// subterms that do not fold, keyed by their canonical text so that two occurrences of
+/// `(i // 4)` compare equal. Products are affine here because `index_expr` rejected
+/// products of two variable terms.
+fn affine(e: &IndexExpr) -> Option<Affine<String>> {
     Some(match &e.kind {
-        IndexExprKind::Const(c) => Affine {
-            constant: *c,
-            terms: BTreeMap::new(),
-        },
-        IndexExprKind::Var(id) => Affine {
-            constant: 0,
-            terms: BTreeMap::from([(format!("v{}", id.0), 1)]),
-        },
-        IndexExprKind::Add(a, b) => affine(a)?.combine(affine(b)?, 1)?,
-        IndexExprKind::Sub(a, b) => affine(a)?.combine(affine(b)?, -1)?,
+        IndexExprKind::Const(c) => Affine::constant(*c),
+        IndexExprKind::Var(id) => Affine::term(format!("v{}", id.0)),
+        IndexExprKind::Add(a, b) => affine(a)?.add(affine(b)?, 1)?,
+        IndexExprKind::Sub(a, b) => affine(a)?.add(affine(b)?, -1)?,
         IndexExprKind::Mul(a, b) => {
             let (a, b) = (affine(a)?, affine(b)?);
-            if a.is_constant() {
-                b.scale(a.constant)?
-            } else {
-                a.scale(b.constant)?
+            match a.as_const() {
+                Some(c) => b.scale(c)?,
+                None => a.scale(b.constant)?,
             }
         }
-        IndexExprKind::FloorDiv(..) | IndexExprKind::Mod(..) => Affine {
-            constant: 0,
-            terms: BTreeMap::from([(canonical(e), 1)]),
-        },
+        IndexExprKind::FloorDiv(..) | IndexExprKind::Mod(..) => Affine::term(canonical(e)),
     })
 }
 
@@ -178,13 +136,13 @@ impl Checker<'_> {
         let (start, end) = (start?, end?);
         let shown = show::index(ix);
         let len = match (affine(&end), affine(&start)) {
-            (Some(e), Some(s)) => e.combine(s, -1),
+            (Some(e), Some(s)) => e.add(s, -1),
             _ => None,
         };
         let Some(len) = len else {
             return self.error(format!("the extent of range `{shown}` overflows"), ix.span);
         };
-        if !len.is_constant() {
+        if len.as_const().is_none() {
             return self.error(
                 format!(
                     "the extent of range `{shown}` is not a constant: write it as `a .. a + N`"
@@ -368,7 +326,7 @@ impl Checker<'_> {
             BinaryOp::Add => IndexExprKind::Add(a, b),
             BinaryOp::Sub => IndexExprKind::Sub(a, b),
             _ => {
-                let variable = |x: &IndexExpr| affine(x).is_none_or(|f| !f.is_constant());
+                let variable = |x: &IndexExpr| affine(x).is_none_or(|f| f.as_const().is_none());
                 if variable(&a) && variable(&b) {
                     return self.error(
                         format!(

@@ -7,10 +7,11 @@
 //! - in kernels with no clamped range (so no masked lanes), `update op old, v` becomes
 //!   the plain elementwise op, which fusion can then merge.
 
+use crate::affine;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
-use crate::ir::{Index, IndexExpr, Kernel, LoopVarId, OpId, OpKind, ValueId};
+use crate::ir::{Index, IndexExpr, Kernel, OpId, OpKind, ValueId};
 use crate::types::DType;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut ids = Vec::new();
@@ -260,109 +261,10 @@ fn fold_indices(kind: &mut OpKind) -> bool {
     changed
 }
 
-/// An affine form `constant + sum(coef * var)`.
-#[derive(Clone, Default)]
-struct Affine {
-    constant: i64,
-    terms: BTreeMap<LoopVarId, i64>,
-}
-
-impl Affine {
-    fn scale(mut self, c: i64) -> Option<Affine> {
-        self.constant = self.constant.checked_mul(c)?;
-        for t in self.terms.values_mut() {
-            *t = t.checked_mul(c)?;
-        }
-        Some(self)
-    }
-
-    fn add(mut self, other: Affine, sign: i64) -> Option<Affine> {
-        self.constant = self
-            .constant
-            .checked_add(other.constant.checked_mul(sign)?)?;
-        for (v, c) in other.terms {
-            let t = self.terms.entry(v).or_insert(0);
-            *t = t.checked_add(c.checked_mul(sign)?)?;
-        }
-        self.terms.retain(|_, c| *c != 0);
-        Some(self)
-    }
-
-    fn as_const(&self) -> Option<i64> {
-        self.terms.is_empty().then_some(self.constant)
-    }
-
-    /// `%r * 8 + %c - 3`: variables in handle order, coefficient 1 omitted, constant last.
-    fn to_expr(&self) -> IndexExpr {
-        let mut out: Option<IndexExpr> = None;
-        for (&v, &c) in &self.terms {
-            let (term, negative) = match c {
-                1 => (IndexExpr::Var(v), false),
-                -1 if out.is_some() => (IndexExpr::Var(v), true),
-                c if c < 0 && out.is_some() && c != i64::MIN => (
-                    IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(-c))),
-                    true,
-                ),
-                c => (
-                    IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(c))),
-                    false,
-                ),
-            };
-            out = Some(match out {
-                None => term,
-                Some(acc) if negative => IndexExpr::Sub(Box::new(acc), Box::new(term)),
-                Some(acc) => IndexExpr::Add(Box::new(acc), Box::new(term)),
-            });
-        }
-        match (out, self.constant) {
-            (None, c) => IndexExpr::Const(c),
-            (Some(e), 0) => e,
-            (Some(e), c) if c < 0 && c != i64::MIN => {
-                IndexExpr::Sub(Box::new(e), Box::new(IndexExpr::Const(-c)))
-            }
-            (Some(e), c) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(c))),
-        }
-    }
-}
-
-/// The affine form of `e`, or `None` when it is not affine (products of variables,
-/// `//` or `mod` of a non-constant, or overflow).
-fn affine(e: &IndexExpr) -> Option<Affine> {
-    match e {
-        IndexExpr::Const(c) => Some(Affine {
-            constant: *c,
-            ..Affine::default()
-        }),
-        IndexExpr::Var(v) => Some(Affine {
-            constant: 0,
-            terms: BTreeMap::from([(*v, 1)]),
-        }),
-        IndexExpr::Add(a, b) => affine(a)?.add(affine(b)?, 1),
-        IndexExpr::Sub(a, b) => affine(a)?.add(affine(b)?, -1),
-        IndexExpr::Mul(a, b) => {
-            let (a, b) = (affine(a)?, affine(b)?);
-            match (a.as_const(), b.as_const()) {
-                (Some(c), _) => b.scale(c),
-                (_, Some(c)) => a.scale(c),
-                _ => None,
-            }
-        }
-        IndexExpr::FloorDiv(a, d) if *d > 0 => Some(Affine {
-            constant: affine(a)?.as_const()?.div_euclid(*d),
-            ..Affine::default()
-        }),
-        IndexExpr::Mod(a, d) if *d > 0 => Some(Affine {
-            constant: affine(a)?.as_const()?.rem_euclid(*d),
-            ..Affine::default()
-        }),
-        _ => None,
-    }
-}
-
 /// Affine normal form where possible; otherwise the same tree with simplified parts.
 pub fn simplify(e: &IndexExpr) -> IndexExpr {
-    if let Some(a) = affine(e) {
-        return a.to_expr();
+    if let Some(a) = affine::of_index(e) {
+        return affine::to_index(&a);
     }
     let s = |x: &IndexExpr| Box::new(simplify(x));
     match e {
