@@ -9,7 +9,6 @@ use super::{
 };
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::front::hir;
-use std::collections::BTreeSet;
 
 /// Nesting deeper than this (expressions or loops) is an error rather than a stack
 /// overflow. The front end limits nesting already; this guards lowering on its own.
@@ -163,12 +162,11 @@ impl Lower<'_> {
 
         // Locals defined outside and updated inside are carried, in id order so the
         // printed order is stable.
-        let mut updated = BTreeSet::new();
-        updated_locals(body, &mut updated, 0);
-        let carried: Vec<hir::LocalId> = updated
-            .into_iter()
-            .filter(|l| matches!(self.env.get(l.0 as usize), Some(Some(_))))
-            .collect();
+        let mut carried = Vec::new();
+        updated_locals(body, &mut carried, 0);
+        crate::order::sort_by_key(&mut carried, |l| (l.0.into(), 0, 0));
+        carried.dedup();
+        carried.retain(|l| matches!(self.env.get(l.0 as usize), Some(Some(_))));
         let inits = carried
             .iter()
             .map(|&l| self.local_value(l, span))
@@ -347,14 +345,14 @@ impl Lower<'_> {
 }
 
 /// Locals updated anywhere in `stmts`, including nested loops.
-fn updated_locals(stmts: &[hir::Stmt], out: &mut BTreeSet<hir::LocalId>, depth: usize) {
+fn updated_locals(stmts: &[hir::Stmt], out: &mut Vec<hir::LocalId>, depth: usize) {
     if depth >= MAX_DEPTH {
         return;
     }
     for s in stmts {
         match &s.kind {
             hir::StmtKind::Update { local, .. } => {
-                out.insert(*local);
+                out.push(*local);
             }
             hir::StmtKind::For { body, .. } => updated_locals(body, out, depth + 1),
             _ => {}
