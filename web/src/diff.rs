@@ -1,6 +1,6 @@
 //! Line diff of one pass's IR against the previous pass's, for the Passes panel.
 
-use similar::{ChangeTag, TextDiff};
+use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffKind {
@@ -17,23 +17,55 @@ pub struct DiffLine {
     pub new_line: Option<usize>,
 }
 
-/// Every line of `new` in order, interleaved with the lines of `old` it replaced.
+/// Every line of `new` in order, interleaved with the lines of `old` it replaced (a
+/// replaced run: its old lines, then its new ones).
+///
+/// Myers over the two line slices, not `TextDiff::from_lines`: that links the diff a
+/// second time for its interned-line form, several KB of the playground's module.
 pub fn diff_lines(old: &str, new: &str) -> Vec<DiffLine> {
-    let diff = TextDiff::from_lines(old, new);
-    diff.iter_all_changes()
-        .map(|change| {
-            let kind = match change.tag() {
-                ChangeTag::Equal => DiffKind::Same,
-                ChangeTag::Insert => DiffKind::Added,
-                ChangeTag::Delete => DiffKind::Removed,
-            };
-            DiffLine {
-                kind,
-                text: change.value().trim_end_matches('\n').to_string(),
-                new_line: change.new_index(),
+    let (old, new): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let mut out = Vec::with_capacity(new.len());
+    let removed = |out: &mut Vec<DiffLine>, at: usize, len: usize| {
+        out.extend(old.iter().skip(at).take(len).map(|l| DiffLine {
+            kind: DiffKind::Removed,
+            text: (*l).to_string(),
+            new_line: None,
+        }));
+    };
+    let kept = |out: &mut Vec<DiffLine>, kind: DiffKind, at: usize, len: usize| {
+        out.extend(
+            new.iter()
+                .enumerate()
+                .skip(at)
+                .take(len)
+                .map(|(i, l)| DiffLine {
+                    kind,
+                    text: (*l).to_string(),
+                    new_line: Some(i),
+                }),
+        );
+    };
+    for op in capture_diff_slices(Algorithm::Myers, &old, &new) {
+        match op {
+            DiffOp::Equal { new_index, len, .. } => kept(&mut out, DiffKind::Same, new_index, len),
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => removed(&mut out, old_index, old_len),
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => kept(&mut out, DiffKind::Added, new_index, new_len),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                removed(&mut out, old_index, old_len);
+                kept(&mut out, DiffKind::Added, new_index, new_len);
             }
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// Counts of added and removed lines.

@@ -3,6 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
+use tilescope_web::diff::{diff_lines, DiffKind};
 use tilescope_web::editing::{dedent, indent};
 use tilescope_web::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED};
 use tilescope_web::options::CompileOptions;
@@ -16,6 +17,30 @@ fn source() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    /// The pass diff shows every line of the new IR in order with its index, and the
+    /// old IR is exactly its kept and removed lines.
+    #[test]
+    fn pass_diff_replays_both_sides(old in proptest::collection::vec("[abc]{0,2}", 0..12),
+                                    new in proptest::collection::vec("[abc]{0,2}", 0..12)) {
+        let (old, new) = (old.join("\n"), new.join("\n"));
+        let lines = diff_lines(&old, &new);
+        let new_side: Vec<(&str, Option<usize>)> = lines
+            .iter()
+            .filter(|l| l.kind != DiffKind::Removed)
+            .map(|l| (l.text.as_str(), l.new_line))
+            .collect();
+        let old_side: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.kind != DiffKind::Added)
+            .map(|l| l.text.as_str())
+            .collect();
+        let expected_new: Vec<(&str, Option<usize>)> =
+            new.lines().enumerate().map(|(i, l)| (l, Some(i))).collect();
+        let expected_old: Vec<&str> = old.lines().collect();
+        prop_assert_eq!(new_side, expected_new);
+        prop_assert_eq!(old_side, expected_old);
+    }
+
     #[test]
     fn decode_never_panics(fragment in ".{0,200}") {
         let _ = decode(&fragment);
