@@ -80,7 +80,7 @@ impl<K: Ord> Affine<K> {
 
     /// `a * b` when one side is constant; `None` for a product of two variable parts
     /// (not affine) or on overflow.
-    pub fn mul(a: Self, b: Self) -> Option<Self> {
+    pub fn product(a: Self, b: Self) -> Option<Self> {
         match (a.as_const(), b.as_const()) {
             (Some(c), _) => b.scale(c),
             (_, Some(c)) => a.scale(c),
@@ -97,7 +97,7 @@ pub fn of_index(e: &IndexExpr) -> Option<Affine<LoopVarId>> {
         IndexExpr::Var(v) => Some(Affine::term(*v)),
         IndexExpr::Add(a, b) => of_index(a)?.add(of_index(b)?, 1),
         IndexExpr::Sub(a, b) => of_index(a)?.add(of_index(b)?, -1),
-        IndexExpr::Mul(a, b) => Affine::mul(of_index(a)?, of_index(b)?),
+        IndexExpr::Mul(a, b) => Affine::product(of_index(a)?, of_index(b)?),
         IndexExpr::FloorDiv(a, d) if *d > 0 => {
             Some(Affine::constant(of_index(a)?.as_const()?.div_euclid(*d)))
         }
@@ -162,11 +162,13 @@ mod tests {
     #[test]
     fn products_need_a_constant_side_and_zero_drops_terms() {
         let i = || Affine::term(0u32).add(Affine::constant(1), 1).unwrap();
-        let by3 = Affine::mul(Affine::constant(3), i()).unwrap();
+        let by3 = Affine::product(Affine::constant(3), i()).unwrap();
         assert_eq!((by3.terms(), by3.constant), (&[(0u32, 3)][..], 3));
-        assert_eq!(Affine::mul(i(), i()), None);
+        assert_eq!(Affine::product(i(), i()), None);
         assert_eq!(
-            Affine::mul(i(), Affine::constant(0)).unwrap().as_const(),
+            Affine::product(i(), Affine::constant(0))
+                .unwrap()
+                .as_const(),
             Some(0)
         );
     }
