@@ -17,14 +17,19 @@ fn check(sync: SyncStrategy, preset: &str) {
             ..CompileOptions::default()
         };
         let r = run(&source, &options, Vec::new(), 7);
+        // `bound` must be a lower bound of the simulated run, or bound/cycles (the
+        // README's figure of merit) would flatter the compiler.
         let ok = r.diagnostics.is_empty()
             && r.errors.is_empty()
             && r.races.is_empty()
-            && r.reference_match;
+            && r.reference_match
+            && r.bound <= r.cycles;
         if !ok {
             failures.push(format!(
-                "{}: diags {:?} errors {:?} races {} match {} err {} outputs {:?}",
+                "{} on {preset}: bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} outputs {:?}",
                 path.display(),
+                r.bound,
+                r.cycles,
                 r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),
                 r.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
                 r.races.len(),
@@ -48,6 +53,12 @@ fn every_example_matches_the_interpreter_with_barrier_sync() {
 #[test]
 fn every_example_matches_the_interpreter_with_auto_sync() {
     check(SyncStrategy::Auto, "a3");
+}
+
+#[test]
+fn every_example_matches_the_interpreter_on_teach() {
+    check(SyncStrategy::Auto, "teach");
+    check(SyncStrategy::Barrier, "teach");
 }
 
 #[test]

@@ -194,6 +194,13 @@ fn check_on(source: &str, sync: SyncStrategy, preset: &str) -> Result<(), TestCa
     prop_assert!(errors.is_empty(), "{source}\n{errors:?}");
     prop_assert!(r.races.is_empty(), "{source}\n{} races", r.races.len());
     prop_assert!(r.reference_match, "{source}\nmax abs err {}", r.max_abs_err);
+    // The bound is a lower bound: no run of the program beats it.
+    prop_assert!(
+        r.bound <= r.cycles,
+        "{source}\nbound {} > cycles {}",
+        r.bound,
+        r.cycles
+    );
     Ok(())
 }
 

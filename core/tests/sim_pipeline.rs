@@ -73,8 +73,19 @@ fn double_buffered_loop_overlaps_load_and_compute_without_races() {
     };
     let (loads, computes, stores) = (of(1), of(2), of(3));
     assert_eq!((loads.len(), computes.len(), stores.len()), (4, 4, 4));
-    // teach: load of 2 KiB = 20 + 2048/32 = 84 cycles; vexp = ceil(512/16*4) + 8 = 136.
-    assert!(loads.iter().all(|(s, e)| e - s == 84));
+    // teach: load of 2 KiB = 20 + 2048/32 = 84 cycles, plus what sharing GM bandwidth
+    // with a concurrent store added; vexp = ceil(512/16*4) + 8 = 136.
+    let shared: Vec<u64> = r
+        .trace
+        .iter()
+        .filter(|e| e.prov.step == Some(1))
+        .map(|e| match e.stall {
+            Some(StallReason::Bandwidth { cycles }) => cycles,
+            _ => 0,
+        })
+        .collect();
+    assert!(loads.iter().zip(&shared).all(|((s, e), b)| e - s == 84 + b));
+    assert!(shared.iter().any(|&b| b > 0), "no load overlapped a store");
     assert!(computes.iter().all(|(s, e)| e - s == 136));
     // The consumer of tile i runs while the producer loads tile i + 1.
     for i in 0..3 {
@@ -225,10 +236,11 @@ fn simulate_timing(text: &str) -> tilescope::sim::SimResult {
 
 #[test]
 fn concurrent_gm_transfers_share_bandwidth() {
-    // teach: each 2 KiB transfer alone is 20 + 2048/32 = 84 cycles. The load runs 1..85.
-    // The store starts at 2 and would move bytes from 22; the load moves GM data until
-    // 85, so 63 of the store's 64 transfer cycles overlap and run at half speed:
-    // ceil(63 / 2) = 32 extra cycles, ending at 2 + 84 + 32 = 118.
+    // teach: each 2 KiB transfer alone is 20 + 2048/32 = 84 cycles. The load runs from 1
+    // and moves GM data from 21; the store starts at 2 and moves from 22. From 22 both
+    // move at half rate: the load's last 63 cycles of data take 126, so it ends at 148;
+    // by then the store has moved 63 of its 64 and ends at 149. Both are 63 late, and
+    // GM moved 128 cycles of data in the 128 cycles from 21 to 149.
     let text = "\
 .tensor x f32[8, 64]
 .tensor y f32[8, 64]
@@ -242,11 +254,33 @@ dma.f32 y[0], ub[4096], [512, 1, 1]
     assert_eq!(
         spans,
         vec![
-            (1, 85, None),
-            (2, 118, Some(StallReason::Bandwidth { cycles: 32 }))
+            (1, 148, Some(StallReason::Bandwidth { cycles: 63 })),
+            (2, 149, Some(StallReason::Bandwidth { cycles: 63 }))
         ]
     );
     assert_eq!(r.gm_bytes, 4096);
+    assert_eq!(r.gm_transfer_cycles, 128);
+    let shared = |p: Pipe| r.pipe(p).map(|s| (s.busy, s.shared_bandwidth));
+    assert_eq!(shared(Pipe::MTE2), Some((147, 63)));
+    assert_eq!(shared(Pipe::MTE3), Some((147, 63)));
+}
+
+#[test]
+fn a_shorter_running_transfer_finishes_first_and_the_other_then_runs_alone() {
+    // The 1 KiB load moves from 21 to 53 alone; the 2 KiB store moves from 22. Sharing
+    // from 22, the load's last 31 cycles of data take 62 (ends 84, 31 late); the store
+    // has then moved 31 of 64 and moves the other 33 alone (ends 2 + 84 + 31 = 117).
+    let text = "\
+.tensor x f32[4, 64]
+.tensor y f32[8, 64]
+dma.f32 ub[0], x[0], [256, 1, 1]
+dma.f32 y[0], ub[4096], [512, 1, 1]
+";
+    let r = simulate_timing(text);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{r:#?}");
+    let spans: Vec<(u64, u64)> = r.trace.iter().map(|e| (e.start, e.end)).collect();
+    assert_eq!(spans, vec![(1, 84), (2, 117)]);
+    assert_eq!(r.gm_transfer_cycles, 32 + 64);
 }
 
 #[test]

@@ -145,8 +145,12 @@ fn block_permute_rotates_across_its_split_loop_and_beats_barriers() {
         };
         let r = tilescope::run::run(&source, &options, Vec::new(), 3);
         assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
-        r.cycles
+        (r.cycles, r.bound)
     };
-    let (auto, barrier) = (cycles(SyncStrategy::Auto), cycles(SyncStrategy::Barrier));
-    assert!(auto * 100 < barrier * 97, "auto {auto}, barrier {barrier}");
+    let ((auto, bound), (barrier, _)) = (cycles(SyncStrategy::Auto), cycles(SyncStrategy::Barrier));
+    // Every block is a 200-cycle GM startup on MTE2 and on MTE3 around a few cycles of
+    // data, and the two share GM bandwidth: rotating slots overlaps the startups, so
+    // auto beats barriers and stays within 10% of the bound.
+    assert!(auto < barrier, "auto {auto}, barrier {barrier}");
+    assert!(auto * 10 <= bound * 11, "auto {auto}, bound {bound}");
 }

@@ -253,10 +253,20 @@ fn sim_runs_assembly_reports_races_and_writes_a_trace() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(v["cycles"].as_u64().is_some_and(|c| c > 0));
     assert_eq!(v["races"].as_array().map(Vec::len), Some(0));
+    // Its loads overlap its stores, which share GM bandwidth.
+    assert!(v["pipes"]["MTE2"]["shared_bandwidth"]
+        .as_u64()
+        .is_some_and(|c| c > 0));
     let t: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&trace).expect("trace")).expect("trace JSON");
     assert!(t["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
 
+    tilescope()
+        .args(["sim", "--preset", "teach"])
+        .arg(asm.join("double_buffer.tasm"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stretched by shared GM bandwidth"));
     tilescope()
         .args(["sim", "--preset", "teach"])
         .arg(asm.join("no_flags.tasm"))

@@ -59,6 +59,10 @@ pub struct PipeStats {
     /// Cycles the pipe was executing something.
     pub busy: u64,
     pub instructions: u64,
+    /// The part of `busy` that GM transfers took longer because MTE2 and MTE3 shared
+    /// the bandwidth: it depends on how the schedule overlapped them.
+    #[serde(default)]
+    pub shared_bandwidth: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,6 +214,10 @@ pub struct SimResult {
     pub instructions: u64,
     /// Bytes moved to or from GM.
     pub gm_bytes: u64,
+    /// Cycles MTE2 and MTE3 spend moving GM data, each transfer timed at its full rate.
+    /// The two share GM bandwidth, so no run of the program is shorter.
+    #[serde(default)]
+    pub gm_transfer_cycles: u64,
     pub trace: Vec<TraceEntry>,
     /// The on-chip accesses of the kept trace entries, in entry order (kept with the
     /// trace only).

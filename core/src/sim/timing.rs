@@ -9,10 +9,13 @@
 //! (the instruction is in its queue at the end of that cycle); sync ops `sync_cycles`;
 //! DMA `startup + ceil(bytes / bandwidth)`; matmul and vector per SPEC 2.
 //!
-//! GM bandwidth sharing, kept simple: when an MTE2 or MTE3 transfer touching GM starts
-//! while the other of the two is still moving GM data, the overlapping part of the new
-//! transfer runs at half speed (it takes `ceil(w / 2)` extra cycles for `w` cycles of
-//! overlap). The transfer already running is not re-timed.
+//! GM bandwidth sharing (SPEC 2: MTE2 and MTE3 share it): while both move GM data, each
+//! moves at half its own rate. When one transfer starts while the other pipe's is
+//! moving, with `r` cycles of the running transfer's data and `w` of the new one's left
+//! at full rate, both end `min(r, w)` cycles later than alone: the shorter finishes after
+//! twice its time, the longer then continues alone. The pipes never move more than one
+//! full-rate transfer's worth of data per cycle together, which makes the sum of their
+//! full-rate transfer times a lower bound on any run (`SimResult::gm_transfer_cycles`).
 
 use super::exec::{self, Scratch};
 use super::flags::{self, FlagTable, SetFlag};
@@ -42,6 +45,8 @@ struct Inflight {
     start: u64,
     end: u64,
     stall: Option<StallReason>,
+    /// Cycles added by sharing GM bandwidth.
+    shared: u64,
 }
 
 #[derive(Default)]
@@ -50,8 +55,12 @@ struct PipeState {
     inflight: Option<Inflight>,
     free_at: u64,
     busy: u64,
+    /// The part of `busy` added by sharing GM bandwidth.
+    shared: u64,
     count: u64,
-    /// End of this pipe's current GM transfer (MTE2 / MTE3), for bandwidth sharing.
+    /// When this pipe's current GM transfer (MTE2 / MTE3) starts and ends moving data,
+    /// for bandwidth sharing.
+    gm_from: u64,
     gm_until: u64,
 }
 
@@ -270,10 +279,7 @@ impl<'a> Engine<'a> {
             self.now = t;
             let touched = match prio {
                 0 => self.complete(p),
-                1 => {
-                    self.start(p);
-                    None
-                }
+                1 => self.start(p),
                 _ => self.s_step(t),
             };
             if prio < 2 {
@@ -617,10 +623,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn start(&mut self, p: usize) {
-        let Some(h) = self.pipes[p].queue.pop_front() else {
-            return;
-        };
+    /// Starts pipe `p`'s queue head; returns the other GM pipe when sharing bandwidth
+    /// re-timed its running transfer.
+    fn start(&mut self, p: usize) -> Option<usize> {
+        let h = self.pipes[p].queue.pop_front()?;
+        let mut retimed = None;
         let pipe = pipe_of(p);
         let base = self.pipes[p].free_at.max(h.dispatch);
         let mut t = base;
@@ -646,6 +653,7 @@ impl<'a> Engine<'a> {
             }
         }
         let mut cost = self.cost(op, &h.res);
+        let mut shared = 0;
         if cost.gm_bytes > 0 && matches!(pipe, Pipe::MTE2 | Pipe::MTE3) {
             let other = if pipe == Pipe::MTE2 {
                 Pipe::MTE3
@@ -653,16 +661,33 @@ impl<'a> Engine<'a> {
                 Pipe::MTE2
             };
             let moving = t + cost.startup;
-            let overlap = self.pipes[other.index()]
-                .gm_until
-                .saturating_sub(moving)
-                .min(cost.transfer);
-            let extra = overlap.div_ceil(2);
+            let o = other.index();
+            // Sharing starts once both move data; until then each runs at full rate.
+            let shared_from = moving.max(self.pipes[o].gm_from);
+            let running_left = self.pipes[o].gm_until.saturating_sub(shared_from);
+            let own_left = cost.transfer.saturating_sub(shared_from - moving);
+            let extra = running_left.min(own_left);
             if extra > 0 {
                 cost.cycles += extra;
+                shared = extra;
                 stall = stall.or(Some(StallReason::Bandwidth { cycles: extra }));
+                self.pipes[o].gm_until += extra;
+                retimed = Some(o);
+                if let Some(f) = self.pipes[o].inflight.as_mut() {
+                    f.end += extra;
+                    f.shared += extra;
+                    f.stall = match f.stall {
+                        None => Some(StallReason::Bandwidth { cycles: extra }),
+                        Some(StallReason::Bandwidth { cycles }) => Some(StallReason::Bandwidth {
+                            cycles: cycles + extra,
+                        }),
+                        other => other,
+                    };
+                }
             }
+            self.pipes[p].gm_from = moving;
             self.pipes[p].gm_until = t + cost.cycles;
+            self.out.gm_transfer_cycles += cost.transfer;
         }
         self.out.gm_bytes += cost.gm_bytes;
         if h.queue_stall > 0 {
@@ -675,7 +700,9 @@ impl<'a> Engine<'a> {
             start: t,
             end: t + cost.cycles,
             stall,
+            shared,
         });
+        retimed
     }
 
     /// Completes pipe `p`'s instruction; returns the pipe a `set_flag` may have woken.
@@ -771,6 +798,7 @@ impl<'a> Engine<'a> {
         let ps = &mut self.pipes[p];
         ps.free_at = f.end;
         ps.busy += f.end - f.start;
+        ps.shared += f.shared;
         ps.count += 1;
         woke
     }
@@ -850,6 +878,7 @@ impl<'a> Engine<'a> {
                 pipe: pipe_of(i),
                 busy: p.busy,
                 instructions: p.count,
+                shared_bandwidth: p.shared,
             })
             .collect();
         out.races = std::mem::take(&mut self.race.races);

@@ -1,7 +1,7 @@
 //! Human and JSON summaries of a simulation.
 
 use serde_json::{json, Value};
-use tilescope::sim::SimResult;
+use tilescope::sim::{PipeStats, SimResult};
 
 /// Set/wait pairs that met at run time.
 pub fn syncs(result: &SimResult) -> usize {
@@ -12,15 +12,21 @@ pub fn syncs(result: &SimResult) -> usize {
         .count()
 }
 
-pub fn pipes_json(result: &SimResult) -> Value {
-    let mut pipes = serde_json::Map::new();
-    for p in &result.pipes {
-        pipes.insert(
+/// Per pipe: `busy`, `instructions`, and `shared_bandwidth` (the part of `busy` that
+/// MTE2 and MTE3 spent stretched by sharing GM bandwidth).
+pub fn pipes_json(pipes: &[PipeStats]) -> Value {
+    let mut out = serde_json::Map::new();
+    for p in pipes {
+        out.insert(
             p.pipe.name().to_string(),
-            json!({ "busy": p.busy, "instructions": p.instructions }),
+            json!({
+                "busy": p.busy,
+                "instructions": p.instructions,
+                "shared_bandwidth": p.shared_bandwidth,
+            }),
         );
     }
-    Value::Object(pipes)
+    Value::Object(out)
 }
 
 /// The fields of `run --json` that a simulation alone provides.
@@ -28,7 +34,7 @@ pub fn sim_json(result: &SimResult) -> Value {
     json!({
         "cycles": result.cycles,
         "instructions": result.instructions,
-        "pipes": pipes_json(result),
+        "pipes": pipes_json(&result.pipes),
         "syncs": syncs(result),
         "gm_bytes": result.gm_bytes,
         "races": result.races,
@@ -49,11 +55,18 @@ pub fn sim_text(result: &SimResult, syncs: usize) -> String {
             100.0 * p.busy as f64 / result.cycles as f64
         };
         s.push_str(&format!(
-            "  {:<5} busy {:>10} cycles ({share:5.1}%), {} instructions\n",
+            "  {:<5} busy {:>10} cycles ({share:5.1}%), {} instructions",
             p.pipe.name(),
             p.busy,
             p.instructions
         ));
+        if p.shared_bandwidth > 0 {
+            s.push_str(&format!(
+                ", {} cycles of it stretched by shared GM bandwidth",
+                p.shared_bandwidth
+            ));
+        }
+        s.push('\n');
     }
     s.push_str(&format!("syncs: {syncs}\n"));
     for race in &result.races {

@@ -81,16 +81,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
 
 /// The JSON of SPEC 5: the run's figures without the per-instruction trace.
 fn summary(r: &RunResult) -> serde_json::Value {
-    let pipes: serde_json::Map<String, serde_json::Value> = r
-        .pipes
-        .iter()
-        .map(|p| {
-            (
-                p.pipe.name().to_string(),
-                json!({ "busy": p.busy, "instructions": p.instructions }),
-            )
-        })
-        .collect();
+    let pipes = report::pipes_json(&r.pipes);
     json!({
         "kernel": r.compile.kernel,
         "cycles": r.cycles,
