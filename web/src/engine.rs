@@ -318,6 +318,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
                 reach,
                 busy: stats.map_or(0, |s| s.busy),
                 instructions,
+                shared_bandwidth: stats.map_or(0, |s| s.shared_bandwidth),
             })
         })
         .collect();
@@ -522,6 +523,17 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&trace.chrome_json()).expect("JSON");
         let events = json["traceEvents"].as_array().map_or(0, Vec::len);
         assert!(events >= kept);
+    }
+
+    #[test]
+    fn lanes_carry_the_cycles_stretched_by_shared_gm_bandwidth() {
+        // elementwise's loads and stores overlap, and MTE2 and MTE3 share GM bandwidth.
+        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        let (sim, _) = sim.expect("it simulates");
+        let shared = |p| sim.lane(p).map_or(0, |l| l.shared_bandwidth);
+        assert!(shared(Pipe::MTE2) > 0 && shared(Pipe::MTE3) > 0);
+        assert!(sim.lanes.iter().all(|l| l.shared_bandwidth <= l.busy));
+        assert_eq!(shared(Pipe::V), 0);
     }
 
     #[test]

@@ -201,6 +201,7 @@ mod tests {
             reach,
             busy: 0,
             instructions: spans.len() as u64,
+            shared_bandwidth: 0,
         }
     }
 

@@ -210,6 +210,8 @@ pub struct Lane {
     pub reach: Vec<u64>,
     pub busy: u64,
     pub instructions: u64,
+    /// The part of `busy` stretched by MTE2 and MTE3 sharing GM bandwidth.
+    pub shared_bandwidth: u64,
 }
 
 /// A set/wait pair of one event flag.

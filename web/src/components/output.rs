@@ -39,7 +39,13 @@ pub fn OutputPanel() -> Html {
                 <span class="util-pipe">{l.pipe.name()}</span>
                 <div class="util-bar"><div class="util-fill" style={format!("width:{}%;background:{}", fixed(pct.min(100.0), 2), pipe_color(l.pipe))} /></div>
                 <span class="util-num">{format!("{}%", fixed(pct, 1))}</span>
-                <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}</span>
+                <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}
+                    if l.shared_bandwidth > 0 {
+                        <span title="cycles this pipe's GM transfers took longer because MTE2 and MTE3 moved data at the same time and shared the bandwidth">
+                            {format!(" · {} sharing GM", l.shared_bandwidth)}
+                        </span>
+                    }
+                </span>
             </div>
         }
     });
