@@ -121,6 +121,36 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?
             .click()
             .await?;
+        // First with auto sync, the Output panel: cycles against a bound no run beats,
+        // its loads and stores hatched where they shared GM bandwidth, and the output
+        // matching the reference.
+        page.tab("Output").await?;
+        page.eventually(
+            "the elementwise run's shared bandwidth is hatched",
+            async || {
+                let n = page
+                    .eval("return document.querySelectorAll('.util-shared').length;")
+                    .await?;
+                Ok(n.as_u64().unwrap_or(0) >= 2)
+            },
+        )
+        .await?;
+        let number = async |id: &str| -> Result<u64> {
+            let text = page
+                .wait_for(&format!("[data-testid={id}]"))
+                .await?
+                .text()
+                .await?;
+            Ok(text.trim().parse()?)
+        };
+        let (cycles, bound) = (number("stat-cycles").await?, number("stat-bound").await?);
+        ensure!(
+            0 < bound && bound <= cycles,
+            "bound {bound}, cycles {cycles}"
+        );
+        page.wait_for_text(".stat-verdict", "✓ matches reference")
+            .await?;
+        page.screenshot("playground-output").await?;
         page.wait_for("[data-testid=sync-select]")
             .await?
             .select_by_value("none")

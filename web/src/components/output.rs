@@ -34,20 +34,31 @@ pub fn OutputPanel() -> Html {
     };
     let pipes = sim.lanes.iter().map(|l| {
         let pct = if sim.cycles > 0 { l.busy as f64 * 100.0 / sim.cycles as f64 } else { 0.0 };
+        // The stretch from sharing GM bandwidth is hatched at the end of the busy bar.
+        let shared_pct = if l.busy > 0 { l.shared_bandwidth as f64 * 100.0 / l.busy as f64 } else { 0.0 };
+        let title = (l.shared_bandwidth > 0).then(|| {
+            format!(
+                "{} of {} busy cycles: GM transfers stretched while MTE2 and MTE3 shared the bandwidth",
+                l.shared_bandwidth, l.busy
+            )
+        });
         html! {
             <div class="util-row">
                 <span class="util-pipe">{l.pipe.name()}</span>
-                <div class="util-bar"><div class="util-fill" style={format!("width:{}%;background:{}", fixed(pct.min(100.0), 2), pipe_color(l.pipe))} /></div>
+                <div class="util-bar" {title}>
+                    <div class="util-fill" style={format!("width:{}%;background:{}", fixed(pct.min(100.0), 2), pipe_color(l.pipe))}>
+                        if l.shared_bandwidth > 0 {
+                            <div class="util-shared" style={format!("width:{}%", fixed(shared_pct.min(100.0), 2))} />
+                        }
+                    </div>
+                </div>
                 <span class="util-num">{format!("{}%", fixed(pct, 1))}</span>
-                <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}
-                    if l.shared_bandwidth > 0 {
-                        <span title="cycles this pipe's GM transfers took longer because MTE2 and MTE3 moved data at the same time and shared the bandwidth">
-                            {format!(" · {} sharing GM", l.shared_bandwidth)}
-                        </span>
-                    }
-                </span>
+                <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}</span>
             </div>
         }
+    });
+    let shared_note = sim.lanes.iter().any(|l| l.shared_bandwidth > 0).then(|| html! {
+        <div class="util-note muted">{"Hatched: cycles GM transfers were stretched while MTE2 and MTE3 shared the bandwidth."}</div>
     });
     let tensors = sim.outputs.iter().map(|t| {
         let npy = t.npy.clone();
@@ -74,8 +85,8 @@ pub fn OutputPanel() -> Html {
     html! {
         <div class="output">
             <div class="stats">
-                <div class="stat"><div class="stat-num">{sim.cycles}</div><div class="stat-label">{"cycles"}</div></div>
-                <div class="stat"><div class="stat-num">{sim.bound}</div><div class="stat-label">{"lower bound"}</div></div>
+                <div class="stat"><div class="stat-num" data-testid="stat-cycles">{sim.cycles}</div><div class="stat-label">{"cycles"}</div></div>
+                <div class="stat"><div class="stat-num" data-testid="stat-bound">{sim.bound}</div><div class="stat-label">{"lower bound"}</div></div>
                 <div class="stat"><div class="stat-num">{format!("{}%", fixed(efficiency, 0))}</div><div class="stat-label">{"of bound"}</div></div>
                 <div class="stat"><div class="stat-num">{sim.syncs}</div><div class="stat-label">{"set/wait pairs"}</div></div>
                 <div class="stat"><div class="stat-num">{sim.races.len()}</div><div class="stat-label">{"races"}</div></div>
@@ -83,6 +94,7 @@ pub fn OutputPanel() -> Html {
             </div>
             <div class="section-title">{"Pipe utilisation"}</div>
             <div class="util">{for pipes}</div>
+            {shared_note}
             <div class="section-title">{"Outputs"}</div>
             <table class="tensors">
                 <thead><tr><th>{"name"}</th><th>{"type"}</th><th>{"reference"}</th><th>{"max abs err"}</th><th>{"values"}</th><th /></tr></thead>
