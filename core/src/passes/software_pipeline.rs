@@ -17,18 +17,19 @@
 //! Every op of the unrolled copies is an SSA value, so the only orders that change are
 //! between A of one iteration and B of the previous one: stage A holds no stores, and
 //! its loads read no tensor the loop stores, so every load and store still touches the
-//! same data. A loop is unrolled only where every tile of the unrolled kernel fits its
-//! memory at once (no reuse, alignment and fused scratch included), so plan-memory
-//! cannot fail on it.
+//! same data. A loop is unrolled only where the rest of the pipeline up to plan-memory,
+//! run on a copy of the unrolled kernel, still places every tile: the passes are
+//! deterministic, so the unroll never turns a kernel that compiled into a capacity
+//! error.
 
 use super::cost::op_cycles;
 use super::multi_buffer::op_pipe;
 use super::peel::Cloner;
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Index, IndexExpr, Kernel, Op, OpId, OpKind};
+use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
 use crate::machine::Machine;
-use crate::types::{MemSpace, Pipe};
+use crate::types::Pipe;
 use std::collections::HashSet;
 
 pub struct SoftwarePipeline;
@@ -59,6 +60,7 @@ impl Pass for SoftwarePipeline {
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
+        let auto_multi_buffer = cx.auto_multi_buffer;
         let k = cx.ir_mut(self.name())?;
         // Blocks are listed before any change; a loop is unrolled only while it is still
         // an op of its block.
@@ -67,8 +69,13 @@ impl Pass for SoftwarePipeline {
                 break;
             }
             for op in ops {
-                if let Some(cut) = plan(k, &machine, op) {
-                    unroll(k, &path, op, cut);
+                let Some(cut) = plan(k, &machine, op) else {
+                    continue;
+                };
+                let mut unrolled = k.clone();
+                unroll(&mut unrolled, &path, op, cut);
+                if still_places_every_tile(unrolled.clone(), &machine, auto_multi_buffer) {
+                    *k = unrolled;
                 }
             }
         }
@@ -140,7 +147,7 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
         OpKind::Load { param, .. } => !stored.contains(param),
         _ => true,
     });
-    (a_is_safe && fits_unrolled(k, machine, f, trips)).then_some(cut)
+    a_is_safe.then_some(cut)
 }
 
 fn has_tail(index: &[Index]) -> bool {
@@ -149,69 +156,22 @@ fn has_tail(index: &[Index]) -> bool {
         .any(|ix| matches!(ix, Index::Range { clamped: true, .. }))
 }
 
-/// Whether every tile of the kernel (and every fused op's scratch), the body of loop `f`
-/// unrolled `trips` times, fits its memory with no space reused. A tile in another loop
-/// counts once per slot that loop may give it (`@buffers(n)`, or three for an automatic
-/// depth), so no later choice of slots can overflow what this check admitted.
-fn fits_unrolled(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> bool {
-    let slots = |l: &OpId| match k.ops.get(*l).map(|o| &o.kind) {
-        Some(OpKind::For(_)) if *l == f => trips,
-        Some(OpKind::For(lp)) => u64::from(lp.buffers.unwrap_or(3).max(1)),
-        _ => 1,
+/// Whether the passes after this one, up to and including plan-memory, succeed on
+/// `kernel`. Run on a copy: they make the same choices on the real kernel afterwards
+/// (slot depths, peels), so what this admits compiles.
+fn still_places_every_tile(kernel: Kernel, machine: &Machine, auto_multi_buffer: bool) -> bool {
+    let mut cx = Context {
+        ir: Some(kernel),
+        machine: Some(machine.clone()),
+        auto_multi_buffer,
+        ..Context::default()
     };
-    let mut need = [0u64; MemSpace::ALL.len()];
-    for (path, ops) in k.blocks() {
-        let copies = path.iter().map(slots).fold(1u64, u64::saturating_mul);
-        for op in ops.iter().filter_map(|&id| k.ops.get(id)) {
-            add_tiles(k, machine, op, copies, &mut need);
-        }
-    }
-    MemSpace::ALL.into_iter().all(|space| {
-        machine
-            .memories
-            .get(space)
-            .size
-            .is_none_or(|size| need[space.index()] <= size)
-    })
-}
-
-/// Adds `copies` of `op`'s result tiles (and fused scratch) to `need`, aligned.
-fn add_tiles(
-    k: &Kernel,
-    machine: &Machine,
-    op: &Op,
-    copies: u64,
-    need: &mut [u64; MemSpace::ALL.len()],
-) {
-    if let OpKind::Fused { args, expr } = &op.kind {
-        let shapes: Vec<Vec<u64>> = args
-            .iter()
-            .map(|a| {
-                k.values
-                    .get(*a)
-                    .map_or_else(Vec::new, |v| v.ty.shape.clone())
-            })
-            .collect();
-        let elem = op
-            .results
-            .first()
-            .and_then(|r| k.values.get(*r))
-            .map_or(4, |v| v.ty.dtype.bytes());
-        let align = machine.memories.get(MemSpace::UB).alignment.max(1);
-        let scratch = super::plan_memory::fused_layout(expr, &shapes, elem, align).scratch_bytes;
-        let total = &mut need[MemSpace::UB.index()];
-        *total = total.saturating_add(scratch.saturating_mul(copies));
-    }
-    for &r in &op.results {
-        let Some(v) = k.values.get(r) else { continue };
-        let Some(space) = v.space.filter(|s| *s != MemSpace::GM) else {
-            continue;
-        };
-        let align = machine.memories.get(space).alignment.max(1);
-        let bytes = v.ty.bytes().div_ceil(align).saturating_mul(align);
-        let total = &mut need[space.index()];
-        *total = total.saturating_add(bytes.saturating_mul(copies));
-    }
+    super::pipeline()
+        .into_iter()
+        .skip_while(|p| p.name() != "software-pipeline")
+        .skip(1)
+        .take_while(|p| p.name() != "lower-to-pipes")
+        .all(|p| p.run(&mut cx).is_ok())
 }
 
 /// Replaces loop `f` in the block at `path` by its iterations, each split at `cut` and
