@@ -9,6 +9,7 @@ mod pass_support;
 use pass_support::{ir_after_with, options};
 use proptest::prelude::*;
 use tilescope::compile::SyncStrategy;
+use tilescope::isa::Program;
 use tilescope::machine::Machine;
 use tilescope::passes::{pipeline, Context, PassManager};
 use tilescope::run::run;
@@ -33,10 +34,9 @@ fn lines_of(text: &str, needle: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Simulated cycles of `source` compiled for `machine` by the whole pipeline without
-/// the pass; `None` when the loop form does not compile (its slots overflow a memory
-/// that the unrolled blocks, reusing each other's space, fit in).
-fn cycles_without_the_pass(source: &str, machine: &Machine) -> Option<u64> {
+/// `source` compiled for `machine` (automatic multi-buffering on, as `run` does) by the
+/// whole pipeline without the pass, if it compiles.
+fn compile_without_the_pass(source: &str, machine: &Machine) -> Option<Program> {
     let mut cx = Context::new(source, None);
     cx.machine = Some(machine.clone());
     cx.auto_multi_buffer = true;
@@ -46,7 +46,14 @@ fn cycles_without_the_pass(source: &str, machine: &Machine) -> Option<u64> {
         .collect();
     let (_, outcome) = PassManager::new(passes, true, None).run(&mut cx);
     outcome.ok()?;
-    let program = cx.program.expect("a program");
+    cx.program
+}
+
+/// Simulated cycles of `source` compiled for `machine` by the whole pipeline without
+/// the pass; `None` when the loop form does not compile (its slots overflow a memory
+/// that the unrolled blocks, reusing each other's space, fit in).
+fn cycles_without_the_pass(source: &str, machine: &Machine) -> Option<u64> {
+    let program = compile_without_the_pass(source, machine)?;
     let r = simulate(&program, machine, Vec::new(), SimMode::TIMING);
     assert!(r.errors.is_empty() && r.races.is_empty());
     Some(r.cycles)
@@ -273,17 +280,7 @@ fn the_capacity_check_sees_the_slots_of_later_loops() {
             );
             // Whatever the pass decides, it never turns a kernel that fits as loops into
             // a capacity error.
-            let as_loops = {
-                let mut cx = Context::new(source.as_str(), None);
-                cx.machine = Some(m.clone());
-                cx.auto_multi_buffer = true;
-                let passes = pipeline()
-                    .into_iter()
-                    .filter(|p| p.name() != "software-pipeline")
-                    .collect();
-                PassManager::new(passes, true, None).run(&mut cx).1.is_ok()
-            };
-            if as_loops {
+            if compile_without_the_pass(&source, &m).is_some() {
                 assert!(
                     r.diagnostics.is_empty() && r.reference_match && r.races.is_empty(),
                     "UB {kib} KiB{buffers}: {:?}",
