@@ -14,6 +14,19 @@ pub enum DType {
 }
 
 impl DType {
+    /// `v` as a value of this type, held in an `f32` (integers pass through): a scalar
+    /// literal takes the dtype of the tile it meets, as numpy's Python scalars do, so
+    /// `x * 1e-3` on an f16 tile multiplies by 1e-3 rounded to f16. Rounded through
+    /// `f32` first, as the reference interpreter reads literals.
+    pub fn literal(self, v: f64) -> f32 {
+        let v = v as f32;
+        match self {
+            DType::F16 => half::f16::from_f32(v).to_f32(),
+            DType::BF16 => half::bf16::from_f32(v).to_f32(),
+            DType::F32 | DType::I32 => v,
+        }
+    }
+
     pub fn bytes(self) -> u64 {
         match self {
             DType::F32 | DType::I32 => 4,

@@ -112,3 +112,43 @@ fn matmul_over_a_tail_of_k_matches_the_reference() {
          }\n",
     );
 }
+
+/// compile_run: a literal meeting an f16 tile takes the tile's dtype in the reference
+/// (as numpy's Python scalars do), but the compiled vector op multiplied by the f32
+/// literal. `* 1e-3` then differed by an f16 ulp in places, which a near-cancelling
+/// product and `recip` amplified to 465 in the output.
+#[test]
+fn a_literal_takes_the_dtype_of_the_tile_it_meets() {
+    // The scalar operand the vector op carries is the literal rounded to the tile's
+    // dtype: 0.1 is 0.099975586 in f16 and 0.100097656 in bf16.
+    for (dtype, operand) in [
+        ("f16", "0.099975586"),
+        ("bf16", "0.100097656"),
+        ("f32", "0.1"),
+    ] {
+        let source = format!(
+            "kernel k(x: {dtype}[16, 16], y: out {dtype}[16, 16]) {{\n    store y[:, :] = load x[:, :] * 0.1;\n}}\n"
+        );
+        let r = run_source(&source);
+        let asm = r.compile.asm.clone().unwrap_or_default();
+        assert!(
+            asm.lines()
+                .any(|l| l.starts_with("vmul") && l.contains(&format!(", {operand} "))),
+            "{asm}"
+        );
+        assert!(r.reference_match, "{dtype}: max error {}", r.max_abs_err);
+    }
+    let found = "kernel at(q: f16[8, 32], kk: f16[32, 32], v: f16[32, 32], o: out f32[8, 32]) {\n\
+                   let kt = load kk[:, :];\n\
+                   let vt = load v[:, :];\n\
+                   for i in 0..8 step 8 @buffers(2) {\n\
+                     let qt = load q[i .. i + 8, :];\n\
+                     let kx = kt * 1e-3;\n\
+                     let s = qt @ kx.T;\n\
+                     let p = (recip(s) - gelu(s));\n\
+                     store o[i .. i + 8, :] = (p as f16) @ vt;\n\
+                   }\n\
+                 }\n";
+    let r = run(found, &CompileOptions::default(), Vec::new(), 3);
+    assert!(r.reference_match, "max error {}", r.max_abs_err);
+}

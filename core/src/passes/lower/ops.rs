@@ -67,7 +67,7 @@ impl Lw<'_> {
                 let src = if dtype == DType::I32 {
                     VSrc::Int(*value as i64)
                 } else {
-                    VSrc::Float(*value as f32)
+                    VSrc::Float(dtype.literal(*value))
                 };
                 if self.shape(r).is_empty() {
                     self.scalars.insert(r, src);
@@ -788,7 +788,7 @@ impl Lw<'_> {
             FusedExpr::Const(c) => Operand::Scalar(if int {
                 VSrc::Int(*c as i64)
             } else {
-                VSrc::Float(*c as f32)
+                VSrc::Float(cx.dtype.literal(*c))
             }),
             FusedExpr::Unary(op, a) => {
                 let x = self.eval(a, nodes, cx, depth + 1);
