@@ -271,8 +271,7 @@ fn number(source: &str, from: usize, diags: &mut Diagnostics) -> (Tok, usize) {
     let text = &source[from..end];
     let span = Span::new(from, end);
     let tok = if is_float {
-        // Rust's float parser accepts every string this scanner produces.
-        Tok::Float(text.parse().unwrap_or(f64::NAN))
+        Tok::Float(super::float_literal::parse(text))
     } else {
         match text.parse::<i64>() {
             Ok(v) => Tok::Int(v),

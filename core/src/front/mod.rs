@@ -4,6 +4,7 @@
 pub mod ast;
 mod check;
 pub mod hir;
+mod float_literal;
 mod lexer;
 mod parser;
 
