@@ -3,8 +3,8 @@
 
 pub mod ast;
 mod check;
-pub mod hir;
 mod float_literal;
+pub mod hir;
 mod lexer;
 mod parser;
 
