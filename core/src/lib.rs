@@ -4,6 +4,7 @@
 
 pub mod affine;
 pub mod compile;
+pub mod dense;
 pub mod diag;
 pub mod examples;
 pub mod front;

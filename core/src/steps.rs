@@ -4,13 +4,12 @@
 //! attributed to steps by the instructions' `prov.step`). Printable as Graphviz DOT.
 
 use crate::diag::Span;
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{BlockItem, DenseMap, Kernel, OpKind, OpMap, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
 use crate::order::{option_key, sort_by_key, sort_short};
 use crate::types::Pipe;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fmt::Write;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -58,7 +57,7 @@ pub struct StepEdge {
 /// final program (pipes and flags).
 pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> StepGraph {
     let mut g = StepGraph::default();
-    let mut step_of: HashMap<OpId, u32> = HashMap::new();
+    let mut step_of: OpMap<u32> = DenseMap::new();
     // Steps with their innermost loop variable, in program order.
     let mut stack: Vec<(Vec<BlockItem>, usize, Option<String>)> =
         vec![(k.body.items.clone(), 0, None)];
@@ -138,7 +137,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
     }
     // Pipes and flags from the final program.
     // Each step's pipes as a bit set over `Pipe::index`.
-    let mut pipes: HashMap<u32, u8> = HashMap::new();
+    let mut pipes: DenseMap<u32, u8> = DenseMap::new();
     // Flags keyed by pipes and id operand (an immediate, or the register of a dynamic id).
     let mut sets: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
     let mut waits: Vec<(usize, (Pipe, Pipe, Val), u32)> = Vec::new();
@@ -200,7 +199,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
 }
 
 /// Each step's buffer and tensor names, sorted and distinct.
-type Names = HashMap<u32, Vec<String>>;
+type Names = DenseMap<u32, Vec<String>>;
 
 fn step_buffers(l: &Lowered) -> (Names, Names) {
     let mut reads = Names::new();

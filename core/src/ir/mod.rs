@@ -18,6 +18,7 @@ use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
 use crate::types::{MemSpace, TileType};
 use std::marker::PhantomData;
 
+pub use crate::dense::{DenseKey, DenseMap, DenseSet};
 pub use print::{print, Printed};
 pub use verify::{verify, VerifyError};
 
@@ -144,6 +145,12 @@ impl<T> std::ops::IndexMut<Handle<T>> for Arena<T> {
 pub type ValueId = Handle<Value>;
 pub type OpId = Handle<Op>;
 pub type LoopVarId = Handle<LoopVar>;
+pub type ValueSet = DenseSet<ValueId>;
+pub type OpSet = DenseSet<OpId>;
+pub type VarSet = DenseSet<LoopVarId>;
+pub type ValueMap<V> = DenseMap<ValueId, V>;
+pub type OpMap<V> = DenseMap<OpId, V>;
+pub type VarMap<V> = DenseMap<LoopVarId, V>;
 
 /// Index of a kernel parameter in `Kernel::params`.
 pub type ParamId = usize;

@@ -4,7 +4,8 @@
 //! verifier would reject: bad handles print as `<bad ...>`.
 
 use super::{
-    Block, BlockItem, ForOp, FusedExpr, Index, IndexExpr, Kernel, OpId, OpKind, Value, ValueId,
+    Block, BlockItem, DenseSet, ForOp, FusedExpr, Index, IndexExpr, Kernel, OpId, OpKind, OpSet,
+    Value, ValueId, ValueMap, VarMap,
 };
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
@@ -37,14 +38,14 @@ pub fn print(kernel: &Kernel) -> Printed {
         k: kernel,
         names,
         out: Printed::default(),
-        seen: HashSet::new(),
+        seen: DenseSet::new(),
     };
     p.kernel();
     p.out
 }
 
 /// The printed name of every named value (without the `%`), for messages and tables.
-pub fn value_names(kernel: &Kernel) -> HashMap<ValueId, String> {
+pub fn value_names(kernel: &Kernel) -> ValueMap<String> {
     Names::assign(kernel).values
 }
 
@@ -53,8 +54,8 @@ pub fn value_names(kernel: &Kernel) -> HashMap<ValueId, String> {
 /// unnamed values are numbered `%0`, `%1`, ... in print order.
 #[derive(Default)]
 struct Names {
-    values: HashMap<ValueId, String>,
-    vars: HashMap<super::LoopVarId, String>,
+    values: ValueMap<String>,
+    vars: VarMap<String>,
     params: Vec<String>,
     taken: HashMap<String, u32>,
     temps: u32,
@@ -141,7 +142,7 @@ struct Printer<'a> {
     out: Printed,
     /// Ops already printed: a malformed IR that lists an op twice (or inside its own
     /// body) prints a marker instead of looping.
-    seen: HashSet<OpId>,
+    seen: OpSet,
 }
 
 impl Printer<'_> {

@@ -5,7 +5,10 @@
 //! arity and types; and, once memory spaces are set, that they are consistent.
 
 use super::typing;
-use super::{Block, ForOp, Index, IndexExpr, Kernel, LoopVarId, OpId, OpKind, ValueDef, ValueId};
+use super::{
+    Block, DenseSet, ForOp, Index, IndexExpr, Kernel, OpId, OpKind, OpSet, ValueDef, ValueId,
+    ValueSet, VarSet,
+};
 use crate::diag::{Diagnostic, Span};
 use crate::types::{DType, MemSpace, TileType};
 use std::collections::HashSet;
@@ -32,11 +35,11 @@ pub fn verify(kernel: &Kernel) -> Result<(), Vec<VerifyError>> {
     let mut v = Verifier {
         k: kernel,
         errors: Vec::new(),
-        placed: HashSet::new(),
+        placed: DenseSet::new(),
         transposed_store: false,
-        defined: HashSet::new(),
-        ever_defined: HashSet::new(),
-        vars: HashSet::new(),
+        defined: DenseSet::new(),
+        ever_defined: DenseSet::new(),
+        vars: DenseSet::new(),
     };
     v.block(&kernel.body, 0);
     if v.errors.is_empty() {
@@ -49,14 +52,14 @@ pub fn verify(kernel: &Kernel) -> Result<(), Vec<VerifyError>> {
 struct Verifier<'a> {
     k: &'a Kernel,
     errors: Vec<VerifyError>,
-    placed: HashSet<OpId>,
+    placed: OpSet,
     /// The op being checked is a transposing store.
     transposed_store: bool,
     /// Values visible at the current point (scoped: removed when their block ends).
-    defined: HashSet<ValueId>,
-    ever_defined: HashSet<ValueId>,
+    defined: ValueSet,
+    ever_defined: ValueSet,
     /// Loop variables of the enclosing loops.
-    vars: HashSet<LoopVarId>,
+    vars: VarSet,
 }
 
 impl Verifier<'_> {

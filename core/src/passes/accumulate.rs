@@ -18,20 +18,19 @@
 //!   (or transposed loads) whose row/column axes are not clamped.
 
 use crate::front::hir::{BinaryOp, UpdateOp};
-use crate::ir::{Index, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{DenseMap, Index, Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
 use crate::types::{DType, MemSpace};
-use std::collections::HashMap;
 
 /// Rewrites every accumulator that fits the pattern; returns the values (init, block
 /// argument, yielded update, loop result) that must live in L0C.
-pub fn accumulate_in_l0c(k: &mut Kernel) -> HashMap<ValueId, MemSpace> {
+pub fn accumulate_in_l0c(k: &mut Kernel) -> ValueMap<MemSpace> {
     let mut fors = Vec::new();
     k.walk_ops(|id, op| {
         if matches!(op.kind, OpKind::For(_)) {
             fors.push(id);
         }
     });
-    let mut out = HashMap::new();
+    let mut out = DenseMap::new();
     for f in fors {
         let n = match &k.ops[f].kind {
             OpKind::For(l) => l.args.len(),

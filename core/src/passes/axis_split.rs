@@ -13,9 +13,9 @@ use super::{Context, Pass};
 use crate::affine::{self, Affine};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{
-    Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
+    Block, BlockItem, DenseMap, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind,
+    ValueDef, VarMap,
 };
-use std::collections::HashMap;
 
 pub struct AxisSplit;
 
@@ -268,8 +268,8 @@ fn wrap(k: &mut Kernel, inner: OpId, var: LoopVarId, trips: i64) -> OpId {
 }
 
 /// The smallest and largest value of every loop variable.
-fn var_ranges(k: &Kernel) -> HashMap<LoopVarId, (i64, i64)> {
-    let mut out = HashMap::new();
+fn var_ranges(k: &Kernel) -> VarMap<(i64, i64)> {
+    let mut out = DenseMap::new();
     k.walk_ops(|_, op| {
         if let OpKind::For(l) = &op.kind {
             let trips = l.trip_count() as i64;
@@ -290,7 +290,7 @@ fn var_ranges(k: &Kernel) -> HashMap<LoopVarId, (i64, i64)> {
 fn div_mod(
     a: &Affine<LoopVarId>,
     c: i64,
-    ranges: &HashMap<LoopVarId, (i64, i64)>,
+    ranges: &VarMap<(i64, i64)>,
 ) -> Option<(Affine<LoopVarId>, Affine<LoopVarId>)> {
     if c <= 0 {
         return None;
@@ -314,7 +314,7 @@ fn div_mod(
 
 /// Replaces, innermost first, every `e // c` and `e % c` whose operand splits as
 /// `c * Q + R` with `R` in `0..c` by `Q` and `R`.
-fn simplify(e: &mut IndexExpr, ranges: &HashMap<LoopVarId, (i64, i64)>) {
+fn simplify(e: &mut IndexExpr, ranges: &VarMap<(i64, i64)>) {
     let replacement = match e {
         IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => {
             simplify(a, ranges);

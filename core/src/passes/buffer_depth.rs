@@ -20,10 +20,9 @@
 
 use super::cost;
 use super::multi_buffer::op_pipe;
-use crate::ir::{Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{DenseMap, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::Pipe;
-use std::collections::HashMap;
 
 /// Iterations the schedule runs: enough for a stall that recurs every third iteration
 /// to show twice, few enough to stay cheap.
@@ -124,7 +123,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
         return 0;
     };
     let body: Vec<OpId> = l.body.ops().collect();
-    let position: HashMap<OpId, usize> = body.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let position: OpMap<usize> = body.iter().enumerate().map(|(i, &o)| (o, i)).collect();
     let producer = |v: ValueId| match k.values.get(v)?.def {
         ValueDef::Result { op, .. } => position.get(&op).copied(),
         ValueDef::LoopArg { .. } => None,
@@ -137,7 +136,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
         _ => None,
     };
     // The body positions reading each value.
-    let mut users: HashMap<ValueId, Vec<usize>> = HashMap::new();
+    let mut users: ValueMap<Vec<usize>> = DenseMap::new();
     for (i, &op) in body.iter().enumerate() {
         for v in k.ops.get(op).map(|o| o.kind.operands()).unwrap_or_default() {
             users.entry(v).or_default().push(i);
@@ -249,7 +248,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
 fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
     // need[src][dst]: event ids the rotated tiles take on that ordered pipe pair.
     let mut need = [[0u32; Pipe::ALL.len()]; Pipe::ALL.len()];
-    let mut readers: HashMap<ValueId, Vec<Pipe>> = HashMap::new();
+    let mut readers: ValueMap<Vec<Pipe>> = DenseMap::new();
     k.walk_ops(|op, o| {
         for v in o.kind.operands() {
             if rotated.contains(&v) {

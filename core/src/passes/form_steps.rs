@@ -5,8 +5,9 @@
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostics, Span};
-use crate::ir::{Block, BlockItem, Index, Kernel, OpId, OpKind, Step, StepKind, ValueId};
-use std::collections::HashSet;
+use crate::ir::{
+    Block, BlockItem, DenseSet, Index, Kernel, OpId, OpKind, Step, StepKind, ValueSet,
+};
 
 pub struct FormSteps;
 
@@ -51,8 +52,8 @@ impl Pass for FormSteps {
 }
 
 /// Values used as an indirect index somewhere.
-fn indirect_indices(k: &Kernel) -> HashSet<ValueId> {
-    let mut out = HashSet::new();
+fn indirect_indices(k: &Kernel) -> ValueSet {
+    let mut out = DenseSet::new();
     k.walk_ops(|_, op| {
         if let OpKind::Load { index, .. } | OpKind::Store { index, .. } = &op.kind {
             for ix in index {
@@ -72,7 +73,7 @@ enum Phase {
     Store,
 }
 
-fn group(k: &Kernel, ops: &[OpId], index_values: &HashSet<ValueId>, next_id: &mut u32) -> Block {
+fn group(k: &Kernel, ops: &[OpId], index_values: &ValueSet, next_id: &mut u32) -> Block {
     let mut items = Vec::new();
     let mut cur: Vec<OpId> = Vec::new();
     let mut phase = Phase::Load;

@@ -8,11 +8,10 @@
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{Kernel, OpId, OpKind, ValueId};
+use crate::ir::{DenseMap, Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
 use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};
-use std::collections::HashMap;
 
 pub struct MultiBuffer;
 
@@ -133,10 +132,10 @@ fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -
 }
 
 /// The ops that read each value.
-type Users = HashMap<ValueId, Vec<OpId>>;
+type Users = ValueMap<Vec<OpId>>;
 
 fn users(k: &Kernel) -> Users {
-    let mut out: Users = HashMap::new();
+    let mut out: Users = DenseMap::new();
     k.walk_ops(|id, op| {
         for v in op.kind.operands() {
             out.entry(v).or_default().push(id);

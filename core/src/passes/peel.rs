@@ -25,10 +25,10 @@ use super::{Context, Pass};
 use crate::diag::Diagnostics;
 use crate::ir::{
     Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVar, OpId, OpKind, Value, ValueDef, ValueId,
+    ValueMap, ValueSet,
 };
 use crate::machine::Machine;
 use crate::types::Pipe;
-use std::collections::{HashMap, HashSet};
 
 pub struct PeelFirst;
 
@@ -129,14 +129,14 @@ pub fn find(k: &Kernel, machine: &Machine, path: &[OpId]) -> Option<Peel> {
 /// reads only after it has read one of its own loads, and the gain of moving them.
 fn plan_loop(k: &Kernel, machine: &Machine, before: &[OpId], f: OpId, l: &ForOp) -> Option<Peel> {
     let body: Vec<OpId> = l.body.ops().collect();
-    let body_reads: Vec<HashSet<ValueId>> = body.iter().map(|&op| reads(k, op)).collect();
+    let body_reads: Vec<ValueSet> = body.iter().map(|&op| reads(k, op)).collect();
     let results = |op: OpId| k.ops.get(op).map(|o| o.results.clone()).unwrap_or_default();
-    let first_read = |vals: &HashSet<ValueId>| {
+    let first_read = |vals: &ValueSet| {
         body_reads
             .iter()
-            .position(|r| r.iter().any(|v| vals.contains(v)))
+            .position(|r| r.iter().any(|v| vals.contains(&v)))
     };
-    let own_loads: HashSet<ValueId> = body
+    let own_loads: ValueSet = body
         .iter()
         .filter(|&&op| matches!(k.ops.get(op).map(|o| &o.kind), Some(OpKind::Load { .. })))
         .flat_map(|&op| results(op))
@@ -156,7 +156,7 @@ fn plan_loop(k: &Kernel, machine: &Machine, before: &[OpId], f: OpId, l: &ForOp)
         let Some(chain) = chain(k, &before[q..]) else {
             continue;
         };
-        let values: HashSet<ValueId> = chain.iter().flat_map(|&c| results(c)).collect();
+        let values: ValueSet = chain.iter().flat_map(|&c| results(c)).collect();
         let Some(use_at) = first_read(&values) else {
             continue;
         };
@@ -192,7 +192,7 @@ fn plan_loop(k: &Kernel, machine: &Machine, before: &[OpId], f: OpId, l: &ForOp)
 /// the chain and nothing between the load and the loop writes memory; `None` otherwise.
 fn chain(k: &Kernel, ops: &[OpId]) -> Option<Vec<OpId>> {
     let (&load, rest) = ops.split_first()?;
-    let mut values: HashSet<ValueId> = k.ops.get(load)?.results.iter().copied().collect();
+    let mut values: ValueSet = k.ops.get(load)?.results.iter().copied().collect();
     let mut out = vec![load];
     for &op in rest {
         let o = k.ops.get(op)?;
@@ -248,7 +248,7 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
     });
     // The moved ops go, in their order, before the first op of the copy reading any
     // of them (planning checked that no memory write of the copy comes earlier).
-    let moved_values: HashSet<ValueId> = plan
+    let moved_values: ValueSet = plan
         .moved
         .iter()
         .filter_map(|&op| k.ops.get(op))
@@ -256,7 +256,7 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
         .collect();
     let at = copy
         .iter()
-        .position(|&op| reads(k, op).iter().any(|v| moved_values.contains(v)))
+        .position(|&op| reads(k, op).iter().any(|v| moved_values.contains(&v)))
         .unwrap_or(copy.len());
     copy.splice(at..at, plan.moved.iter().copied());
     if let Some(OpKind::For(fl)) = k.ops.get_mut(plan.for_op).map(|o| &mut o.kind) {
@@ -283,7 +283,7 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
 /// the copied ops are kept.
 #[derive(Default)]
 pub(super) struct Cloner {
-    values: HashMap<ValueId, ValueId>,
+    values: ValueMap<ValueId>,
     /// Loop variables of copied nested loops: (original, copy).
     vars: Vec<(crate::ir::LoopVarId, crate::ir::LoopVarId)>,
     /// Every op made, nested ones included.

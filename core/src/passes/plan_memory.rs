@@ -10,10 +10,9 @@
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::typing::broadcast_shapes;
-use crate::ir::{FusedExpr, Kernel, OpAttrs, OpId, OpKind, ValueId};
+use crate::ir::{DenseMap, FusedExpr, Kernel, OpAttrs, OpId, OpKind, OpMap, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
-use std::collections::HashMap;
 
 pub struct PlanMemory;
 
@@ -30,13 +29,13 @@ impl Pass for PlanMemory {
         let machine = cx.machine();
         let k = cx.ir_mut(self.name())?;
         let plan = plan(k, &machine).map_err(|d| vec![d])?;
-        for (&v, &s) in &plan.tile_slab {
+        for (v, &s) in &plan.tile_slab {
             let slab = &plan.slabs[s];
             if let Some(val) = k.values.get_mut(v) {
                 val.attrs.addresses = slab.addrs();
             }
         }
-        for (&op, &s) in &plan.scratch_slab {
+        for (op, &s) in &plan.scratch_slab {
             let slab = &plan.slabs[s];
             k.op_attrs
                 .entry(op)
@@ -73,18 +72,18 @@ impl Slab {
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub slabs: Vec<Slab>,
-    pub tile_slab: HashMap<ValueId, usize>,
-    pub scratch_slab: HashMap<OpId, usize>,
+    pub tile_slab: ValueMap<usize>,
+    pub scratch_slab: OpMap<usize>,
 }
 
 /// Program positions of the linearised kernel.
 #[derive(Default)]
 pub struct Linear {
-    pub pos: HashMap<OpId, u64>,
+    pub pos: OpMap<u64>,
     /// Start and end position of each loop.
-    pub range: HashMap<OpId, (u64, u64)>,
+    pub range: OpMap<(u64, u64)>,
     /// Enclosing loops of each op, outermost first.
-    pub loops: HashMap<OpId, Vec<OpId>>,
+    pub loops: OpMap<Vec<OpId>>,
 }
 
 pub fn linearize(k: &Kernel) -> Linear {
@@ -250,8 +249,8 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
     let lin = linearize(k);
     let names = crate::ir::print::value_names(k);
     // Definitions and uses.
-    let mut def: HashMap<ValueId, (u64, Vec<OpId>, crate::diag::Span)> = HashMap::new();
-    let mut uses: HashMap<ValueId, Vec<(u64, Vec<OpId>)>> = HashMap::new();
+    let mut def: ValueMap<(u64, Vec<OpId>, crate::diag::Span)> = DenseMap::new();
+    let mut uses: ValueMap<Vec<(u64, Vec<OpId>)>> = DenseMap::new();
     let mut uf = UnionFind((0..k.values.len()).collect());
     let mut fused = Vec::new();
     k.walk_ops(|id, op| {
@@ -309,7 +308,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         Some((*d, end))
     };
     // Items: one per loop-carried group or tile, one per fused scratch.
-    let mut groups: HashMap<usize, Item> = HashMap::new();
+    let mut groups: DenseMap<usize, Item> = DenseMap::new();
     let mut order: Vec<usize> = Vec::new();
     for (v, val) in k.values.iter() {
         let Some(space) = val.space else { continue };
@@ -503,7 +502,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
 }
 
 /// The tiles (with sizes) live where the most bytes of `space` are live.
-fn peak_tiles(items: &[Item], space: MemSpace, names: &HashMap<ValueId, String>) -> Vec<String> {
+fn peak_tiles(items: &[Item], space: MemSpace, names: &ValueMap<String>) -> Vec<String> {
     let mut best = (0u64, u64::MAX);
     for it in items.iter().filter(|i| i.space == space) {
         let p = it.start;

@@ -8,7 +8,9 @@
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Index, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{
+    BlockItem, DenseMap, Index, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap,
+};
 use crate::types::MemSpace;
 use std::collections::HashMap;
 
@@ -38,7 +40,7 @@ fn demand(
     k: &Kernel,
     op: &OpKind,
     operand_side: usize,
-    matmul_side: &HashMap<OpId, MemSpace>,
+    matmul_side: &OpMap<MemSpace>,
     this: OpId,
 ) -> MemSpace {
     match op {
@@ -63,8 +65,8 @@ fn demand(
 }
 
 /// Users of each value: (op, operand position within `operands()`).
-fn users(k: &Kernel) -> HashMap<ValueId, Vec<(OpId, usize)>> {
-    let mut out: HashMap<ValueId, Vec<(OpId, usize)>> = HashMap::new();
+fn users(k: &Kernel) -> ValueMap<Vec<(OpId, usize)>> {
+    let mut out: ValueMap<Vec<(OpId, usize)>> = DenseMap::new();
     k.walk_ops(|id, op| {
         for (i, v) in op.kind.operands().into_iter().enumerate() {
             out.entry(v).or_default().push((id, i));
@@ -74,11 +76,8 @@ fn users(k: &Kernel) -> HashMap<ValueId, Vec<(OpId, usize)>> {
 }
 
 /// Transposes all of whose uses are the same side of matmuls: they become L1 -> L0 moves.
-fn matmul_transposes(
-    k: &Kernel,
-    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
-) -> HashMap<OpId, MemSpace> {
-    let mut out = HashMap::new();
+fn matmul_transposes(k: &Kernel, users: &ValueMap<Vec<(OpId, usize)>>) -> OpMap<MemSpace> {
+    let mut out = DenseMap::new();
     k.walk_ops(|id, op| {
         let (OpKind::Transpose { .. }, Some(&r)) = (&op.kind, op.results.first()) else {
             return;
@@ -111,8 +110,8 @@ fn matmul_transposes(
 fn natural(
     k: &Kernel,
     v: ValueId,
-    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
-    transposes: &HashMap<OpId, MemSpace>,
+    users: &ValueMap<Vec<(OpId, usize)>>,
+    transposes: &OpMap<MemSpace>,
 ) -> Option<MemSpace> {
     let val = k.values.get(v)?;
     if val.ty.rank() == 0 {
@@ -151,8 +150,8 @@ fn natural(
 fn k_tail(
     k: &Kernel,
     load: OpId,
-    users: &HashMap<ValueId, Vec<(OpId, usize)>>,
-    transposes: &HashMap<OpId, MemSpace>,
+    users: &ValueMap<Vec<(OpId, usize)>>,
+    transposes: &OpMap<MemSpace>,
 ) -> bool {
     let Some(op) = k.ops.get(load) else {
         return false;
@@ -316,7 +315,7 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
 }
 
 /// `fixed`: values whose space is already decided (L0C accumulators).
-fn infer(k: &mut Kernel, fixed: &HashMap<ValueId, MemSpace>) {
+fn infer(k: &mut Kernel, fixed: &ValueMap<MemSpace>) {
     let users = users(k);
     let transposes = matmul_transposes(k, &users);
     // Natural spaces first, for every value that exists now.

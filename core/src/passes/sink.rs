@@ -8,9 +8,8 @@
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueId};
+use crate::ir::{BlockItem, DenseSet, Kernel, OpId, OpKind, ValueSet};
 use crate::types::MemSpace;
-use std::collections::HashSet;
 
 pub struct SinkToUse;
 
@@ -65,7 +64,7 @@ const MAX_SINK: usize = 64;
 
 /// The position of the first op after `i` (within `MAX_SINK`) that reads what op `i`
 /// defines.
-fn first_user(k: &Kernel, ops: &[(OpId, HashSet<ValueId>)], i: usize) -> Option<usize> {
+fn first_user(k: &Kernel, ops: &[(OpId, ValueSet)], i: usize) -> Option<usize> {
     let (op, _) = ops.get(i)?;
     let results = &k.ops.get(*op)?.results;
     ops.iter()
@@ -77,8 +76,8 @@ fn first_user(k: &Kernel, ops: &[(OpId, HashSet<ValueId>)], i: usize) -> Option<
 }
 
 /// What `op` reads, including, for a loop, every op of its body.
-pub(super) fn reads(k: &Kernel, op: OpId) -> HashSet<ValueId> {
-    let mut out = HashSet::new();
+pub(super) fn reads(k: &Kernel, op: OpId) -> ValueSet {
+    let mut out = DenseSet::new();
     let mut stack = vec![op];
     while let Some(id) = stack.pop() {
         let Some(o) = k.ops.get(id) else { continue };
@@ -110,9 +109,9 @@ fn sink_block(k: &mut Kernel, path: &[OpId]) {
             BlockItem::Step(_) => return,
         }
     }
-    let reads: Vec<HashSet<ValueId>> = order.iter().map(|&op| reads(k, op)).collect();
+    let reads: Vec<ValueSet> = order.iter().map(|&op| reads(k, op)).collect();
     // Walk from the end so an op sinks below ops that have already settled.
-    let mut ops: Vec<(OpId, HashSet<ValueId>)> = order.into_iter().zip(reads).collect();
+    let mut ops: Vec<(OpId, ValueSet)> = order.into_iter().zip(reads).collect();
     for i in (0..ops.len()).rev() {
         let Some((op, _)) = ops.get(i) else { continue };
         let op = *op;

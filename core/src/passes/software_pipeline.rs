@@ -26,6 +26,7 @@ use super::cost::op_cycles;
 use super::multi_buffer::op_pipe;
 use super::peel::Cloner;
 use super::{Context, Pass};
+use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
 use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
 use crate::machine::Machine;
@@ -108,7 +109,7 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
     if body.len() as u64 * trips > MAX_UNROLLED_OPS {
         return None;
     }
-    let mut stored = HashSet::new();
+    let mut stored = DenseSet::new();
     for &op in &body {
         match &k.ops[op].kind {
             OpKind::For(_) | OpKind::Update { .. } => return None,

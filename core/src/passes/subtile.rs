@@ -34,11 +34,10 @@ use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, Op, OpId, OpKind, ValueDef, ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, Op, OpId, OpKind, OpMap, ValueDef, ValueId,
 };
 use crate::machine::Machine;
 use crate::types::{DType, MemSpace};
-use std::collections::HashMap;
 
 /// The most chunks a product is split into: past this the startups dominate on every
 /// preset, and the loop stays short to read.
@@ -62,11 +61,11 @@ impl Pass for SubtileMatmul {
         // Only top-level products split (see `candidate`); the splits leave the other
         // candidates' loads and their uses as they were, so one look at the block and
         // one count of uses serve them all.
-        let top: HashMap<OpId, usize> = k.body.ops().enumerate().map(|(i, o)| (o, i)).collect();
+        let top: OpMap<usize> = k.body.ops().enumerate().map(|(i, o)| (o, i)).collect();
         let uses = k.use_counts();
         let mut candidates: Vec<Candidate> = top
             .keys()
-            .filter_map(|&mm| candidate(k, &top, &uses, mm))
+            .filter_map(|mm| candidate(k, &top, &uses, mm))
             .collect();
         crate::order::sort_by_key(&mut candidates, |c| {
             (
@@ -114,7 +113,7 @@ struct Candidate {
 /// loop the new K loop would become the innermost one, and automatic multi-buffering
 /// would move from the loop around it (overlapping whole iterations) to it, which the
 /// chunk schedule does not price: such products stay whole.
-fn candidate(k: &Kernel, top: &HashMap<OpId, usize>, uses: &[u32], mm: OpId) -> Option<Candidate> {
+fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<Candidate> {
     let op = k.ops.get(mm)?;
     let OpKind::MatMul {
         lhs,

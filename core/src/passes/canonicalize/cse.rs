@@ -3,14 +3,14 @@
 //! result. Values defined outside a loop are visible inside it, so the table is scoped:
 //! entries made in a loop body are dropped when the body ends.
 
-use crate::ir::{Kernel, OpId, OpKind, ValueId};
-use std::collections::{HashMap, HashSet};
+use crate::ir::{DenseMap, DenseSet, Kernel, OpId, OpKind, OpSet, ValueId, ValueMap};
+use std::collections::HashMap;
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut cx = Cse {
         scopes: vec![HashMap::new()],
-        subst: HashMap::new(),
-        dead: HashSet::new(),
+        subst: DenseMap::new(),
+        dead: DenseSet::new(),
     };
     let body: Vec<OpId> = k.body.ops().collect();
     cx.block(k, &body);
@@ -35,8 +35,8 @@ pub fn run(k: &mut Kernel) -> bool {
 struct Cse {
     /// Key -> result of the first op with that key, per enclosing block.
     scopes: Vec<HashMap<String, ValueId>>,
-    subst: HashMap<ValueId, ValueId>,
-    dead: HashSet<OpId>,
+    subst: ValueMap<ValueId>,
+    dead: OpSet,
 }
 
 impl Cse {

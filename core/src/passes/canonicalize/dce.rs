@@ -2,12 +2,11 @@
 //! store nothing and whose results are unused. Blocks are walked backwards with live
 //! use counts, so a whole dead chain goes in one pass.
 
-use crate::ir::{Kernel, OpId, OpKind};
-use std::collections::HashSet;
+use crate::ir::{DenseSet, Kernel, OpId, OpKind, OpSet};
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut uses = k.use_counts();
-    let mut dead = HashSet::new();
+    let mut dead = DenseSet::new();
     let body: Vec<OpId> = k.body.ops().collect();
     sweep(k, &body, &mut uses, &mut dead);
     if dead.is_empty() {
@@ -28,7 +27,7 @@ fn unused(k: &Kernel, id: OpId, uses: &[u32]) -> bool {
         .all(|r| uses.get(r.index()).is_none_or(|&n| n == 0))
 }
 
-fn sweep(k: &Kernel, ops: &[OpId], uses: &mut [u32], dead: &mut HashSet<OpId>) {
+fn sweep(k: &Kernel, ops: &[OpId], uses: &mut [u32], dead: &mut OpSet) {
     for &id in ops.iter().rev() {
         let op = &k.ops[id];
         let removable = match &op.kind {

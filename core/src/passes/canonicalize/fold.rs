@@ -9,16 +9,15 @@
 
 use crate::affine;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
-use crate::ir::{Index, IndexExpr, Kernel, OpId, OpKind, ValueId};
+use crate::ir::{DenseMap, Index, IndexExpr, Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::types::DType;
-use std::collections::HashMap;
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut ids = Vec::new();
     k.walk_ops(|id, _| ids.push(id));
     let unmasked = !has_clamped_range(k, &ids);
     let mut changed = false;
-    let mut subst: HashMap<ValueId, ValueId> = HashMap::new();
+    let mut subst: ValueMap<ValueId> = DenseMap::new();
     for &id in &ids {
         changed |= apply(k, id, &subst);
         changed |= fold_indices(&mut k.ops[id].kind);
@@ -47,7 +46,7 @@ pub fn run(k: &mut Kernel) -> bool {
 }
 
 /// Rewrites the op's operands through `subst`; true if any changed.
-fn apply(k: &mut Kernel, id: OpId, subst: &HashMap<ValueId, ValueId>) -> bool {
+fn apply(k: &mut Kernel, id: OpId, subst: &ValueMap<ValueId>) -> bool {
     let mut changed = false;
     k.ops[id].kind.map_operands(|v| {
         let w = resolve(subst, v);
@@ -57,7 +56,7 @@ fn apply(k: &mut Kernel, id: OpId, subst: &HashMap<ValueId, ValueId>) -> bool {
     changed
 }
 
-fn resolve(subst: &HashMap<ValueId, ValueId>, mut v: ValueId) -> ValueId {
+fn resolve(subst: &ValueMap<ValueId>, mut v: ValueId) -> ValueId {
     // Chains are acyclic (each entry maps a result to an earlier value); the bound only
     // makes that assumption harmless if broken.
     for _ in 0..subst.len() {

@@ -19,9 +19,8 @@
 //! expression that reads them as literals, which costs nothing. The producers left
 //! unused are removed by dead-code elimination.
 
-use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::ir::{FusedExpr, Kernel, OpId, OpKind, OpSet, ValueDef, ValueId};
 use crate::types::TileType;
-use std::collections::HashSet;
 
 pub const MAX_FUSED_NODES: usize = 32;
 
@@ -29,7 +28,7 @@ pub fn run(k: &mut Kernel) -> bool {
     let uses = read_counts(k);
     let mut changed = false;
     for (_, ops) in k.blocks() {
-        let in_block: HashSet<OpId> = ops.iter().copied().collect();
+        let in_block: OpSet = ops.iter().copied().collect();
         for id in ops {
             changed |= fuse_into(k, id, &in_block, &uses);
         }
@@ -80,7 +79,7 @@ impl Builder {
     }
 }
 
-fn fuse_into(k: &mut Kernel, id: OpId, in_block: &HashSet<OpId>, uses: &[u32]) -> bool {
+fn fuse_into(k: &mut Kernel, id: OpId, in_block: &OpSet, uses: &[u32]) -> bool {
     let op = &k.ops[id];
     let Some(&result) = op.results.first() else {
         return false;

@@ -8,8 +8,7 @@
 //! (nothing to save) stay. Inner loops go first, so an op can leave a whole nest in
 //! one run.
 
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueId};
-use std::collections::{HashMap, HashSet};
+use crate::ir::{BlockItem, DenseMap, Kernel, OpId, OpKind, ValueMap, ValueSet};
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut changed = false;
@@ -29,10 +28,10 @@ fn hoist_from(k: &mut Kernel, lp: OpId, parent: &[OpId]) -> bool {
     let OpKind::For(l) = &k.ops[lp].kind else {
         return false;
     };
-    let mut inside: HashSet<ValueId> = l.args.iter().copied().collect();
+    let mut inside: ValueSet = l.args.iter().copied().collect();
     // Constants of the body count as invariant and move along with their first
     // moving reader (later readers in the body still see them).
-    let mut constants: HashMap<ValueId, OpId> = HashMap::new();
+    let mut constants: ValueMap<OpId> = DenseMap::new();
     k.walk_ops_from(l.body.ops().collect(), |_, op| {
         inside.extend(op.results.iter().copied())
     });

@@ -10,9 +10,9 @@
 
 use super::regs::{self, Role};
 use super::Flat;
+use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
 use crate::isa::{self, Op, Reg, NUM_REGS, SPILL_SLOTS};
-use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
 struct Interval {
@@ -29,11 +29,11 @@ enum Home {
 }
 
 fn intervals(flat: &Flat) -> Vec<Interval> {
-    let mut span: HashMap<Reg, (usize, usize)> = HashMap::new();
-    let mut first_def: HashMap<Reg, Vec<usize>> = HashMap::new();
-    let mut uses: HashMap<Reg, Vec<usize>> = HashMap::new();
-    let mut counters: HashMap<Reg, Vec<(usize, usize)>> = HashMap::new();
-    let loop_end: HashMap<usize, usize> = flat.loops.iter().copied().collect();
+    let mut span: DenseMap<Reg, (usize, usize)> = DenseMap::new();
+    let mut first_def: DenseMap<Reg, Vec<usize>> = DenseMap::new();
+    let mut uses: DenseMap<Reg, Vec<usize>> = DenseMap::new();
+    let mut counters: DenseMap<Reg, Vec<(usize, usize)>> = DenseMap::new();
+    let loop_end: DenseMap<usize, usize> = flat.loops.iter().copied().collect();
     for (i, ins) in flat.instrs.iter().enumerate() {
         for (r, role) in regs::operands(&ins.op) {
             let e = span.entry(r).or_insert((i, i));
@@ -52,7 +52,7 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
     }
     // Counters hold the iteration until `endloop`.
     for (r, ls) in &counters {
-        if let Some(e) = span.get_mut(r) {
+        if let Some(e) = span.get_mut(&r) {
             for &(_, end) in ls {
                 e.1 = e.1.max(end);
             }
@@ -72,8 +72,8 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
                     continue;
                 }
                 let inside = |p: &usize| (ls..=le).contains(p);
-                let first_def_in = first_def.get(r).and_then(|d| d.iter().find(|p| inside(p)));
-                let first_use_in = uses.get(r).and_then(|u| u.iter().find(|p| inside(p)));
+                let first_def_in = first_def.get(&r).and_then(|d| d.iter().find(|p| inside(p)));
+                let first_use_in = uses.get(&r).and_then(|u| u.iter().find(|p| inside(p)));
                 let carried = match (first_use_in, first_def_in) {
                     (Some(u), Some(d)) => u <= d,
                     (Some(_), None) => true,
@@ -112,8 +112,8 @@ fn too_many(what: &str) -> Diagnostic {
 
 /// Assigns each interval a register or (when `allow_spill`) a spill slot, using
 /// registers `0..regs`.
-fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<HashMap<Reg, Home>, Diagnostic> {
-    let mut home: HashMap<Reg, Home> = HashMap::new();
+fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, Home>, Diagnostic> {
+    let mut home: DenseMap<Reg, Home> = DenseMap::new();
     let mut free: Vec<u16> = (0..regs).rev().collect();
     let mut active: Vec<Interval> = Vec::new();
     let mut spilled: Vec<Interval> = Vec::new();

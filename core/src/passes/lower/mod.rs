@@ -9,7 +9,9 @@ mod ops;
 use super::plan_memory::{plan, Plan};
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::ir::{Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVarId, OpId, ValueId};
+use crate::ir::{
+    Block, BlockItem, DenseMap, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
+};
 use crate::isa::{Addr, AluOp, Op, Provenance, Reg, Region, TensorDecl, Tile, VSrc, Val};
 use crate::lowered::{Access, Buffer, BufferId, Instr, Item, Loop, LoopId, Lowered, Slot, Target};
 use crate::machine::Machine;
@@ -74,11 +76,11 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         plan,
         out,
         stack: vec![Vec::new()],
-        var_reg: HashMap::new(),
-        loop_counter: HashMap::new(),
-        slot_base: HashMap::new(),
-        valid: HashMap::new(),
-        scalars: HashMap::new(),
+        var_reg: DenseMap::new(),
+        loop_counter: DenseMap::new(),
+        slot_base: DenseMap::new(),
+        valid: DenseMap::new(),
+        scalars: DenseMap::new(),
         prov: Provenance::default(),
         next_loop: 0,
         errors: Vec::new(),
@@ -102,14 +104,14 @@ struct Lw<'a> {
     out: Lowered,
     /// Item lists being built, innermost last.
     stack: Vec<Vec<Item>>,
-    var_reg: HashMap<LoopVarId, Val>,
+    var_reg: VarMap<Val>,
     /// Each `for` op's iteration counter, while lowering its body.
-    loop_counter: HashMap<OpId, Reg>,
+    loop_counter: OpMap<Reg>,
     /// Slab index -> register holding `slot * slot bytes` in the current iteration.
-    slot_base: HashMap<usize, Reg>,
-    valid: HashMap<ValueId, Valid>,
+    slot_base: DenseMap<usize, Reg>,
+    valid: ValueMap<Valid>,
     /// Rank-0 values: immediates or registers.
-    scalars: HashMap<ValueId, VSrc>,
+    scalars: ValueMap<VSrc>,
     prov: Provenance,
     next_loop: u32,
     errors: Diagnostics,

@@ -33,6 +33,7 @@ pub mod walk;
 
 use super::{Context, Pass};
 use crate::compile::SyncStrategy;
+use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::isa::{AluOp, Op, Provenance, Reg, Val};
 use crate::lowered::{self, Item, LoopId, Lowered};
@@ -401,7 +402,7 @@ fn write_back(
             regs.entry(key).or_insert_with(|| lowered.new_reg());
         }
     }
-    let mut paths: HashMap<usize, Vec<Vec<usize>>> = HashMap::new();
+    let mut paths: DenseMap<usize, Vec<Vec<usize>>> = DenseMap::new();
     let mut barriers_from_pairs = 0;
     let instr = |op: Op, prov: Provenance| lowered::Instr {
         op,
@@ -504,7 +505,7 @@ fn write_back(
         }
     };
     let pairs = tree.pairs.clone();
-    let loop_ids: HashMap<NodeId, LoopId> = tree
+    let loop_ids: DenseMap<NodeId, LoopId> = tree
         .nodes
         .iter()
         .enumerate()

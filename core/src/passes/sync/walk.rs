@@ -11,6 +11,7 @@
 //! inserted before it.
 
 use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};
 use crate::lowered::{Access, Buffer, LoopId, Slot, Target};
@@ -94,9 +95,9 @@ fn gcd(a: u32, b: u32) -> u32 {
 pub fn unroll_and_period(
     tree: &Tree,
     buffers: &[Buffer],
-) -> (HashMap<NodeId, u32>, HashMap<NodeId, u32>) {
-    let mut rotating = HashMap::new();
-    let mut counts: HashMap<NodeId, Vec<u32>> = HashMap::new();
+) -> (DenseMap<NodeId, u32>, DenseMap<NodeId, u32>) {
+    let mut rotating = DenseMap::new();
+    let mut counts: DenseMap<NodeId, Vec<u32>> = DenseMap::new();
     for (id, n) in tree.nodes.iter().enumerate() {
         if let Kind::Loop(h, _) = &n.kind {
             rotating.insert(h.id, id);
@@ -116,8 +117,8 @@ pub fn unroll_and_period(
             counts.entry(rotation).or_default().push(count.max(1));
         }
     }
-    let mut unroll = HashMap::new();
-    let mut period = HashMap::new();
+    let mut unroll = DenseMap::new();
+    let mut period = DenseMap::new();
     for (id, cs) in counts {
         let most = cs.iter().copied().max().unwrap_or(1);
         // Distance `slots` hazards need `slots + 1` iterations; one more shows the
@@ -148,9 +149,9 @@ struct FlagState {
 pub struct Walker<'a> {
     tree: &'a Tree,
     buffers: &'a [Buffer],
-    rotating: HashMap<LoopId, NodeId>,
-    unroll: HashMap<NodeId, u32>,
-    period: HashMap<NodeId, u32>,
+    rotating: DenseMap<LoopId, NodeId>,
+    unroll: DenseMap<NodeId, u32>,
+    period: DenseMap<NodeId, u32>,
     flags_mode: Flags,
     scenario: Scenario,
     clocks: [Clock; 7],
@@ -187,7 +188,7 @@ fn slot_count(b: &Buffer) -> u32 {
 
 impl<'a> Walker<'a> {
     pub fn new(tree: &'a Tree, buffers: &'a [Buffer], flags: Flags, scenario: Scenario) -> Self {
-        let mut rotating = HashMap::new();
+        let mut rotating = DenseMap::new();
         let mut active = [false; 7];
         for (id, n) in tree.nodes.iter().enumerate() {
             match &n.kind {

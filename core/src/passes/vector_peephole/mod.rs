@@ -43,12 +43,11 @@ mod scale;
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
 use crate::front::hir::{BinaryOp, UnaryOp};
-use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueId};
+use crate::ir::{DenseSet, FusedExpr, Kernel, OpId, OpKind, ValueId, ValueSet};
 use crate::machine::Costs;
 use crate::passes::canonicalize::fuse::{scalar_constant, MAX_FUSED_NODES};
 use crate::passes::plan_memory::fused_shape;
 use crate::types::DType;
-use std::collections::HashSet;
 
 pub struct VectorPeephole;
 
@@ -101,8 +100,8 @@ pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
 /// Values a cast or a matrix product reads: the readers that can magnify a last-bit
 /// difference (a cast by rounding it to a whole step of a narrower type, a product by
 /// summing many of them) past the tolerance the reference comparison allows.
-fn magnifying_reads(k: &Kernel) -> HashSet<ValueId> {
-    let mut out = HashSet::new();
+fn magnifying_reads(k: &Kernel) -> ValueSet {
+    let mut out = DenseSet::new();
     k.walk_ops(|_, op| match op.kind {
         OpKind::Cast { arg } => {
             out.insert(arg);
@@ -134,7 +133,7 @@ fn magnifying_reads(k: &Kernel) -> HashSet<ValueId> {
     out
 }
 
-fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, magnified: &HashSet<ValueId>) -> bool {
+fn rewrite_op(k: &mut Kernel, id: OpId, costs: &Costs, magnified: &ValueSet) -> bool {
     let Some(op) = k.ops.get(id) else {
         return false;
     };
