@@ -50,6 +50,15 @@ impl DenseKey for crate::lowered::LoopId {
     }
 }
 
+impl DenseKey for crate::types::Pipe {
+    fn index(self) -> usize {
+        crate::types::Pipe::index(self)
+    }
+    fn from_index(index: usize) -> Self {
+        crate::types::Pipe::ALL[index]
+    }
+}
+
 impl DenseKey for u32 {
     fn index(self) -> usize {
         self as usize

@@ -1,7 +1,7 @@
 //! What the worker runs: core's compiler and simulator, converted to the compact
 //! messages the page renders. The only place that knows core's result types.
 
-use std::collections::HashMap;
+use tilescope::dense::DenseMap;
 
 use tilescope::compile::{self, SyncStrategy};
 use tilescope::isa::{asm, Op, Program};
@@ -280,7 +280,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
     let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
     crate::order::sort_by_key(&mut order, |e| (e.start, e.end));
     order.truncate(SLICE_CAP);
-    let mut first_cycle: HashMap<u32, u64> = HashMap::new();
+    let mut first_cycle: DenseMap<u32, u64> = DenseMap::new();
     let mut by_pipe: [Vec<TraceSlice>; 7] = Default::default();
     for e in &order {
         first_cycle.entry(e.index).or_insert(e.start);

@@ -165,7 +165,7 @@ pub struct Kernel {
     pub ops: Arena<Op>,
     pub loop_vars: Arena<LoopVar>,
     pub body: Block,
-    pub op_attrs: std::collections::BTreeMap<OpId, OpAttrs>,
+    pub op_attrs: OpMap<OpAttrs>,
 }
 
 /// A tensor in global memory.

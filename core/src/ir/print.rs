@@ -10,7 +10,7 @@ use super::{
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// Printed text plus, for each line, the source span of the op on it.
@@ -99,7 +99,7 @@ impl Names {
         // `%acc`, `%acc.1` (block argument), `%acc.2` (updated), `%acc.3` (result).
         let mut stack: Vec<(std::vec::IntoIter<OpId>, Option<OpId>)> =
             vec![(k.body.ops().collect::<Vec<_>>().into_iter(), None)];
-        let mut seen = HashSet::new();
+        let mut seen = OpSet::new();
         while let Some((iter, owner)) = stack.last_mut() {
             let Some(id) = iter.next() else {
                 let owner = *owner;

@@ -11,7 +11,6 @@ use super::{
 };
 use crate::diag::{Diagnostic, Span};
 use crate::types::{DType, MemSpace, TileType};
-use std::collections::HashSet;
 
 /// Loop nesting deeper than this is reported rather than walked (the walk recurses).
 const MAX_DEPTH: usize = 256;
@@ -439,8 +438,9 @@ impl Verifier<'_> {
                 space_of(l.yields.get(i)),
                 space_of(results.get(i)),
             ];
-            let set: HashSet<MemSpace> = spaces.iter().flatten().copied().collect();
-            if set.len() > 1 {
+            let mut known = spaces.iter().flatten();
+            let first = known.next();
+            if known.any(|s| Some(s) != first) {
                 self.err(
                     span,
                     format!("loop-carried value {i} changes memory space: {spaces:?}"),

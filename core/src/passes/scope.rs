@@ -12,7 +12,6 @@ use crate::ir::{
     BlockItem, DenseMap, Index, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap,
 };
 use crate::types::MemSpace;
-use std::collections::HashMap;
 
 pub struct ScopeInference;
 
@@ -336,7 +335,7 @@ fn infer(k: &mut Kernel, fixed: &ValueMap<MemSpace>) {
         }
     }
     // Then a copy chain for every use in another space, shared per (value, space).
-    let mut copies: HashMap<(ValueId, MemSpace), ValueId> = HashMap::new();
+    let mut copies: Copies = DenseMap::new();
     let mut user_ops = Vec::new();
     k.walk_ops(|id, _| user_ops.push(id));
     for u in user_ops {
@@ -356,29 +355,32 @@ fn infer(k: &mut Kernel, fixed: &ValueMap<MemSpace>) {
     }
 }
 
+/// Per value, its copy in each memory space (by `MemSpace::index`).
+type Copies = ValueMap<[Option<ValueId>; MemSpace::ALL.len()]>;
+
 fn chain(
     k: &mut Kernel,
     v: ValueId,
     have: MemSpace,
     want: MemSpace,
-    copies: &mut HashMap<(ValueId, MemSpace), ValueId>,
+    copies: &mut Copies,
 ) -> ValueId {
     if have == want {
         return v;
     }
-    if let Some(&c) = copies.get(&(v, want)) {
+    if let Some(c) = copies.get(&v).and_then(|c| c[want.index()]) {
         return c;
     }
     let mut cur = v;
     let mut new_ops = Vec::new();
     for space in path(have, want) {
-        if let Some(&c) = copies.get(&(v, space)) {
+        if let Some(c) = copies.get(&v).and_then(|c| c[space.index()]) {
             cur = c;
             continue;
         }
         let (op, r) = copy_op(k, cur, space);
         new_ops.push(op);
-        copies.insert((v, space), r);
+        copies.entry(v).or_default()[space.index()] = Some(r);
         cur = r;
     }
     if let Some(anchor) = anchor_of(k, v) {

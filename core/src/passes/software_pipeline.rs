@@ -31,7 +31,6 @@ use crate::diag::Diagnostics;
 use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
 use crate::machine::Machine;
 use crate::types::Pipe;
-use std::collections::HashSet;
 
 pub struct SoftwarePipeline;
 
@@ -126,7 +125,7 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
         .iter()
         .position(|&op| op_pipe(k, op) == Some(Pipe::V))?;
     let (a, b) = body.split_at(cut);
-    let side = |ops: &[OpId]| -> HashSet<Pipe> {
+    let side = |ops: &[OpId]| -> DenseSet<Pipe> {
         ops.iter()
             .filter_map(|&op| op_pipe(k, op))
             .filter(|p| MATRIX_SIDE.contains(p))

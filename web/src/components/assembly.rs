@@ -2,7 +2,7 @@
 //! instructions executing at the timeline cursor are highlighted, and clicking one
 //! selects its source span and step.
 
-use std::collections::HashSet;
+use tilescope::dense::DenseSet;
 
 use yew::prelude::*;
 
@@ -16,7 +16,7 @@ pub fn AssemblyPanel() -> Html {
     let app = use_app();
     let list_ref = use_node_ref();
     let cursor = app.view.cursor;
-    let running: HashSet<u32> = app
+    let running: DenseSet<u32> = app
         .sim
         .iter()
         .flat_map(|s| s.lanes.iter())

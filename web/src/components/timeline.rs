@@ -4,8 +4,8 @@
 //! by instruction or by cycle with the arrow keys (shift: ten at a time). Below: what
 //! each pipe is doing and which buffer slots are live at the cursor, and the races.
 
-use std::collections::HashSet;
 use std::rc::Rc;
+use tilescope::dense::DenseSet;
 
 use gloo::events::{EventListener, EventListenerOptions};
 use gloo::timers::callback::Interval;
@@ -81,7 +81,7 @@ pub fn TimelinePanel() -> Html {
             ),
             move |_| {
                 if let (Some(sim), Some(c)) = (&app.sim, canvas.cast::<HtmlCanvasElement>()) {
-                    let race_instrs: HashSet<u32> = sim
+                    let race_instrs: DenseSet<u32> = sim
                         .races
                         .iter()
                         .flat_map(|r| [r.first.index, r.second.index])

@@ -3,7 +3,7 @@
 //! than a pixel that land on an already painted pixel are skipped, so a 100k-slice
 //! trace costs what fits on screen.
 
-use std::collections::HashSet;
+use tilescope::dense::DenseSet;
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -30,7 +30,7 @@ pub struct Scene<'a> {
     pub cursor: u64,
     pub selected_step: Option<u32>,
     pub selected_instr: Option<u32>,
-    pub race_instrs: &'a HashSet<u32>,
+    pub race_instrs: &'a DenseSet<u32>,
 }
 
 struct Colors {
