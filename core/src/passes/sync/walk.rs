@@ -16,7 +16,6 @@ use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};
 use crate::lowered::{Access, Buffer, LoopId, Slot, Target};
 use crate::types::Pipe;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 pub type Clock = [u32; 7];
@@ -156,8 +155,11 @@ pub struct Walker<'a> {
     scenario: Scenario,
     clocks: [Clock; 7],
     active: [bool; 7],
-    logs: HashMap<(bool, u32), Vec<Entry>>,
-    flags: HashMap<(usize, u32, u32), FlagState>,
+    /// Accesses not yet ordered before every pipe, per target (`target_key`).
+    logs: DenseMap<usize, Vec<Entry>>,
+    /// Flag state by `flag_key`: per pair (private flags) or per pipe pair (hardware
+    /// flags), then by slot or event id.
+    flags: DenseMap<usize, DenseMap<u32, FlagState>>,
     stack: Vec<(NodeId, u32)>,
     spent: u64,
 }
@@ -174,11 +176,17 @@ fn overlaps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
     }
 }
 
-fn target_key(t: Target) -> (bool, u32) {
+/// Buffers and GM tensors interleaved in one dense index.
+fn target_key(t: Target) -> usize {
     match t {
-        Target::Buffer(b) => (false, b.0),
-        Target::Tensor(t) => (true, t),
+        Target::Buffer(b) => 2 * b.0 as usize,
+        Target::Tensor(t) => 2 * t as usize + 1,
     }
+}
+
+/// A (source, destination) pipe pair as one dense index.
+fn pipe_pair(src: Pipe, dst: Pipe) -> usize {
+    src.index() * Pipe::ALL.len() + dst.index()
 }
 
 /// Slots of a buffer (at least 1).
@@ -210,8 +218,8 @@ impl<'a> Walker<'a> {
             scenario,
             clocks: [[0; 7]; 7],
             active,
-            logs: HashMap::new(),
-            flags: HashMap::new(),
+            logs: DenseMap::new(),
+            flags: DenseMap::new(),
             stack: Vec::new(),
             spent: 0,
         }
@@ -228,9 +236,18 @@ impl<'a> Walker<'a> {
         *spent = self.spent;
         let found = found?;
         if found.is_none() && self.flags_mode == Flags::Hardware {
-            if let Some(((_, src_dst, id), _)) = self.flags.iter().find(|(_, f)| f.set.is_some()) {
+            let left_set = self.flags.iter().find_map(|(pipes, ids)| {
+                let (id, _) = ids.iter().find(|(_, f)| f.set.is_some())?;
+                let pipe = |i: usize| Pipe::ALL.get(i).copied();
+                Some((
+                    pipe(pipes / Pipe::ALL.len())?,
+                    pipe(pipes % Pipe::ALL.len())?,
+                    id,
+                ))
+            });
+            if let Some((src, dst, id)) = left_set {
                 return Err(internal(format!(
-                    "flag pair {src_dst} id {id} is left set at the end"
+                    "flag {src} -> {dst} id {id} is left set at the end"
                 )));
             }
         }
@@ -432,7 +449,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Drops entries every active pipe is already ordered after.
-    fn prune(&mut self, key: (bool, u32)) {
+    fn prune(&mut self, key: usize) {
         let mut floor = [u32::MAX; 7];
         for (q, c) in self.clocks.iter().enumerate() {
             if self.active[q] {
@@ -446,7 +463,11 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn flag_key(&self, pair: PairId, slot: Option<u32>) -> Result<(usize, u32, u32), Diagnostic> {
+    fn flag_mut(&mut self, (outer, inner): (usize, u32)) -> Option<&mut FlagState> {
+        self.flags.get_mut(&outer)?.get_mut(&inner)
+    }
+
+    fn flag_key(&self, pair: PairId, slot: Option<u32>) -> Result<(usize, u32), Diagnostic> {
         let p = self
             .tree
             .pairs
@@ -463,12 +484,8 @@ impl<'a> Walker<'a> {
             }
         };
         Ok(match self.flags_mode {
-            Flags::Private => (pair, slot, 0),
-            Flags::Hardware => (
-                usize::MAX - (p.src.index() * 7 + p.dst.index()),
-                p.base + slot,
-                0,
-            ),
+            Flags::Private => (pair, slot),
+            Flags::Hardware => (pipe_pair(p.src, p.dst), p.base + slot),
         })
     }
 
@@ -503,7 +520,12 @@ impl<'a> Walker<'a> {
         if is_set {
             let me = self.tick(src, id);
             let clock = self.clocks[src.index()];
-            let state = self.flags.entry(key).or_default();
+            let state = self
+                .flags
+                .entry(key.0)
+                .or_default()
+                .entry(key.1)
+                .or_default();
             if state.set.is_some() {
                 return match self.flags_mode {
                     Flags::Hardware => Ok(Some(Finding::FlagClash { set: me })),
@@ -522,7 +544,7 @@ impl<'a> Walker<'a> {
             }
             state.set = Some(clock);
         } else {
-            let Some(set) = self.flags.get_mut(&key).and_then(|f| f.set.take()) else {
+            let Some(set) = self.flag_mut(key).and_then(|f| f.set.take()) else {
                 return Err(internal(format!(
                     "pair {pair} waits ({src} -> {dst}) with no set before it"
                 )));
@@ -532,7 +554,7 @@ impl<'a> Walker<'a> {
                 *a = (*a).max(*b);
             }
             let me = Rc::new(self.tick(dst, id));
-            if let Some(f) = self.flags.get_mut(&key) {
+            if let Some(f) = self.flag_mut(key) {
                 f.last_wait = Some(me);
             }
         }
