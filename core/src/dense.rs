@@ -1,5 +1,5 @@
 //! Sets and maps keyed by small dense indices (arena handles, register and tree node
-//! numbers), stored as a bit vector or a vector indexed by key (naga's `DenseSet`,
+//! numbers), stored as a bit vector or a vector indexed by key (naga's `HandleSet`,
 //! Cranelift's `SecondaryMap`). Passes keep many small side tables keyed by value or op;
 //! hashing a `u32` index through SipHash costs more than the lookup itself, and each
 //! `HashMap` key and value type links its own copy of the hash table into the
@@ -68,7 +68,7 @@ impl DenseKey for u32 {
     }
 }
 
-/// A set of handles of one arena, as a bit vector.
+/// A set of keys, as a bit vector.
 pub struct DenseSet<K> {
     words: Vec<u64>,
     len: usize,
@@ -190,7 +190,7 @@ impl<'a, K: DenseKey> IntoIterator for &'a DenseSet<K> {
     }
 }
 
-/// A map from handles of one arena to `V`, as a vector indexed by handle.
+/// A map from keys to `V`, as a vector indexed by key.
 pub struct DenseMap<K, V> {
     slots: Vec<Option<V>>,
     len: usize,
