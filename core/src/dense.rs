@@ -190,7 +190,8 @@ impl<'a, K: DenseKey> IntoIterator for &'a DenseSet<K> {
     }
 }
 
-/// A map from keys to `V`, as a vector indexed by key.
+/// A map from keys to `V`, as a vector indexed by key. It has no `Index` impl: a
+/// missing key is handled where it is looked up, never a panic.
 pub struct DenseMap<K, V> {
     slots: Vec<Option<V>>,
     len: usize,
@@ -333,13 +334,6 @@ impl<K: DenseKey, V: PartialEq> PartialEq for DenseMap<K, V> {
     }
 }
 
-impl<K: DenseKey, V> std::ops::Index<&K> for DenseMap<K, V> {
-    type Output = V;
-    fn index(&self, h: &K) -> &V {
-        self.get(h).expect("a handle with an entry")
-    }
-}
-
 impl<K: DenseKey, V> Extend<(K, V)> for DenseMap<K, V> {
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
         for (h, v) in iter {
@@ -424,7 +418,7 @@ mod tests {
         map.entry(H::from_index(70)).or_default().push(2);
         map.entry(H::from_index(3)).or_insert_with(|| vec![9]);
         assert_eq!(map.len(), 2);
-        assert_eq!(map[&H::from_index(70)], vec![1, 2]);
+        assert_eq!(map.get(&H::from_index(70)), Some(&vec![1, 2]));
         assert!(!map.contains_key(&H::from_index(4)));
         assert!(map.get(&H::from_index(1000)).is_none());
     }
