@@ -3,8 +3,9 @@
 //! read by the next iteration) and sync edges (set/wait flag pairs of the final program,
 //! attributed to steps by the instructions' `prov.step`). Printable as Graphviz DOT.
 
+use crate::dense::DenseMap;
 use crate::diag::Span;
-use crate::ir::{BlockItem, DenseMap, Kernel, OpKind, OpMap, ValueDef, ValueId};
+use crate::ir::{BlockItem, Kernel, OpKind, OpMap, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
 use crate::order::{option_key, sort_by_key, sort_short};

@@ -18,7 +18,7 @@ use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
 use crate::types::{MemSpace, TileType};
 use std::marker::PhantomData;
 
-pub use crate::dense::{DenseKey, DenseMap, DenseSet};
+use crate::dense::{DenseMap, DenseSet};
 pub use print::{print, Printed};
 pub use verify::{verify, VerifyError};
 

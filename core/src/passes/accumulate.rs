@@ -17,8 +17,9 @@
 //!   of the product must be valid, which is known here when the operands are loads
 //!   (or transposed loads) whose row/column axes are not clamped.
 
+use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UpdateOp};
-use crate::ir::{DenseMap, Index, Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
+use crate::ir::{Index, Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
 use crate::types::{DType, MemSpace};
 
 /// Rewrites every accumulator that fits the pattern; returns the values (init, block

@@ -11,10 +11,11 @@
 
 use super::{Context, Pass};
 use crate::affine::{self, Affine};
+use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{
-    Block, BlockItem, DenseMap, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind,
-    ValueDef, VarMap,
+    Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
+    VarMap,
 };
 
 pub struct AxisSplit;

@@ -20,7 +20,8 @@
 
 use super::cost;
 use super::multi_buffer::op_pipe;
-use crate::ir::{DenseMap, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
+use crate::dense::DenseMap;
+use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::Pipe;
 

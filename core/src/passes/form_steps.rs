@@ -4,10 +4,9 @@
 //! steps bridged through UB: index load, offset build, gather. Loops stay between steps.
 
 use super::{Context, Pass};
+use crate::dense::DenseSet;
 use crate::diag::{Diagnostics, Span};
-use crate::ir::{
-    Block, BlockItem, DenseSet, Index, Kernel, OpId, OpKind, Step, StepKind, ValueSet,
-};
+use crate::ir::{Block, BlockItem, Index, Kernel, OpId, OpKind, Step, StepKind, ValueSet};
 
 pub struct FormSteps;
 

@@ -7,8 +7,9 @@
 //! single-buffered.
 
 use super::{Context, Pass};
+use crate::dense::DenseMap;
 use crate::diag::Diagnostics;
-use crate::ir::{DenseMap, Kernel, OpId, OpKind, ValueId, ValueMap};
+use crate::ir::{Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
 use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};

@@ -8,9 +8,10 @@
 //! tile gets a slab of N slots. Fused ops get a scratch slab for their intermediates.
 
 use super::{Context, Pass};
+use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::typing::broadcast_shapes;
-use crate::ir::{DenseMap, FusedExpr, Kernel, OpAttrs, OpId, OpKind, OpMap, ValueId, ValueMap};
+use crate::ir::{FusedExpr, Kernel, OpAttrs, OpId, OpKind, OpMap, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 

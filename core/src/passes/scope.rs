@@ -7,10 +7,9 @@
 //! accumulator stays in L0C (see `accumulate`).
 
 use super::{Context, Pass};
+use crate::dense::DenseMap;
 use crate::diag::Diagnostics;
-use crate::ir::{
-    BlockItem, DenseMap, Index, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap,
-};
+use crate::ir::{BlockItem, Index, Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
 use crate::types::MemSpace;
 
 pub struct ScopeInference;

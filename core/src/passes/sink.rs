@@ -7,8 +7,9 @@
 //! store or a loop (which may store), so it reads what it read before.
 
 use super::{Context, Pass};
+use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
-use crate::ir::{BlockItem, DenseSet, Kernel, OpId, OpKind, ValueSet};
+use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueSet};
 use crate::types::MemSpace;
 
 pub struct SinkToUse;

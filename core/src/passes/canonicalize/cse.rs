@@ -3,7 +3,8 @@
 //! result. Values defined outside a loop are visible inside it, so the table is scoped:
 //! entries made in a loop body are dropped when the body ends.
 
-use crate::ir::{DenseMap, DenseSet, Kernel, OpId, OpKind, OpSet, ValueId, ValueMap};
+use crate::dense::{DenseMap, DenseSet};
+use crate::ir::{Kernel, OpId, OpKind, OpSet, ValueId, ValueMap};
 use std::collections::HashMap;
 
 pub fn run(k: &mut Kernel) -> bool {

@@ -2,7 +2,8 @@
 //! store nothing and whose results are unused. Blocks are walked backwards with live
 //! use counts, so a whole dead chain goes in one pass.
 
-use crate::ir::{DenseSet, Kernel, OpId, OpKind, OpSet};
+use crate::dense::DenseSet;
+use crate::ir::{Kernel, OpId, OpKind, OpSet};
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut uses = k.use_counts();

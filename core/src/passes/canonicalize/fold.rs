@@ -8,8 +8,9 @@
 //!   the plain elementwise op, which fusion can then merge.
 
 use crate::affine;
+use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
-use crate::ir::{DenseMap, Index, IndexExpr, Kernel, OpId, OpKind, ValueId, ValueMap};
+use crate::ir::{Index, IndexExpr, Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::types::DType;
 
 pub fn run(k: &mut Kernel) -> bool {

@@ -8,7 +8,8 @@
 //! (nothing to save) stay. Inner loops go first, so an op can leave a whole nest in
 //! one run.
 
-use crate::ir::{BlockItem, DenseMap, Kernel, OpId, OpKind, ValueMap, ValueSet};
+use crate::dense::DenseMap;
+use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueMap, ValueSet};
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut changed = false;

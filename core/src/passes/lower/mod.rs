@@ -8,9 +8,10 @@ mod ops;
 
 use super::plan_memory::{plan, Plan};
 use super::{Context, Pass};
+use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::ir::{
-    Block, BlockItem, DenseMap, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
+    Block, BlockItem, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
 };
 use crate::isa::{Addr, AluOp, Op, Provenance, Reg, Region, TensorDecl, Tile, VSrc, Val};
 use crate::lowered::{Access, Buffer, BufferId, Instr, Item, Loop, LoopId, Lowered, Slot, Target};
