@@ -254,8 +254,10 @@ pub fn resolve(op: &Op, regs: &[i64; 32]) -> Result<Resolved, String> {
         }
         Op::VDup { dst, value, .. } => {
             put_tile(&mut r, 0, dst)?;
-            if let VSrc::Reg(x) = value {
-                r.val[6] = reg_val(regs, Val::Reg(*x));
+            match value {
+                VSrc::Reg(x) => r.val[6] = reg_val(regs, Val::Reg(*x)),
+                VSrc::Int(x) => r.val[6] = *x,
+                VSrc::Float(_) | VSrc::Tile(_) => {}
             }
         }
         Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => r.val[0] = reg_val(regs, *id),
