@@ -214,7 +214,9 @@ fn check(
     Ok(None)
 }
 
-fn internal(msg: &str) -> Diagnostic {
+/// A compiler bug found by insert-sync: a diagnostic that says so, never a silent
+/// default (a missing pair or id register would become a missing sync, a race).
+pub(super) fn internal(msg: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
@@ -317,7 +319,11 @@ fn auto(
         return Ok(AutoOutcome::NestNeedsFullIds);
     }
     for r in reductions {
-        let loop_id = tree.loop_head(r.0).map_or(LoopId(u32::MAX), |h| h.id);
+        let Some(loop_id) = tree.loop_head(r.0).map(|h| h.id) else {
+            return Err(internal(
+                "an event-id reduction for a node that is not a loop",
+            ));
+        };
         report.slot_reductions.push(SlotReduction {
             loop_id,
             src: r.1,
@@ -327,7 +333,7 @@ fn auto(
         });
     }
     if let Some(f) = check(&tree, lowered, Flags::Hardware, &mut spent)? {
-        return Err(internal(&format!(
+        return Err(internal(format!(
             "allocated event ids do not order the program: {f:?}"
         )));
     }
@@ -413,12 +419,15 @@ fn write_back(
         span: l.and_then(|l| tree.loop_head(l)).map(|h| h.span),
         step: None,
     };
+    // What the closures below could not find: reported as an internal error after.
+    let mut lost: Option<String> = None;
     let mut sync = |tree: &Tree, s: Sync| -> Vec<lowered::Instr> {
         let pid = match s {
             Sync::Barrier => return vec![instr(Op::Barrier { pipe: None }, Provenance::default())],
             Sync::Set(p) | Sync::Wait(p) | Sync::Prime(p, _) | Sync::Drain(p, _) => p,
         };
         let Some(p) = tree.pairs.get(pid) else {
+            lost.get_or_insert_with(|| format!("a sync node of pair {pid}, which does not exist"));
             return Vec::new();
         };
         let beyond = matches!(s, Sync::Prime(_, k) | Sync::Drain(_, k) if k >= p.ids.count());
@@ -434,9 +443,15 @@ fn write_back(
         }
         let id = match p.ids {
             Ids::Static => Val::Imm(p.base as i64),
-            Ids::Dynamic { rotation, count } => regs
-                .get(&(rotation, count, p.base))
-                .map_or(Val::Imm(p.base as i64), |r| Val::Reg(*r)),
+            Ids::Dynamic { rotation, count } => match regs.get(&(rotation, count, p.base)) {
+                Some(r) => Val::Reg(*r),
+                None => {
+                    lost.get_or_insert_with(|| {
+                        format!("no id register for the dynamic ids of pair {pid}")
+                    });
+                    Val::Imm(p.base as i64)
+                }
+            },
         };
         let (src, dst) = (p.src, p.dst);
         let op = match s {
@@ -515,12 +530,19 @@ fn write_back(
         })
         .collect();
     lowered.body = tree.into_items(&mut sync, &mut top, &mut record)?;
+    if let Some(what) = lost {
+        return Err(internal(what));
+    }
     report.barriers += barriers_from_pairs;
     for (i, p) in pairs.iter().enumerate() {
         if !p.live() {
             continue;
         }
-        let mut ps = paths.remove(&i).unwrap_or_default();
+        let Some(mut ps) = paths.remove(&i) else {
+            return Err(internal(format!(
+                "pair {i} has no set or wait in the program"
+            )));
+        };
         crate::order::sort_short(&mut ps);
         report.pairs.push(PairInfo {
             src: p.src,

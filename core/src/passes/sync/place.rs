@@ -17,6 +17,7 @@
 //! (runs no longer than the slots) is ordered inside the rotating loop with slot ids,
 //! not by a static pair around the inner loop that would serialise the runs.
 
+use super::internal;
 use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
 use super::walk::Inst;
 use crate::diag::Diagnostic;
@@ -37,10 +38,6 @@ pub struct Site {
     pub primed: Option<NodeId>,
 }
 
-fn internal(msg: &str) -> Diagnostic {
-    Diagnostic::global(format!("internal error: insert-sync: {msg}"))
-}
-
 /// Where the primes of a pair set on `src` and primed around loop `l` go: before the
 /// first of the instructions and waits on `src` that lead up to `l` in its block (not
 /// past an earlier loop or barrier; other sets and primes keep their order). A prime at
@@ -55,6 +52,7 @@ fn prime_anchor(tree: &Tree, l: NodeId, src: Pipe) -> NodeId {
         return l;
     };
     let mut anchor = l;
+    // `at` is a position in `block`, so the slice is never empty by mistake.
     for &n in block.get(..at).unwrap_or_default().iter().rev() {
         match tree.node(n).map(|x| &x.kind) {
             Some(Kind::Loop(..) | Kind::Sync(Sync::Barrier)) | None => break,
@@ -127,10 +125,11 @@ pub fn site(
     let before = tree
         .child_in(c.node, owner)
         .ok_or_else(|| internal("consumer outside its block"))?;
-    let (pa, pc) = (
-        tree.position(after).unwrap_or(0),
-        tree.position(before).unwrap_or(0),
-    );
+    let (Some(pa), Some(pc)) = (tree.position(after), tree.position(before)) else {
+        return Err(internal(
+            "a producer or consumer without a position in its block",
+        ));
+    };
     if pa < pc {
         // Ordering this iteration's instances orders the later ones by program order.
         carried = None;

@@ -10,6 +10,7 @@
 //! the caller inserts sync for it and walks again, so every decision sees all the sync
 //! inserted before it.
 
+use super::internal;
 use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
@@ -162,10 +163,6 @@ pub struct Walker<'a> {
     flags: DenseMap<usize, DenseMap<u32, FlagState>>,
     stack: Vec<(NodeId, u32)>,
     spent: u64,
-}
-
-fn internal(msg: String) -> Diagnostic {
-    Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
 fn overlaps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
