@@ -12,6 +12,7 @@ pub mod lower;
 pub mod print;
 pub mod typing;
 pub mod verify;
+pub mod verify_plan;
 
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
@@ -274,6 +275,24 @@ pub struct OpAttrs {
     pub rotation: Option<u32>,
     /// A 2-D store of the transpose of its value (the DMA swaps the tile strides).
     pub transposed: bool,
+    /// Why out-of-ssa inserted this copy (or re-materialised this constant).
+    pub note: Option<CopyNote>,
+}
+
+/// Why out-of-ssa gave a loop-carried tile a copy instead of sharing its buffer with the
+/// value it comes from; printed after the op, with the values' names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyNote {
+    /// `read` is still read after `defined`, which would take its buffer, is defined.
+    ReadAfterDef { read: ValueId, defined: ValueId },
+    /// `defined` is computed by an op that cannot write over `read` in place.
+    NotInPlace { read: ValueId, defined: ValueId },
+    /// `a` and `b` are live at the same time, so they cannot share one buffer.
+    BothLive { a: ValueId, b: ValueId },
+    /// `value` cannot share the loop's buffer: another memory space, type or slot count.
+    Placement { value: ValueId },
+    /// A temporary that breaks a cycle among the copies of one back edge (a swap).
+    Cycle,
 }
 
 /// A load or store as DMA descriptors: `dims` (outermost first) of which the first

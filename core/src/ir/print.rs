@@ -307,10 +307,45 @@ impl Printer<'_> {
             OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
         let line = match self.k.op_attrs.get(&id) {
-            Some(a) => format!("{line}{}", attrs_text(a, self.stores_from_l0c(op))),
+            Some(a) => {
+                let note = a.note.map(|n| self.copy_note(op, n)).unwrap_or_default();
+                format!("{line}{}{note}", attrs_text(a, self.stores_from_l0c(op)))
+            }
             None => line,
         };
         self.out.line(depth, &line, span);
+    }
+
+    /// `  // copy: why`, naming the values as printed.
+    fn copy_note(&self, op: &super::Op, note: super::CopyNote) -> String {
+        use super::CopyNote;
+        let what = match op.kind {
+            OpKind::Full { .. } => "re-materialised",
+            _ => "copy",
+        };
+        let why = match note {
+            CopyNote::ReadAfterDef { read, defined } => {
+                format!(
+                    "{} is read after {} is defined",
+                    self.v(read),
+                    self.v(defined)
+                )
+            }
+            CopyNote::NotInPlace { read, defined } => format!(
+                "{} cannot be computed in place over {}",
+                self.v(defined),
+                self.v(read)
+            ),
+            CopyNote::BothLive { a, b } => {
+                format!("{} and {} are live at the same time", self.v(a), self.v(b))
+            }
+            CopyNote::Placement { value } => format!(
+                "{} cannot share the loop's buffer (memory space, type or slots differ)",
+                self.v(value)
+            ),
+            CopyNote::Cycle => "temporary breaking a cycle of the back edge's copies".into(),
+        };
+        format!("  // {what}: {why}")
     }
 
     fn for_op(

@@ -156,7 +156,8 @@ fn is_scalar(k: &Kernel, id: OpId) -> bool {
 
 /// Numbers the steps in program order (steps of a loop body before the steps after the
 /// loop), so step ids read top to bottom in the printed IR and the step graph.
-fn renumber(k: &mut Kernel) {
+/// Numbers every step in program order (instructions carry the number as their step).
+pub(super) fn renumber(k: &mut Kernel) {
     let mut next = 0u32;
     renumber_block(k, &mut Vec::new(), &mut next);
 }

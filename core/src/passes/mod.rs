@@ -14,6 +14,7 @@ pub mod fix_to_gm;
 pub mod form_steps;
 pub mod lower;
 pub mod multi_buffer;
+pub mod out_of_ssa;
 pub mod peel;
 pub mod plan_memory;
 pub mod scope;
@@ -117,7 +118,19 @@ impl Context {
                 .map_err(|es| es.into_iter().map(Diagnostic::global).collect());
         }
         match &self.ir {
-            Some(k) => ir::verify(k).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()),
+            Some(k) => {
+                ir::verify(k).map_err(|es| {
+                    es.iter()
+                        .map(|e| e.to_diagnostic())
+                        .collect::<Diagnostics>()
+                })?;
+                // Once addresses exist, check them (the IR no longer changes after
+                // plan-memory, so once is enough).
+                if self.lowered.is_none() && ir::verify_plan::is_planned(k) {
+                    ir::verify_plan::verify_plan(k, &self.machine(), &self.source)?;
+                }
+                Ok(())
+            }
             None => Ok(()),
         }
     }
@@ -194,6 +207,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(form_steps::FormSteps),
         Box::new(decompose_transfer::DecomposeTransfer),
         Box::new(multi_buffer::MultiBuffer),
+        Box::new(out_of_ssa::OutOfSsa),
         Box::new(plan_memory::PlanMemory),
         Box::new(lower::LowerToPipes),
         Box::new(sync::InsertSync),

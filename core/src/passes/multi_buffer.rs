@@ -79,7 +79,10 @@ impl Pass for MultiBuffer {
 /// planning still fits.
 fn try_depth(k: &mut Kernel, users: &Users, id: OpId, depth: u32, machine: &Machine) -> bool {
     set_depth(k, users, id, Some(depth));
-    super::plan_memory::plan(k, machine).is_ok()
+    // Planned as plan-memory will see it: with out-of-ssa's copies.
+    let mut copy = k.clone();
+    super::out_of_ssa::leave_ssa(&mut copy).is_ok()
+        && super::plan_memory::plan(&copy, machine).is_ok()
 }
 
 fn set_depth(k: &mut Kernel, users: &Users, id: OpId, depth: Option<u32>) {

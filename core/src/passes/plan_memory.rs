@@ -202,6 +202,57 @@ pub fn fused_layout(e: &FusedExpr, args: &[Vec<u64>], elem: u64, align: u64) -> 
     }
 }
 
+/// Whether a fused op may write its destination over operand `arg` (share its bytes):
+/// true when every read of `arg` happens before the first write of the destination, or
+/// at that same node, which reads each element before writing it. The order is the
+/// lowering's: interior nodes in post-order, each written to its place in
+/// [`fused_layout`].
+pub fn fused_in_place_ok(e: &FusedExpr, args: &[Vec<u64>], arg: u32) -> bool {
+    struct Walk<'a> {
+        nodes: std::vec::IntoIter<(Place, Vec<u64>)>,
+        args: &'a [Vec<u64>],
+        arg: u32,
+        dest_written: bool,
+        ok: bool,
+    }
+    fn go(w: &mut Walk, e: &FusedExpr) {
+        let children: Vec<&FusedExpr> = match e {
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => return,
+            FusedExpr::Unary(_, a) => vec![a],
+            FusedExpr::Binary(_, a, b) => vec![a, b],
+        };
+        for c in &children {
+            go(w, c);
+        }
+        let Some((place, shape)) = w.nodes.next() else {
+            w.ok = false;
+            return;
+        };
+        let reads_arg = children
+            .iter()
+            .any(|c| matches!(c, FusedExpr::Arg(i) if *i == w.arg));
+        if reads_arg {
+            let same_shape = w.args.get(w.arg as usize) == Some(&shape);
+            if w.dest_written || (place == Place::Dest && !same_shape) {
+                w.ok = false;
+            }
+        }
+        if place == Place::Dest {
+            w.dest_written = true;
+        }
+    }
+    let layout = fused_layout(e, args, 4, 1);
+    let mut w = Walk {
+        nodes: layout.nodes.into_iter(),
+        args,
+        arg,
+        dest_written: false,
+        ok: true,
+    };
+    go(&mut w, e);
+    w.ok
+}
+
 struct UnionFind(Vec<usize>);
 
 impl UnionFind {
@@ -234,6 +285,11 @@ struct Item {
     span: crate::diag::Span,
 }
 
+/// A compiler bug found while planning: a diagnostic that says so, never a silent default.
+fn internal(what: &str, span: crate::diag::Span) -> Diagnostic {
+    Diagnostic::error(format!("internal error in plan-memory: {what}"), span)
+}
+
 fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)).saturating_mul(a.max(1))
 }
@@ -246,33 +302,104 @@ pub fn plan(k: &Kernel, machine: &Machine) -> Result<Plan, Diagnostic> {
     plan_with(k, machine, false).or_else(|_| plan_with(k, machine, true))
 }
 
+/// Live ranges over the linearised kernel (`linearize`): a value is live from its
+/// definition to its last use, and a use inside a loop the definition is outside of keeps
+/// it live to that loop's end (the next iteration reads it again). A loop reads its
+/// inits at its start and its yields at its end; its block arguments are defined at its
+/// start and its results at its end.
+pub struct Liveness {
+    pub lin: Linear,
+    /// Position, enclosing loops (outermost first) and span of each value's definition.
+    def: ValueMap<(u64, Vec<OpId>, crate::diag::Span)>,
+    /// Position and enclosing loops of each use.
+    uses: ValueMap<Vec<(u64, Vec<OpId>)>>,
+}
+
+impl Liveness {
+    /// Every op reachable from the body has a position (`linearize` walks the same
+    /// blocks), so a missing one is a compiler bug, reported as an internal error.
+    pub fn new(k: &Kernel) -> Result<Liveness, Diagnostic> {
+        let lin = linearize(k);
+        let mut def: ValueMap<(u64, Vec<OpId>, crate::diag::Span)> = DenseMap::new();
+        let mut uses: ValueMap<Vec<(u64, Vec<OpId>)>> = DenseMap::new();
+        let mut missing = None;
+        k.walk_ops(|id, op| {
+            let (Some(&p), Some(loops)) = (lin.pos.get(&id), lin.loops.get(&id)) else {
+                missing = Some(op.span);
+                return;
+            };
+            for &r in &op.results {
+                def.insert(r, (p, loops.clone(), op.span));
+            }
+            if let OpKind::For(l) = &op.kind {
+                let Some(&(s, e)) = lin.range.get(&id) else {
+                    missing = Some(op.span);
+                    return;
+                };
+                let mut inner = loops.clone();
+                inner.push(id);
+                for &a in &l.args {
+                    def.insert(a, (s, inner.clone(), op.span));
+                }
+                // A loop's results are written at its end.
+                for &r in &op.results {
+                    def.insert(r, (e, loops.clone(), op.span));
+                }
+                for &v in &l.inits {
+                    uses.entry(v).or_default().push((s, loops.clone()));
+                }
+                for &v in &l.yields {
+                    uses.entry(v).or_default().push((e, inner.clone()));
+                }
+            } else {
+                for v in op.kind.operands() {
+                    uses.entry(v).or_default().push((p, loops.clone()));
+                }
+            }
+        });
+        match missing {
+            Some(span) => Err(Diagnostic::error(
+                "internal error: plan-memory found an op outside the linearised program",
+                span,
+            )),
+            None => Ok(Liveness { lin, def, uses }),
+        }
+    }
+
+    /// The first and last position at which `v` is live; `None` for a value no
+    /// reachable op defines.
+    pub fn interval(&self, v: ValueId) -> Option<(u64, u64)> {
+        let (d, dloops, _) = self.def.get(&v)?;
+        let mut end = *d;
+        for (p, uloops) in self.uses.get(&v).map(|u| u.as_slice()).unwrap_or(&[]) {
+            end = end.max(*p);
+            for l in uloops {
+                if !dloops.contains(l) {
+                    end = end.max(self.lin.range.get(l).map_or(*p, |r| r.1));
+                }
+            }
+        }
+        Some((*d, end))
+    }
+
+    /// The loops enclosing `v`'s definition, outermost first (a block argument's own
+    /// loop included) and the span of the op that defines it.
+    pub fn def_site(&self, v: ValueId) -> Option<(&[OpId], crate::diag::Span)> {
+        self.def.get(&v).map(|(_, l, s)| (l.as_slice(), *s))
+    }
+}
+
 fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnostic> {
-    let lin = linearize(k);
+    let live = Liveness::new(k)?;
+    let lin = &live.lin;
     let names = crate::ir::print::value_names(k);
-    // Definitions and uses.
-    let mut def: ValueMap<(u64, Vec<OpId>, crate::diag::Span)> = DenseMap::new();
-    let mut uses: ValueMap<Vec<(u64, Vec<OpId>)>> = DenseMap::new();
+    // A loop's init, block argument, yield and result share one slab: the lowering
+    // updates carried state in place. out-of-ssa made every such group safe to share
+    // (copies where they interfere); the plan verifier checks it did.
     let mut uf = UnionFind((0..k.values.len()).collect());
     let mut fused = Vec::new();
     k.walk_ops(|id, op| {
-        let p = lin.pos.get(&id).copied().unwrap_or(0);
-        let loops = lin.loops.get(&id).cloned().unwrap_or_default();
-        for &r in &op.results {
-            def.insert(r, (p, loops.clone(), op.span));
-        }
         if let OpKind::For(l) = &op.kind {
-            let (s, e) = lin.range.get(&id).copied().unwrap_or((p, p));
-            let mut inner = loops.clone();
-            inner.push(id);
-            for &a in &l.args {
-                def.insert(a, (s, inner.clone(), op.span));
-            }
-            for &v in &l.inits {
-                uses.entry(v).or_default().push((s, loops.clone()));
-            }
-            for &v in &l.yields {
-                uses.entry(v).or_default().push((e, inner.clone()));
-            }
             for i in 0..l.args.len() {
                 let group = [
                     l.inits.get(i),
@@ -285,29 +412,12 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                     uf.union(w[0], w[1]);
                 }
             }
-        } else {
-            for v in op.kind.operands() {
-                uses.entry(v).or_default().push((p, loops.clone()));
-            }
         }
         if let OpKind::Fused { .. } = op.kind {
             fused.push(id);
         }
     });
-    // Intervals per value, widened over loops the use is in but the definition is not.
-    let interval = |v: ValueId| -> Option<(u64, u64)> {
-        let (d, dloops, _) = def.get(&v)?;
-        let mut end = *d;
-        for (p, uloops) in uses.get(&v).map(|u| u.as_slice()).unwrap_or(&[]) {
-            end = end.max(*p);
-            for l in uloops {
-                if !dloops.contains(l) {
-                    end = end.max(lin.range.get(l).map_or(*p, |r| r.1));
-                }
-            }
-        }
-        Some((*d, end))
-    };
+    let interval = |v: ValueId| live.interval(v);
     // Items: one per loop-carried group or tile, one per fused scratch.
     let mut groups: DenseMap<usize, Item> = DenseMap::new();
     let mut order: Vec<usize> = Vec::new();
@@ -319,7 +429,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         let Some((mut s, mut e)) = interval(v) else {
             continue;
         };
-        let Some((_, dloops, span)) = def.get(&v) else {
+        let Some((dloops, span)) = live.def_site(v) else {
             continue;
         };
         let slots = val.attrs.slots.unwrap_or(1).max(1);
@@ -356,7 +466,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                         rotates_with,
                         start: s,
                         end: e,
-                        span: *span,
+                        span,
                     },
                 );
             }
@@ -382,25 +492,25 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         let OpKind::Fused { args, expr } = &op.kind else {
             continue;
         };
-        let shapes: Vec<Vec<u64>> = args
+        let shapes: Option<Vec<Vec<u64>>> = args
             .iter()
-            .map(|a| {
-                k.values
-                    .get(*a)
-                    .map(|x| x.ty.shape.clone())
-                    .unwrap_or_default()
-            })
+            .map(|a| k.values.get(*a).map(|x| x.ty.shape.clone()))
             .collect();
-        let elem = op
-            .results
-            .first()
-            .and_then(|r| k.values.get(*r))
-            .map_or(4, |v| v.ty.dtype.bytes());
+        let result = op.results.first().and_then(|r| k.values.get(*r));
+        let (Some(shapes), Some(result)) = (shapes, result) else {
+            return Err(internal(
+                "a fused op with a missing operand or result",
+                op.span,
+            ));
+        };
+        let elem = result.ty.dtype.bytes();
         let layout = fused_layout(expr, &shapes, elem, ub_align);
         if layout.scratch_bytes == 0 {
             continue;
         }
-        let p = lin.pos.get(&id).copied().unwrap_or(0);
+        let Some(&p) = lin.pos.get(&id) else {
+            return Err(internal("a fused op without a position", op.span));
+        };
         items.push(Item {
             members: Vec::new(),
             scratch_of: Some(id),

@@ -244,8 +244,11 @@ fn copy_op(k: &mut Kernel, v: ValueId, space: MemSpace) -> (OpId, ValueId) {
     (op, r)
 }
 
-/// A loop init that is also read elsewhere gets its own copy: the loop-carried value is
-/// updated in place, which must not change the other reader's tile.
+/// A loop init that is also read elsewhere gets its own copy, so that a zero
+/// accumulator shared by two loops (or kept by CSE for another reader) is still read by
+/// nothing but its loop, the pattern that keeps a matmul accumulator in L0C
+/// (`accumulate`). Correctness does not depend on it: out-of-ssa copies wherever a
+/// carried value and its init would interfere.
 fn privatize_loop_inits(k: &mut Kernel) {
     let counts = k.use_counts();
     let mut fors = Vec::new();

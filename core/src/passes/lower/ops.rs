@@ -574,6 +574,13 @@ impl Lw<'_> {
                 }
             }
         };
+        // `mmad` adds into its destination: the accumulator must be the result's buffer.
+        if acc_v.is_some_and(|a| self.plan.tile_slab.get(&a) != self.plan.tile_slab.get(&r)) {
+            return self.fail(
+                span,
+                "a matmul accumulator outside its result's buffer (a compiler bug)",
+            );
+        }
         let acc: Vec<Access> = [
             self.tile_access(lhs, false),
             self.tile_access(rhs, false),
@@ -724,8 +731,32 @@ impl Lw<'_> {
             UpdateOp::Sub => BinOp::Sub,
             UpdateOp::Mul => BinOp::Mul,
         };
-        // The loop-carried tile is updated in place: `old` and `r` share one slab.
-        let Some(a) = self.tile(old, rows, cols, span) else {
+        // The masked lanes keep the old value, so the update runs in place on `r`: where
+        // out-of-ssa could not give `old` and `r` one buffer (`old` is read later), the
+        // whole of `old` is copied into `r` first.
+        let same_buffer = self.plan.tile_slab.get(&old) == self.plan.tile_slab.get(&r);
+        if !same_buffer {
+            let (fr, fc) = Self::view2d(&self.shape(r));
+            let (Some(src), Some(full)) = (
+                self.tile(old, Val::Imm(fr as i64), Val::Imm(fc as i64), span),
+                self.tile(r, Val::Imm(fr as i64), Val::Imm(fc as i64), span),
+            ) else {
+                return;
+            };
+            let copy_acc = [self.tile_access(old, false), self.tile_access(r, true)]
+                .into_iter()
+                .flatten()
+                .collect();
+            self.emit(
+                Op::VCopy {
+                    dtype,
+                    dst: full,
+                    src,
+                },
+                copy_acc,
+            );
+        }
+        let Some(a) = self.tile(if same_buffer { old } else { r }, rows, cols, span) else {
             return;
         };
         self.emit(

@@ -1,0 +1,406 @@
+//! The address-plan verifier. It checks the addresses plan-memory wrote on the tile IR
+//! without trusting plan-memory's live ranges, its slabs or out-of-ssa's copies: it
+//! recomputes liveness from the IR alone and reports
+//!
+//! - two on-chip values live at the same time that share a byte of one memory (slots
+//!   and fused scratch included), unless one is written over the other in place by an
+//!   op the lowering computes in place, at the exact same address;
+//! - a loop whose init, block argument, yield and result (which the lowering keeps in
+//!   one buffer, moving nothing at the back edge) do not share one address, and a
+//!   matmul whose accumulator and result do not;
+//! - a tile without an address, or with another number of addresses than slots;
+//! - an address past the capacity of its memory or off its alignment.
+//!
+//! Each error names both values by their source names with their source positions.
+//! The pass manager runs it after every pass from plan-memory on, in tests, debug builds
+//! and under `--verify`.
+
+use super::{Kernel, OpId, OpKind, ValueDef, ValueId};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::machine::Machine;
+use crate::types::MemSpace;
+
+/// Whether plan-memory has run: some value carries an address.
+pub fn is_planned(k: &Kernel) -> bool {
+    k.values.iter().any(|(_, v)| !v.attrs.addresses.is_empty())
+}
+
+/// Checks the address plan of `k` for `machine`; `source` names positions in errors.
+pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Diagnostics> {
+    let live = Live::new(k);
+    let names = super::print::value_names(k);
+    let name = |v: ValueId| {
+        let n = names
+            .get(&v)
+            .map_or_else(|| format!("value {}", v.index()), |n| format!("%{n}"));
+        match live.def_span(k, v) {
+            Some(span) => format!("{n} ({})", line_col(source, span)),
+            None => n,
+        }
+    };
+    let mut errors: Diagnostics = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    for (v, val) in k.values.iter() {
+        let Some(space) = val.space else { continue };
+        if val.ty.rank() == 0 || space == MemSpace::GM {
+            continue;
+        }
+        let Some((start, end)) = live.range(v) else {
+            continue; // not reachable: nothing reads or writes it
+        };
+        let slots = val.attrs.slots.unwrap_or(1).max(1) as usize;
+        let span = live.def_span(k, v).unwrap_or_default();
+        if val.attrs.addresses.len() != slots {
+            errors.push(Diagnostic::error(
+                format!(
+                    "internal error: plan-memory gave {} {} address(es) for {slots} slot(s)",
+                    name(v),
+                    val.attrs.addresses.len()
+                ),
+                span,
+            ));
+            continue;
+        }
+        // A multi-buffered tile rotates with the loop around its definition: each of its
+        // slots is in use somewhere in every iteration of that loop.
+        let (start, end) = match (slots > 1).then(|| live.rotating_range(v)).flatten() {
+            Some((s, e)) => (start.min(s), end.max(e)),
+            None => (start, end),
+        };
+        let bytes = val.ty.bytes();
+        for &addr in &val.attrs.addresses {
+            entries.push(Entry {
+                owner: Owner::Value(v),
+                space,
+                addr,
+                bytes,
+                start,
+                end,
+                span,
+            });
+        }
+    }
+    for (op, attrs) in k.op_attrs.iter() {
+        let (Some((bytes, Some(addr))), Some(&Some(pos))) =
+            (attrs.scratch, live.pos.get(op.index()))
+        else {
+            continue;
+        };
+        let span = k.ops.get(op).map_or(Span::default(), |o| o.span);
+        entries.push(Entry {
+            owner: Owner::Scratch(op),
+            space: MemSpace::UB,
+            addr,
+            bytes,
+            start: pos,
+            end: pos,
+            span,
+        });
+    }
+    let describe = |o: Owner| match o {
+        Owner::Value(v) => name(v),
+        Owner::Scratch(op) => {
+            let span = k.ops.get(op).map_or(Span::default(), |x| x.span);
+            format!("the scratch of the fused op at {}", line_col(source, span))
+        }
+    };
+    // Capacity and alignment.
+    for e in &entries {
+        let mem = machine.memories.get(e.space);
+        let over = mem
+            .size
+            .is_some_and(|cap| e.addr.saturating_add(e.bytes) > cap);
+        if over || (mem.alignment > 0 && e.addr % mem.alignment != 0) {
+            errors.push(Diagnostic::error(
+                format!(
+                    "internal error: plan-memory put {} at {:#x} ({} bytes), outside {} of {} or off its {}-byte alignment",
+                    describe(e.owner),
+                    e.addr,
+                    e.bytes,
+                    e.space.name().to_ascii_uppercase(),
+                    machine.name,
+                    mem.alignment
+                ),
+                e.span,
+            ));
+        }
+    }
+    // Overlaps: entries sorted by the start of their live range, each compared with the
+    // later ones that start before it ends.
+    crate::order::sort_by_key(&mut entries, |e| (e.start, e.end, e.addr));
+    for (i, p) in entries.iter().enumerate() {
+        for q in entries.iter().skip(i + 1) {
+            if q.start > p.end {
+                break;
+            }
+            if p.space != q.space || p.addr >= q.addr + q.bytes || q.addr >= p.addr + p.bytes {
+                continue;
+            }
+            if p.owner == q.owner || live.meets(k, p, q) || live.meets(k, q, p) {
+                continue;
+            }
+            errors.push(Diagnostic::error(
+                format!(
+                    "internal error: plan-memory gave {} and {} overlapping bytes of {} ({:#x}..{:#x} and {:#x}..{:#x}) while both are live",
+                    describe(p.owner),
+                    describe(q.owner),
+                    p.space.name().to_ascii_uppercase(),
+                    p.addr,
+                    p.addr + p.bytes,
+                    q.addr,
+                    q.addr + q.bytes
+                ),
+                q.span,
+            ));
+            if errors.len() >= crate::limits::MAX_DIAGNOSTICS {
+                return Err(errors);
+            }
+        }
+    }
+    // What the lowering keeps in one buffer must have one address.
+    let addrs = |v: ValueId| k.values.get(v).map(|x| x.attrs.addresses.clone());
+    let tile = |v: ValueId| {
+        k.values
+            .get(v)
+            .is_some_and(|x| x.ty.rank() > 0 && x.space.is_some_and(|s| s != MemSpace::GM))
+    };
+    k.walk_ops(|id, op| {
+        let groups: Vec<Vec<ValueId>> = match &op.kind {
+            OpKind::For(f) => (0..f.args.len())
+                .map(|i| {
+                    [f.inits.get(i), f.args.get(i), f.yields.get(i), op.results.get(i)]
+                        .into_iter()
+                        .flatten()
+                        .copied()
+                        .collect()
+                })
+                .collect(),
+            OpKind::MatMul { acc: Some(a), .. } => vec![[*a]
+                .into_iter()
+                .chain(op.results.first().copied())
+                .collect()],
+            _ => Vec::new(),
+        };
+        for g in groups {
+            let Some(&first) = g.first() else { continue };
+            if !tile(first) {
+                continue;
+            }
+            if let Some(&other) = g.iter().find(|&&v| addrs(v) != addrs(first)) {
+                errors.push(Diagnostic::error(
+                    format!(
+                        "internal error: the lowering keeps {} and {} in one buffer, but plan-memory gave them different addresses",
+                        name(first),
+                        name(other)
+                    ),
+                    k.ops.get(id).map_or(Span::default(), |o| o.span),
+                ));
+            }
+        }
+    });
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    Value(ValueId),
+    Scratch(OpId),
+}
+
+/// Bytes `addr .. addr + bytes` of `space`, in use from position `start` to `end`.
+struct Entry {
+    owner: Owner,
+    space: MemSpace,
+    addr: u64,
+    bytes: u64,
+    start: u64,
+    end: u64,
+    span: Span,
+}
+
+/// `line:col` (1-based) of `span` in `source`.
+fn line_col(source: &str, span: Span) -> String {
+    let at = (span.start as usize).min(source.len());
+    let before = source.get(..at).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before, |i| before.get(i + 1..).unwrap_or(""))
+        .chars()
+        .count()
+        + 1;
+    format!("line {line}:{col}")
+}
+
+/// Positions and live ranges, computed here from the IR alone (plan-memory has its own).
+struct Live {
+    /// Position of each op, by op index.
+    pos: Vec<Option<u64>>,
+    /// Start and end position of each loop, by op index.
+    range: Vec<Option<(u64, u64)>>,
+    /// Definition position and enclosing loops (innermost last) of each value.
+    def: Vec<Option<(u64, Vec<OpId>)>>,
+    /// Use positions and enclosing loops of each value.
+    uses: Vec<Vec<(u64, Vec<OpId>)>>,
+}
+
+impl Live {
+    fn new(k: &Kernel) -> Live {
+        let mut live = Live {
+            pos: vec![None; k.ops.len()],
+            range: vec![None; k.ops.len()],
+            def: vec![None; k.values.len()],
+            uses: vec![Vec::new(); k.values.len()],
+        };
+        let mut at = 0u64;
+        // Frames: the ops of a block, the next index, the loop owning the block.
+        let mut stack: Vec<(Vec<OpId>, usize, Option<OpId>)> =
+            vec![(k.body.ops().collect(), 0, None)];
+        let mut loops: Vec<OpId> = Vec::new();
+        while let Some((ops, i, owner)) = stack.last_mut() {
+            let Some(&id) = ops.get(*i) else {
+                let owner = *owner;
+                stack.pop();
+                if let Some(l) = owner {
+                    at += 1;
+                    loops.pop();
+                    let start = live
+                        .range
+                        .get(l.index())
+                        .copied()
+                        .flatten()
+                        .map_or(at, |r| r.0);
+                    if let Some(r) = live.range.get_mut(l.index()) {
+                        *r = Some((start, at));
+                    }
+                    if let Some(super::Op {
+                        kind: OpKind::For(f),
+                        results,
+                        ..
+                    }) = k.ops.get(l)
+                    {
+                        for &y in &f.yields {
+                            live.use_at(y, at, &loops, Some(l));
+                        }
+                        for &r in results {
+                            live.def_at(r, at, &loops);
+                        }
+                    }
+                }
+                continue;
+            };
+            *i += 1;
+            at += 1;
+            if let Some(p) = live.pos.get_mut(id.index()) {
+                *p = Some(at);
+            }
+            let Some(op) = k.ops.get(id) else { continue };
+            match &op.kind {
+                OpKind::For(f) => {
+                    for &v in &f.inits {
+                        live.use_at(v, at, &loops, None);
+                    }
+                    if let Some(r) = live.range.get_mut(id.index()) {
+                        *r = Some((at, at));
+                    }
+                    loops.push(id);
+                    for &a in &f.args {
+                        live.def_at(a, at, &loops);
+                    }
+                    stack.push((f.body.ops().collect(), 0, Some(id)));
+                }
+                kind => {
+                    for v in kind.operands() {
+                        live.use_at(v, at, &loops, None);
+                    }
+                    for &r in &op.results {
+                        live.def_at(r, at, &loops);
+                    }
+                }
+            }
+        }
+        live
+    }
+
+    fn def_at(&mut self, v: ValueId, at: u64, loops: &[OpId]) {
+        if let Some(d) = self.def.get_mut(v.index()) {
+            *d = Some((at, loops.to_vec()));
+        }
+    }
+
+    /// A use at `at` inside `loops`, plus `extra` (a yield is read inside its loop).
+    fn use_at(&mut self, v: ValueId, at: u64, loops: &[OpId], extra: Option<OpId>) {
+        let mut ls = loops.to_vec();
+        ls.extend(extra);
+        if let Some(u) = self.uses.get_mut(v.index()) {
+            u.push((at, ls));
+        }
+    }
+
+    /// From the definition to the last use; a use inside a loop that does not enclose
+    /// the definition keeps the value live to that loop's end.
+    fn range(&self, v: ValueId) -> Option<(u64, u64)> {
+        let (d, dloops) = self.def.get(v.index())?.as_ref()?;
+        let mut end = *d;
+        for (p, uloops) in self.uses.get(v.index())? {
+            end = end.max(*p);
+            for l in uloops.iter().filter(|l| !dloops.contains(l)) {
+                if let Some(Some((_, e))) = self.range.get(l.index()) {
+                    end = end.max(*e);
+                }
+            }
+        }
+        Some((*d, end))
+    }
+
+    /// The whole of the loop that encloses `v`'s definition, which its slots rotate with.
+    fn rotating_range(&self, v: ValueId) -> Option<(u64, u64)> {
+        let (_, dloops) = self.def.get(v.index())?.as_ref()?;
+        let l = dloops.last()?;
+        self.range.get(l.index()).copied().flatten()
+    }
+
+    fn def_span(&self, k: &Kernel, v: ValueId) -> Option<Span> {
+        let op = match k.values.get(v)?.def {
+            ValueDef::Result { op, .. } | ValueDef::LoopArg { op, .. } => op,
+        };
+        k.ops.get(op).map(|o| o.span)
+    }
+
+    /// Whether `q`, defined where `p` is last used, may take `p`'s bytes there: at the
+    /// same address, as the init or yield of its own loop slot, or written in place by
+    /// its op.
+    fn meets(&self, k: &Kernel, p: &Entry, q: &Entry) -> bool {
+        let (Owner::Value(pv), Owner::Value(qv)) = (p.owner, q.owner) else {
+            return false;
+        };
+        if p.end != q.start || p.addr != q.addr || p.bytes != q.bytes {
+            return false;
+        }
+        // The exact ranges (not widened by slots) must meet too.
+        match (self.range(pv), self.range(qv)) {
+            (Some((_, pe)), Some((qs, _))) if pe == qs => {}
+            _ => return false,
+        }
+        let Some(val) = k.values.get(qv) else {
+            return false;
+        };
+        match val.def {
+            ValueDef::LoopArg { op, index } => match k.ops.get(op).map(|o| &o.kind) {
+                Some(OpKind::For(f)) => f.inits.get(index as usize) == Some(&pv),
+                _ => false,
+            },
+            ValueDef::Result { op, index } => match k.ops.get(op) {
+                Some(o) => match &o.kind {
+                    OpKind::For(f) => f.yields.get(index as usize) == Some(&pv),
+                    _ => crate::passes::lower::may_overwrite(k, o, pv),
+                },
+                None => false,
+            },
+        }
+    }
+}
