@@ -33,6 +33,8 @@ pub const ALL: &[Example] = examples![
     "matmul_tiled": "Tiled matmul",
     "matmul_bias_gelu": "Linear + GELU",
     "attention": "Attention",
+    "flash_attention": "Flash attention (online softmax)",
+    "decode": "Decode attention",
     "rope": "Rotary embedding",
     "gather": "Gather",
     "scatter": "Scatter",
