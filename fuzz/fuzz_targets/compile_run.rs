@@ -1,5 +1,6 @@
 //! Structure-aware: mostly well-typed kernels (elementwise chains, reductions, matmuls,
-//! attention-shaped loops of two products, loops with tails and `@buffers`, gathers)
+//! attention-shaped loops of two products, loops with tails and `@buffers`, gathers,
+//! loop-carried state: swaps, rotations, reads after updates, prefetch, online softmax)
 //! generated from the fuzzer's bytes, printed to source and run end to end. When the
 //! compile and the reference interpreter succeed, the simulator must match the
 //! reference without errors, and under `auto` sync report no race: a mismatch is a
@@ -277,14 +278,141 @@ fn two_products(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// Loop-carried state, the patterns leaving SSA must get right: `n` carried tiles (of one
+/// dtype) updated in the innermost body of a nest of 1 to 3 loops, where statements read
+/// a carried value after its new value is defined, rotate or swap carried tiles, load
+/// the next tile into a carried variable (a manual prefetch), or keep an online
+/// softmax's running max and rescaled sum. Each level's state folds into the level
+/// above; the outermost is stored.
+fn carried(u: &mut Unstructured, src: &mut String) -> Result<()> {
+    let n: usize = u.int_in_range(1..=4)?;
+    let depth: usize = u.int_in_range(1..=3)?;
+    let dt = *u.choose(&["f32", "f32", "f16", "bf16"])?;
+    let rows = *u.choose(&[4u64, 8, 16])?;
+    let cols = *u.choose(&[8u64, 16, 32])?;
+    let trips: Vec<u64> = (0..depth)
+        .map(|_| u.int_in_range(1..=4))
+        .collect::<Result<_>>()?;
+    let total: u64 = trips.iter().product::<u64>() * rows;
+    let _ = writeln!(
+        src,
+        "kernel cr(x: {dt}[{}, {cols}], y: out {dt}[{rows}, {cols}], z: out f32[{rows}, 1]) {{",
+        total + rows
+    );
+    let vars = ["a", "b", "c"];
+    let mut row = String::from("0");
+    for (d, v) in vars.iter().enumerate().take(depth) {
+        row = format!("({row}) * {} + {v}", trips[d]);
+    }
+    for d in 0..depth {
+        let ind = "  ".repeat(d + 1);
+        if d + 1 == depth {
+            for i in 0..n {
+                let init = match u.int_in_range(0..=2)? {
+                    0 => format!("zeros({dt}[{rows}, {cols}])"),
+                    1 => format!("full({dt}[{rows}, {cols}], {})", u.choose(LITERALS)?),
+                    _ => format!("load x[{total} .. {}, :]", total + rows),
+                };
+                let _ = writeln!(src, "{ind}let c{i} = {init};");
+            }
+            let _ = writeln!(src, "{ind}let m = full(f32[{rows}, 1], -inf);");
+            let _ = writeln!(src, "{ind}let l = zeros(f32[{rows}, 1]);");
+        } else {
+            let _ = writeln!(src, "{ind}let s{d} = zeros({dt}[{rows}, {cols}]);");
+        }
+        let buf = if d + 1 == depth { buffers(u)? } else { String::new() };
+        let _ = writeln!(src, "{ind}for {} in 0..{}{buf} {{", vars[d], trips[d]);
+    }
+    let ind = "  ".repeat(depth + 1);
+    let _ = writeln!(src, "{ind}let t = load x[({row}) * {rows} .. ({row}) * {rows} + {rows}, :];");
+    let pick = |u: &mut Unstructured| -> Result<String> { Ok(format!("c{}", u.int_in_range(0..=n - 1)?)) };
+    let mut lets = 0;
+    for _ in 0..u.int_in_range(1..=6)? {
+        match u.int_in_range(0..=5)? {
+            // A new value from the old ones; assigned later, after more reads.
+            0 | 1 => {
+                let (a, b) = (pick(u)?, pick(u)?);
+                let e = match u.int_in_range(0..=3)? {
+                    0 => format!("{a} * 0.5 + t"),
+                    1 => format!("maximum({a}, {b} + t)"),
+                    2 => format!("tanh({a} - {b}) + t * 0.25"),
+                    _ => format!("({a} + {b}) * 0.5"),
+                };
+                let _ = writeln!(src, "{ind}let n{lets} = {e};");
+                let _ = writeln!(src, "{ind}{} = {} * 0.5 + {a} * 0.25;", pick(u)?, pick(u)?);
+                let _ = writeln!(src, "{ind}{} = n{lets};", pick(u)?);
+                lets += 1;
+            }
+            // In place.
+            2 => {
+                let a = pick(u)?;
+                let _ = writeln!(src, "{ind}{a} = {a} * 0.5 + minimum(t, {}) * 0.25;", pick(u)?);
+            }
+            // A rotation of the first k tiles (a swap for k = 2).
+            3 if n >= 2 => {
+                let k: usize = u.int_in_range(2..=n)?;
+                let _ = write!(src, "{ind}let r{lets} = c0;");
+                for i in 0..k - 1 {
+                    let _ = write!(src, " c{i} = c{};", i + 1);
+                }
+                let _ = writeln!(src, " c{} = r{lets};", k - 1);
+                lets += 1;
+            }
+            // A manual prefetch: the next tile read into a carried variable, the old one
+            // read after it.
+            4 => {
+                let a = pick(u)?;
+                let _ = writeln!(
+                    src,
+                    "{ind}let p{lets} = load x[({row}) * {rows} + {rows} .. ({row}) * {rows} + {}, :];",
+                    2 * rows
+                );
+                let _ = writeln!(src, "{ind}{} = {} + {a} * 0.5;", pick(u)?, pick(u)?);
+                let _ = writeln!(src, "{ind}{a} = p{lets};");
+                lets += 1;
+            }
+            // Online softmax over the tile's columns.
+            _ => {
+                let _ = writeln!(src, "{ind}let tf{lets} = t as f32;");
+                let _ = writeln!(src, "{ind}let mn{lets} = maximum(m, amax(tf{lets}, axis=1));");
+                let _ = writeln!(
+                    src,
+                    "{ind}l = l * exp(m - mn{lets}) + sum(exp(tf{lets} - mn{lets}), axis=1);"
+                );
+                let _ = writeln!(src, "{ind}m = mn{lets};");
+                lets += 1;
+            }
+        }
+    }
+    let sum: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+    for d in (0..depth).rev() {
+        let ind = "  ".repeat(d + 1);
+        let _ = writeln!(src, "{ind}}}");
+        let folded = if d + 1 == depth { sum.join(" + ") } else { format!("s{d}") };
+        if d > 0 {
+            let _ = writeln!(src, "{ind}s{} = s{} + ({folded}) * 0.5;", d - 1, d - 1);
+        } else {
+            let _ = writeln!(src, "{ind}store y[:, :] = {folded};");
+        }
+    }
+    if depth == 1 {
+        let _ = writeln!(src, "  store z[:, :] = l + m;");
+    } else {
+        let _ = writeln!(src, "  store z[:, :] = zeros(f32[{rows}, 1]);");
+    }
+    let _ = writeln!(src, "}}");
+    Ok(())
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         let mut source = String::new();
-        match u.int_in_range(0..=4)? {
+        match u.int_in_range(0..=5)? {
             0 => elementwise(u, &mut source)?,
             1 => reduction(u, &mut source)?,
             2 => matmul(u, &mut source)?,
             3 => two_products(u, &mut source)?,
+            4 => carried(u, &mut source)?,
             _ => gather(u, &mut source)?,
         }
         Ok(Case {
