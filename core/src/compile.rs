@@ -38,7 +38,7 @@ pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> 
     }
 }
 
-/// How `insert-sync` orders cross-pipe hazards (SPEC 3, pass 10).
+/// How `insert-sync` (pass 10) orders cross-pipe hazards.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncStrategy {

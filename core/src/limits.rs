@@ -1,7 +1,8 @@
-//! Hard limits of SPEC 1.4 and the guards of every stage. They keep the browser
-//! responsive: every input either fits them or is rejected with an error that names
-//! the limit, so no kernel, assembly file or machine description can make the compiler
-//! or the simulator hang or exhaust memory (`tests/adversarial.rs` probes each one).
+//! Hard limits of the language (`docs/language.md`) and the guards of every stage. They
+//! keep the browser responsive: every input either fits them or is rejected with an
+//! error that names the limit, so no kernel, assembly file or machine description can
+//! make the compiler or the simulator hang or exhaust memory (`tests/adversarial.rs`
+//! probes each one).
 //!
 //! Limits kept next to their data: a machine's `limits.max_instructions` and
 //! `limits.max_cycles` (per preset, at most [`MAX_SIM_INSTRUCTIONS_CEILING`]), the
@@ -12,17 +13,17 @@
 /// this size is already far past anything a person writes.
 pub const MAX_SOURCE_BYTES: usize = 4 << 20;
 
-/// Most elements of one kernel tensor (SPEC 1.4: 2^24).
+/// Most elements of one kernel tensor (2^24).
 pub const MAX_TENSOR_ELEMENTS: u64 = 1 << 24;
 
-/// Most elements of one tile (SPEC 1.4: 2^20).
+/// Most elements of one tile (2^20).
 pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
 
-/// Most loop iterations of one kernel (SPEC 1.4: 10^6), counted as the sum over loops
+/// Most loop iterations of one kernel (10^6), counted as the sum over loops
 /// of the product of the trip counts of the loop and all loops around it.
 pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
 
-/// Default cap on simulated instructions (SPEC 1.4: 10^7), the presets'
+/// Default cap on simulated instructions (10^7), the presets'
 /// `limits.max_instructions`; a machine description may change it.
 pub const DEFAULT_MAX_SIM_INSTRUCTIONS: u64 = 10_000_000;
 

@@ -1,4 +1,4 @@
-//! Target machine presets (SPEC 2): memory sizes and alignments, queue depths, event
+//! Target machine presets: memory sizes and alignments, queue depths, event
 //! ids, DMA shape limits and the cost model the timing simulator charges.
 //!
 //! Every figure is a serde field so a preset can be dumped (`tilescope machine --json`),
@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// Hard ceiling on DMA dimensions the ISA encodes; presets may allow fewer.
 pub const MAX_DMA_DIMS: u32 = 4;
-/// Hard ceiling on event ids per (src, dst) pipe pair (SPEC 2: multi-buffering uses up
-/// to 16 slots).
+/// Hard ceiling on event ids per (src, dst) pipe pair (multi-buffering uses up to 16
+/// slots, `@buffers(16)`).
 pub const MAX_EVENT_IDS: u32 = 16;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! End to end: compile, prepare inputs, run the reference interpreter and the simulator,
-//! compare every `out` tensor, and report SPEC 5's `run --json` fields. Never panics:
-//! every failure is a diagnostic or a simulation error in the result.
+//! compare every `out` tensor, and report the fields of `tilescope run --json`. Never
+//! panics: every failure is a diagnostic or a simulation error in the result.
 
 use crate::compile::{compile_with_context, resolve_machine, CompileOptions, CompileResult};
 use crate::diag::Diagnostic;

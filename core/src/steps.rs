@@ -1,4 +1,4 @@
-//! The step graph (SPEC 3): the steps of form-steps as nodes, with data edges (a tile
+//! The step graph: the steps of form-steps as nodes, with data edges (a tile
 //! produced in one step and read in another), loop-carried edges (a loop's yielded value
 //! read by the next iteration) and sync edges (set/wait flag pairs of the final program,
 //! attributed to steps by the instructions' `prov.step`). Printable as Graphviz DOT.

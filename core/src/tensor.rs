@@ -90,7 +90,7 @@ impl Tensor {
     }
 }
 
-/// How closely an actual tensor matches an expected one (SPEC 4).
+/// How closely an actual tensor matches an expected one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     pub matches: bool,
@@ -105,7 +105,7 @@ pub struct Comparison {
     pub first_mismatch: Option<usize>,
 }
 
-/// Relative tolerance for f32 results (SPEC 4).
+/// Relative tolerance for f32 results.
 pub const F32_RTOL: f64 = 1e-5;
 /// Absolute floor for f32 results: below |expected| = 0.1 the relative bound would
 /// demand more than f32 resolves after cancellation (e.g. `x - mean(x)`), so differences

@@ -115,7 +115,7 @@ impl fmt::Display for TileType {
     }
 }
 
-/// Where a tile or tensor lives (SPEC 2).
+/// Where a tile or tensor lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum MemSpace {
     /// Global memory: kernel tensors.
@@ -171,7 +171,7 @@ impl fmt::Display for MemSpace {
     }
 }
 
-/// The decoupled pipes of the core (SPEC 2). Each executes its own instructions in order.
+/// The decoupled pipes of the core. Each executes its own instructions in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Pipe {
     /// Scalar: loop control, address arithmetic, dispatch.

@@ -1,5 +1,5 @@
-//! The checker's output: the SPEC 1 softmax and our own kernels check to the expected
-//! `hir`, with the types, indices and loop facts later stages rely on.
+//! The checker's output: the softmax of `docs/language.md` and our own kernels check to
+//! the expected `hir`, with the types, indices and loop facts later stages rely on.
 
 mod common;
 

@@ -1,5 +1,6 @@
-//! One small source per static rule (SPEC 1.4 and the front end's own rules), each with
-//! a phrase its diagnostic must contain; the rendered text of all of them is a golden.
+//! One small source per static rule (`docs/language.md` and the front end's own rules),
+//! each with a phrase its diagnostic must contain; the rendered text of all of them is a
+//! golden.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The parser: every construct of SPEC 1.2, precedence and associativity.
+//! The parser: every construct of `docs/language.md`, precedence and associativity.
 
 mod common;
 

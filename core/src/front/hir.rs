@@ -231,7 +231,8 @@ impl UnaryOp {
         UnaryOp::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// Transcendental ops cost 4x the vector slope (SPEC 2).
+    /// Transcendental ops cost more than the vector slope (the machine's
+    /// `transcendental_factor`, 4 on the presets).
     pub fn is_transcendental(self) -> bool {
         !matches!(self, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu)
     }

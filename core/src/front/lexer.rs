@@ -1,6 +1,6 @@
-//! Source text -> tokens (SPEC 1.1). Hand-written: the token set is tiny, and the one
-//! subtle rule (`0..64` is `Int DotDot Int`, `1.0` is a float) is clearer as code than
-//! as a lexer-generator pattern.
+//! Source text -> tokens (`docs/language.md`, "Lexical rules"). Hand-written: the token
+//! set is tiny, and the one subtle rule (`0..64` is `Int DotDot Int`, `1.0` is a float)
+//! is clearer as code than as a lexer-generator pattern.
 
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::limits::MAX_DIAGNOSTICS;
@@ -145,9 +145,10 @@ pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 // `//` is both the comment marker and floor division. A comment starts
                 // a line's trailing text; floor division sits between two operands, so
-                // it is followed by a space or an operand on the same line. We follow
-                // SPEC 1.1: `//` starts a comment unless an operand came right before
-                // it on this line (`a // b`, `(r + 1) // 2`).
+                // it is followed by a space or an operand on the same line. The rule
+                // (docs/language.md, "Whitespace and comments"): `//` starts a comment
+                // unless an operand came right before it on this line (`a // b`,
+                // `(r + 1) // 2`).
                 if previous_is_operand(&tokens, source, start) {
                     (Tok::SlashSlash, 2)
                 } else {

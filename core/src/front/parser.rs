@@ -1,4 +1,4 @@
-//! Tokens -> syntax tree (SPEC 1.2), by recursive descent with one function per
+//! Tokens -> syntax tree (`docs/language.md`), by recursive descent with one function per
 //! precedence level. Errors are recorded and parsing resumes at the next statement
 //! (`;`, `}`) or item (`const`, `kernel`), so one run reports several errors.
 

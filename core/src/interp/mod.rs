@@ -1,7 +1,7 @@
 //! The reference interpreter: executes a checked kernel directly on host tensors. It is
 //! the oracle the compiled program's functional simulation is compared against, so it
-//! follows the semantics documented in `front::hir` and SPEC 1.3 as literally as it can
-//! and optimises nothing beyond avoiding per-element dispatch.
+//! follows the semantics documented in `front::hir` and `docs/language.md` as literally
+//! as it can and optimises nothing beyond avoiding per-element dispatch.
 
 mod index;
 mod ops;

@@ -1,4 +1,4 @@
-//! Tile operations with the language's exact numeric semantics (SPEC 1.3).
+//! Tile operations with the language's exact numeric semantics (`docs/language.md`).
 //!
 //! Floats compute in IEEE f32 and round to the result dtype afterwards (`Tile::finish`);
 //! i32 tiles compute exactly with wrapping. Each function selects the scalar kernel once

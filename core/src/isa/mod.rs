@@ -368,7 +368,7 @@ pub fn dma_pipe(src: MemSpace, dst: MemSpace) -> Option<Pipe> {
     }
 }
 
-/// Where an instruction came from: the kernel source span and the step (SPEC 3, form-steps).
+/// Where an instruction came from: the kernel source span and the step (of form-steps).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
     pub span: Option<Span>,

@@ -1,4 +1,4 @@
-//! The machine simulator (SPEC 4): functional execution, per-pipe timing, flag checking,
+//! The machine simulator: functional execution, per-pipe timing, flag checking,
 //! happens-before race detection and a Chrome trace export.
 //!
 //! One discrete-event run ([`timing`]) drives everything: the S pipe walks the program and

@@ -7,9 +7,9 @@
 //!
 //! Costs: S scalar ops and loop control `scalar_op_cycles`; dispatch `dispatch_cycles`
 //! (the instruction is in its queue at the end of that cycle); sync ops `sync_cycles`;
-//! DMA `startup + ceil(bytes / bandwidth)`; matmul and vector per SPEC 2.
+//! DMA `startup + ceil(bytes / bandwidth)`; matmul and vector per the machine's `costs`.
 //!
-//! GM bandwidth sharing (SPEC 2: MTE2 and MTE3 share it): while both move GM data, each
+//! GM bandwidth sharing (MTE2 and MTE3 share it): while both move GM data, each
 //! moves at half its own rate. When one transfer starts while the other pipe's is
 //! moving, with `r` cycles of the running transfer's data and `w` of the new one's left
 //! at full rate, both end `min(r, w)` cycles later than alone: the shorter finishes after

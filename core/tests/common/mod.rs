@@ -4,7 +4,7 @@
 use tilescope::diag::render;
 use tilescope::front;
 
-/// The SPEC 1 softmax example, verbatim.
+/// The first example of `docs/language.md` (softmax), verbatim.
 pub const SOFTMAX: &str = "// softmax over the rows of a 64 x 512 matrix, 8 rows per tile
 const R = 8;
 kernel softmax(x: f32[64, 512], y: out f32[64, 512]) {

@@ -262,7 +262,7 @@ impl B {
     }
 }
 
-/// SPEC 1's softmax: 64 x 512, 8 rows per tile, double-buffered.
+/// The softmax of `docs/language.md`: 64 x 512, 8 rows per tile, double-buffered.
 pub fn softmax() -> Kernel {
     let mut b = B::new("softmax");
     let x = b.param("x", f32t(&[64, 512]), false);

@@ -5,6 +5,10 @@ use yew::prelude::*;
 use super::dialog::Dialog;
 use crate::worker::DEBUG_PANIC_MARKER;
 
+/// The language reference (`docs/language.md`), which `index.html` copies next to the
+/// page; relative, so it resolves under any path the playground is served from.
+const LANGUAGE_REFERENCE: &str = "language.md";
+
 const SHORTCUTS: &[(&str, &str)] = &[
     ("?", "show or hide this help"),
     ("Esc", "close overlays"),
@@ -29,6 +33,11 @@ pub fn Help() -> Html {
                     }) }
                 </table>
                 <p class="dialog-foot">{"Hover an IR line to see its source; place the caret in the source to see its IR lines."}</p>
+                <p class="dialog-foot" data-testid="help-language">
+                    {"The "}<code>{".tile"}</code>{" language, its operations and its error messages: "}
+                    <a href={LANGUAGE_REFERENCE} target="_blank" rel="noopener">{"language reference"}</a>
+                    {"."}
+                </p>
                 <h3 class="dialog-sub">{"For developers"}</h3>
                 <p class="dialog-foot" data-testid="help-debug-panic">
                     {"A source containing the comment "}<code>{DEBUG_PANIC_MARKER}</code>

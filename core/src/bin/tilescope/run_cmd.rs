@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     }
 }
 
-/// The JSON of SPEC 5: the run's figures without the per-instruction trace.
+/// The JSON of `run --json`: the run's figures without the per-instruction trace.
 fn summary(r: &RunResult) -> serde_json::Value {
     let pipes = report::pipes_json(&r.pipes);
     json!({

@@ -1,5 +1,5 @@
 //! Tile expressions: literals, names, elementwise and unary operations, reductions,
-//! matmul, transpose, casts, constructors and loads (SPEC 1.3).
+//! matmul, transpose, casts, constructors and loads (`docs/language.md`, "Operations").
 
 use super::consts::int_op;
 use super::shape::{broadcast, scalar, Limit};

@@ -1,7 +1,8 @@
 //! Syntax tree -> checked kernel (`hir`): resolves names, folds constants, checks every
-//! static rule of SPEC 1.4 and types every tile expression. The checker keeps going
-//! after an error (a failed expression yields `None` and its `let` binds a poisoned
-//! name that stays silent) so one run reports as many independent errors as it can.
+//! static rule of `docs/language.md` and types every tile expression. The checker keeps
+//! going after an error (a failed expression yields `None` and its `let` binds a
+//! poisoned name that stays silent) so one run reports as many independent errors as it
+//! can.
 //!
 //! `consts` evaluates constant expressions, `index` checks tensor accesses, `expr`
 //! types tile expressions, `shape` holds broadcasting and size rules, `show` prints
@@ -75,7 +76,7 @@ struct Checker<'a> {
     scopes: Vec<Scope>,
     /// Loops enclosing the statement being checked, outermost first.
     loop_stack: Vec<LoopId>,
-    /// Sum over loops of the product of enclosing trip counts (SPEC 1.4).
+    /// Sum over loops of the product of enclosing trip counts (`MAX_LOOP_ITERATIONS`).
     iterations: u64,
     iteration_limit_reported: bool,
     depth: usize,

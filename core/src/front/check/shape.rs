@@ -1,4 +1,4 @@
-//! Shapes: numpy broadcasting and the size limits of SPEC 1.4.
+//! Shapes: numpy broadcasting and the size limits of `docs/language.md`.
 
 use super::expr::Val;
 use super::Checker;
