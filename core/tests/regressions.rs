@@ -1,4 +1,4 @@
-//! Inputs the fuzzers found (`fuzz/`, see README "Fuzzing"), kept as literals so the
+//! Inputs the fuzzers found (`fuzz/`, see docs/fuzzing.md), kept as literals so the
 //! normal suite guards each fix. Each test names the target that found it.
 
 use tilescope::compile::CompileOptions;

@@ -9,7 +9,8 @@
 //! the budget: CI runs this on a loaded 2-core machine where one slow run or a busy
 //! neighbour must not fail the build, while a real regression (compiling twice,
 //! a debounce in the way, a page that waits for the worker to load twice) still does.
-//! The budgets themselves are checked by reading the printed medians (README).
+//! The budgets themselves are checked by reading the printed medians (README "Current
+//! figures"; how each is measured: docs/performance.md).
 //! Ignored by plain `cargo test`; `cargo xtask test` runs it with `--include-ignored`.
 
 mod support;
