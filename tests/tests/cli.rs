@@ -280,3 +280,24 @@ fn sim_runs_assembly_reports_races_and_writes_a_trace() {
         .code(1)
         .stdout(predicate::str::contains("deadlock"));
 }
+
+#[test]
+fn run_with_verify_checks_the_address_plan_of_online_softmax() {
+    // The verifiers run after every pass: a plan that shared a carried tile's bytes with
+    // its update would fail here with an internal error instead of a wrong answer.
+    let file = repo().join("static/examples/flash_attention.tile");
+    tilescope()
+        .args(["run", "--verify", "--preset", "teach"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("matches the reference"))
+        .stdout(predicate::str::contains("DIFFERS").not());
+    tilescope()
+        .args(["compile", "--verify", "--emit", "passes"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("=== after out-of-ssa ==="))
+        .stdout(predicate::str::contains("// copy: %m.1 is read after %mn is defined"));
+}

@@ -23,6 +23,10 @@ pub struct CompileArgs {
     /// Do not double-buffer loops without `@buffers` automatically.
     #[arg(long)]
     pub no_auto_buffers: bool,
+    /// Run the verifiers after every pass (the IR verifier, and from plan-memory on the
+    /// address-plan verifier), as tests and debug builds always do.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -66,6 +70,7 @@ impl CompileArgs {
                 Sync::None => SyncStrategy::None,
             },
             auto_multi_buffer: !self.no_auto_buffers,
+            verify: self.verify,
             ..CompileOptions::default()
         })
     }
