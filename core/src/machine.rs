@@ -74,6 +74,18 @@ pub struct QueueDepths {
 }
 
 impl QueueDepths {
+    /// Every pipe's queue `depth` deep.
+    pub fn uniform(depth: u32) -> QueueDepths {
+        QueueDepths {
+            mte2: depth,
+            mte1: depth,
+            m: depth,
+            v: depth,
+            fix: depth,
+            mte3: depth,
+        }
+    }
+
     /// Depth of `pipe`'s queue; the S pipe has none (it walks the program itself).
     pub fn get(&self, pipe: Pipe) -> u32 {
         match pipe {
@@ -202,7 +214,11 @@ impl Machine {
     }
 
     /// Small buffers and round, short latencies: easy to overflow and to time by hand.
+    /// Derived from `a3`: what is not set here (event ids, DMA dimensions, the matmul
+    /// formula, transcendental factor, scalar, dispatch and sync costs, the instruction
+    /// limit) is a3's.
     pub fn teach() -> Machine {
+        let a3 = Machine::a3();
         Machine {
             name: "teach".into(),
             memories: Memories {
@@ -218,16 +234,7 @@ impl Machine {
                 l0b: mem(32 * KIB, 512),
                 l0c: mem(64 * KIB, 512),
             },
-            queue_depth: QueueDepths {
-                mte2: 4,
-                mte1: 4,
-                m: 4,
-                v: 4,
-                fix: 4,
-                mte3: 4,
-            },
-            event_ids_per_pair: 8,
-            dma_max_dims: 2,
+            queue_depth: QueueDepths::uniform(4),
             clock_ghz: 1.0,
             costs: Costs {
                 bandwidth: Bandwidth {
@@ -246,23 +253,14 @@ impl Machine {
                 vector_slope_f32: 1.0 / 16.0,
                 vector_slope_f16: 1.0 / 32.0,
                 vector_bias: 8,
-                transcendental_factor: 4.0,
                 reduction_cycles_per_row: 2,
-                matmul: MatmulCost {
-                    base: 6,
-                    block_m: 16,
-                    block_n: 16,
-                    k_block_bytes: 32,
-                    f32_factor: 2,
-                },
-                scalar_op_cycles: 1,
-                dispatch_cycles: 1,
-                sync_cycles: 1,
+                ..a3.costs
             },
             limits: Limits {
-                max_instructions: crate::limits::DEFAULT_MAX_SIM_INSTRUCTIONS,
                 max_cycles: 1_000_000_000,
+                ..a3.limits
             },
+            ..a3
         }
     }
 
@@ -286,14 +284,7 @@ impl Machine {
                 l0b: mem(64 * KIB, 4 * KIB),
                 l0c: mem(128 * KIB, 4 * KIB),
             },
-            queue_depth: QueueDepths {
-                mte2: 8,
-                mte1: 8,
-                m: 8,
-                v: 8,
-                fix: 8,
-                mte3: 8,
-            },
+            queue_depth: QueueDepths::uniform(8),
             event_ids_per_pair: 8,
             dma_max_dims: 2,
             clock_ghz: 1.85,
