@@ -102,3 +102,24 @@ pub fn checked_generate(
         ))),
     }
 }
+
+/// The data and output options shared by `run` and `sim`.
+#[derive(clap::Args)]
+pub struct SimArgs {
+    /// Bind a kernel parameter or declared tensor to a .npy file (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = parse_binding)]
+    pub inputs: Vec<(String, PathBuf)>,
+    /// Write a tensor after the run to a .npy file (repeatable).
+    #[arg(long = "output", value_name = "NAME=FILE.npy", value_parser = parse_binding)]
+    pub outputs: Vec<(String, PathBuf)>,
+    /// Seed for tensors not given with --input.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write a Chrome Trace Event file of the simulated run (opens in Perfetto and
+    /// chrome://tracing).
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}

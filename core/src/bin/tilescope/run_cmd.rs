@@ -5,7 +5,6 @@ use crate::compile_cmd::CompileArgs;
 use crate::io::{self, print_json};
 use crate::{report, Failed};
 use serde_json::json;
-use std::path::PathBuf;
 use tilescope::npy;
 use tilescope::run::{run as run_kernel, RunResult};
 use tilescope::sim::SimResult;
@@ -14,37 +13,24 @@ use tilescope::sim::SimResult;
 pub struct Args {
     #[command(flatten)]
     pub common: CompileArgs,
-    /// Bind a kernel parameter to a .npy file (repeatable).
-    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = io::parse_binding)]
-    pub inputs: Vec<(String, PathBuf)>,
-    /// Write a parameter's tensor after the run to a .npy file (repeatable).
-    #[arg(long = "output", value_name = "NAME=FILE.npy", value_parser = io::parse_binding)]
-    pub outputs: Vec<(String, PathBuf)>,
-    /// Seed for parameters not given with --input.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Write a Chrome Trace Event file of the simulated run.
-    #[arg(long, value_name = "FILE.json")]
-    pub trace: Option<PathBuf>,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub io: io::SimArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failed> {
     let file = &args.common.file;
     let source = io::read_source(file)?;
-    let provided = io::read_inputs(&args.inputs)?;
+    let provided = io::read_inputs(&args.io.inputs)?;
     let options = args.common.options()?;
-    let result = run_kernel(&source, &options, provided, args.seed);
+    let result = run_kernel(&source, &options, provided, args.io.seed);
     if !result.diagnostics.is_empty() {
         io::report(&result.diagnostics, file, &source);
-        if args.json {
+        if args.io.json {
             print_json(&summary(&result))?;
         }
         return Err(Failed);
     }
-    if let (Some(path), Some(program)) = (&args.trace, &result.compile.program) {
+    if let (Some(path), Some(program)) = (&args.io.trace, &result.compile.program) {
         let sim = SimResult {
             cycles: result.cycles,
             trace: result.trace.clone(),
@@ -54,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
         let trace = tilescope::sim::trace::chrome_trace(program, &sim);
         io::write_bytes(path, trace.to_string().as_bytes())?;
     }
-    for (name, path) in &args.outputs {
+    for (name, path) in &args.io.outputs {
         let tensor = result
             .outputs
             .iter()
@@ -67,7 +53,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
             })?;
         io::write_bytes(path, &npy::write(tensor))?;
     }
-    if args.json {
+    if args.io.json {
         print_json(&summary(&result))?;
     } else {
         print!("{}", text(&result));

@@ -14,21 +14,8 @@ pub struct Args {
     /// Machine preset name (`teach`, `a3`) or a JSON machine file.
     #[arg(long, default_value = "a3")]
     pub preset: String,
-    /// Bind a declared tensor to a .npy file (repeatable).
-    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = io::parse_binding)]
-    pub inputs: Vec<(String, PathBuf)>,
-    /// Write a tensor after the run to a .npy file (repeatable).
-    #[arg(long = "output", value_name = "NAME=FILE.npy", value_parser = io::parse_binding)]
-    pub outputs: Vec<(String, PathBuf)>,
-    /// Seed for tensors not given with --input.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Write a Chrome Trace Event file (opens in Perfetto and chrome://tracing).
-    #[arg(long, value_name = "FILE.json")]
-    pub trace: Option<PathBuf>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub io: io::SimArgs,
     /// Timing, flags and races only: no data is computed.
     #[arg(long)]
     pub timing_only: bool,
@@ -41,12 +28,12 @@ pub fn run(args: Args) -> Result<(), Failed> {
         Failed
     })?;
     let machine = io::machine(&args.preset)?;
-    let mut provided = io::read_inputs(&args.inputs)?;
+    let mut provided = io::read_inputs(&args.io.inputs)?;
     let mut inputs = Vec::with_capacity(program.tensors.len());
     for (stream, decl) in program.tensors.iter().enumerate() {
         let tensor = match provided.iter().position(|(n, _)| *n == decl.name) {
             Some(i) => provided.swap_remove(i).1,
-            None => io::checked_generate(decl.dtype, &decl.shape, args.seed, stream as u64)?,
+            None => io::checked_generate(decl.dtype, &decl.shape, args.io.seed, stream as u64)?,
         };
         inputs.push(tensor);
     }
@@ -61,20 +48,20 @@ pub fn run(args: Args) -> Result<(), Failed> {
         inputs,
         SimMode {
             functional: !args.timing_only,
-            trace: args.trace.is_some(),
+            trace: args.io.trace.is_some(),
         },
     );
-    if let Some(path) = &args.trace {
+    if let Some(path) = &args.io.trace {
         let trace = sim::trace::chrome_trace(&program, &result);
         io::write_bytes(path, trace.to_string().as_bytes())?;
     }
-    for (name, path) in &args.outputs {
+    for (name, path) in &args.io.outputs {
         let tensor: &Tensor = result
             .output(name)
             .ok_or_else(|| io::fail(&format!("--output {name}: no such tensor in the result")))?;
         io::write_bytes(path, &tilescope::npy::write(tensor))?;
     }
-    if args.json {
+    if args.io.json {
         print_json(&report::sim_json(&result))?;
     } else {
         print!("{}", report::sim_text(&result, report::syncs(&result)));
