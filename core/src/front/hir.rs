@@ -176,6 +176,38 @@ pub enum UnaryOp {
     Recip,
 }
 
+impl UnaryOp {
+    /// The op's value at `x`, computed in `F`: the one table the compiler folds
+    /// constants with, in f64 for a source literal (rounded to its dtype when it meets
+    /// a tile) and in f32 for a constant f32 tile, as the vector unit computes. (The
+    /// reference interpreter keeps its own table, so that agreement means something.)
+    pub fn apply<F: num_traits::Float + num_traits::FloatConst>(self, x: F) -> F {
+        let one = F::one();
+        let sigmoid = |x: F| one / (one + (-x).exp());
+        match self {
+            UnaryOp::Neg => -x,
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Rsqrt => one / x.sqrt(),
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Relu => x.max(F::zero()),
+            UnaryOp::Sigmoid => sigmoid(x),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Gelu => {
+                // Both constants convert exactly enough into f32 and f64, the only `F`s
+                // used; NaN would only mark a float type that cannot hold them.
+                let c = ((one + one) / F::PI()).sqrt();
+                let k = F::from(0.044715).unwrap_or_else(F::nan);
+                let half = F::from(0.5).unwrap_or_else(F::nan);
+                half * x * (one + (c * (x + k * x * x * x)).tanh())
+            }
+            UnaryOp::Silu => x * sigmoid(x),
+            UnaryOp::Recip => one / x,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
     Add,

@@ -36,29 +36,6 @@ fn symbol(op: BinaryOp) -> &'static str {
     }
 }
 
-/// The value of a unary op on a literal, computed like the interpreter does (in f64
-/// here; the literal is rounded to its dtype when it meets a tile).
-fn fold_unary(op: UnaryOp, x: f64) -> f64 {
-    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
-    match op {
-        UnaryOp::Neg => -x,
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Log => x.ln(),
-        UnaryOp::Sqrt => x.sqrt(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Abs => x.abs(),
-        UnaryOp::Relu => x.max(0.0),
-        UnaryOp::Sigmoid => sigmoid(x),
-        UnaryOp::Tanh => x.tanh(),
-        UnaryOp::Gelu => {
-            let c = (2.0 / std::f64::consts::PI).sqrt();
-            0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
-        }
-        UnaryOp::Silu => x * sigmoid(x),
-        UnaryOp::Recip => 1.0 / x,
-    }
-}
-
 fn works_on_ints(op: UnaryOp) -> bool {
     matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu)
 }
@@ -254,7 +231,8 @@ impl Checker<'_> {
             Val::Lit(l) => {
                 let is_float = l.is_float || !works_on_ints(op);
                 Some(Val::Lit(Lit {
-                    value: fold_unary(op, l.value),
+                    // In f64; the literal is rounded to its dtype when it meets a tile.
+                    value: op.apply(l.value),
                     is_float,
                     span,
                 }))

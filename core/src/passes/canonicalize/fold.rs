@@ -192,26 +192,7 @@ fn unary(op: UnaryOp, x: f64, dtype: DType) -> Option<f64> {
             _ => None,
         };
     }
-    let x = x as f32;
-    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
-    let r = match op {
-        UnaryOp::Neg => -x,
-        UnaryOp::Exp => x.exp(),
-        UnaryOp::Log => x.ln(),
-        UnaryOp::Sqrt => x.sqrt(),
-        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
-        UnaryOp::Abs => x.abs(),
-        UnaryOp::Relu => x.max(0.0),
-        UnaryOp::Sigmoid => sigmoid(x),
-        UnaryOp::Tanh => x.tanh(),
-        UnaryOp::Gelu => {
-            let c = (2.0 / std::f32::consts::PI).sqrt();
-            0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
-        }
-        UnaryOp::Silu => x * sigmoid(x),
-        UnaryOp::Recip => 1.0 / x,
-    };
-    Some(r as f64)
+    Some(op.apply(x as f32) as f64)
 }
 
 fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
