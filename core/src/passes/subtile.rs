@@ -220,7 +220,7 @@ fn estimate(machine: &Machine, c: &Candidate, n: u64, depth: usize) -> u64 {
             .checked_sub(depth.max(1))
             .and_then(|j| mmad_ends.get(j))
             .copied()
-            .unwrap_or(0);
+            .unwrap_or(0); // the first `depth` chunks find their slot free from the start
         let mut moved = 0;
         for (o, l0) in ordered {
             let bytes = o.elems / n.max(1) * eb;
@@ -302,6 +302,8 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
     let block = &mut k.body;
     // The loop takes the place of the first load: it reads nothing defined in between,
     // and keeping the loads where they were keeps the order of MTE2's queue.
+    // The loads are in this block; were none found, the block's start is still a valid
+    // place, since the loop reads nothing the block defines.
     let at = block.ops().position(|o| body.contains(&o)).unwrap_or(0);
     let mut ops: Vec<OpId> = block.ops().filter(|o| !body.contains(o)).collect();
     let at = at.min(ops.len());

@@ -104,6 +104,7 @@ fn fuse_into(k: &mut Kernel, id: OpId, in_block: &OpSet, uses: &[u32]) -> bool {
         };
         let constant = scalar_constant(k, v);
         let leaf = match producer {
+            // `is_some` holds here, so the default is never taken.
             _ if constant.is_some() => FusedExpr::Const(constant.unwrap_or_default()),
             Some((pid, p))
                 if p.kind.is_elementwise()

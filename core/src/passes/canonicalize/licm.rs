@@ -66,17 +66,22 @@ fn hoist_from(k: &mut Kernel, lp: OpId, parent: &[OpId]) -> bool {
     if moved.is_empty() {
         return false;
     }
+    // Where the loop stands in its block, found before anything moves: a hoisted op
+    // placed anywhere else could run before the values it reads are defined.
+    let Some(at) = k.block_mut(parent).and_then(|outer| {
+        outer
+            .items
+            .iter()
+            .position(|item| matches!(item, BlockItem::Op(op) if *op == lp))
+    }) else {
+        return false;
+    };
     if let Some(body) = k.block_mut(&[parent, &[lp]].concat()) {
         body.retain_ops(|op| !moved.contains(&op));
     }
     let Some(outer) = k.block_mut(parent) else {
         return false;
     };
-    let at = outer
-        .items
-        .iter()
-        .position(|item| matches!(item, BlockItem::Op(op) if *op == lp))
-        .unwrap_or(0);
     outer
         .items
         .splice(at..at, moved.into_iter().map(BlockItem::Op));
