@@ -40,6 +40,11 @@ fn transposing_move_gives_the_same_product() {
             "l0b[0]{32, 16, 16}, l1[1024]{32, 16, 16}",
             "l0b[0]{32, 16, 16}, l1[1024]{16, 32, 32}, trans",
         );
+    // Without the edit the test would check the plain move.
+    assert!(
+        text.contains(", trans") && text.contains(".tensor w f16[16, 32]"),
+        "matmul.tasm changed; update the edit"
+    );
     let r = run(&parse(&text));
     assert!(r.errors.is_empty(), "{:#?}", r.errors);
     let x = r.output("x").unwrap().to_f32_vec();
