@@ -10,7 +10,6 @@ use tilescope::sim::{self, StallReason};
 use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
-use crate::decimal::fixed;
 use crate::layout;
 use crate::options::{CompileOptions, SyncMode};
 use crate::protocol::{
@@ -398,7 +397,7 @@ fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {
     let preview = (0..n)
         .map(|i| {
             if t.dtype.is_float() {
-                fixed(f64::from(t.get(i)), 4)
+                format!("{:.4}", f64::from(t.get(i)))
             } else {
                 t.get_i32(i).to_string()
             }

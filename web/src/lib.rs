@@ -4,7 +4,6 @@
 
 pub mod codec;
 pub mod components;
-pub mod decimal;
 pub mod diff;
 pub mod dom;
 pub mod editing;

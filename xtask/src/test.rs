@@ -69,6 +69,8 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "browser_hostile",
                 "--test",
                 "browser_budgets",
+                "--test",
+                "bundle",
             ]),
             root,
         )

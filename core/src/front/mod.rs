@@ -3,7 +3,6 @@
 
 pub mod ast;
 mod check;
-mod float_literal;
 pub mod hir;
 mod lexer;
 mod parser;

@@ -4,7 +4,6 @@
 use yew::prelude::*;
 
 use super::{panels::EmptyState, use_app};
-use crate::decimal::{fixed, scientific};
 use crate::dom;
 use crate::palette::pipe_color;
 
@@ -46,13 +45,13 @@ pub fn OutputPanel() -> Html {
             <div class="util-row">
                 <span class="util-pipe">{l.pipe.name()}</span>
                 <div class="util-bar" {title}>
-                    <div class="util-fill" style={format!("width:{}%;background:{}", fixed(pct.min(100.0), 2), pipe_color(l.pipe))}>
+                    <div class="util-fill" style={format!("width:{:.2}%;background:{}", pct.min(100.0), pipe_color(l.pipe))}>
                         if l.shared_bandwidth > 0 {
-                            <div class="util-shared" style={format!("width:{}%", fixed(shared_pct.min(100.0), 2))} />
+                            <div class="util-shared" style={format!("width:{:.2}%", shared_pct.min(100.0))} />
                         }
                     </div>
                 </div>
-                <span class="util-num">{format!("{}%", fixed(pct, 1))}</span>
+                <span class="util-num">{format!("{pct:.1}%")}</span>
                 <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}</span>
             </div>
         }
@@ -76,7 +75,7 @@ pub fn OutputPanel() -> Html {
                     if t.matches { <span class="badge badge-ok">{"match"}</span> }
                     else { <span class="badge badge-error">{format!("{} differ", t.mismatches)}</span> }
                 </td>
-                <td class="mono">{scientific(t.max_abs_err, 2)}</td>
+                <td class="mono">{format!("{:.2e}", t.max_abs_err)}</td>
                 <td class="mono preview">{format!("[{}{}]", t.preview.join(", "), if more { ", …" } else { "" })}</td>
                 <td><button class="tb-button small" onclick={download} title="Download as .npy">{".npy ↓"}</button></td>
             </tr>
@@ -87,7 +86,7 @@ pub fn OutputPanel() -> Html {
             <div class="stats">
                 <div class="stat"><div class="stat-num" data-testid="stat-cycles">{sim.cycles}</div><div class="stat-label">{"cycles"}</div></div>
                 <div class="stat"><div class="stat-num" data-testid="stat-bound">{sim.bound}</div><div class="stat-label">{"lower bound"}</div></div>
-                <div class="stat"><div class="stat-num">{format!("{}%", fixed(efficiency, 0))}</div><div class="stat-label">{"of bound"}</div></div>
+                <div class="stat"><div class="stat-num">{format!("{efficiency:.0}%")}</div><div class="stat-label">{"of bound"}</div></div>
                 <div class="stat"><div class="stat-num">{sim.syncs}</div><div class="stat-label">{"set/wait pairs"}</div></div>
                 <div class="stat"><div class="stat-num">{sim.races.len()}</div><div class="stat-label">{"races"}</div></div>
                 <div class="stat stat-verdict">{verdict}</div>

@@ -7,7 +7,6 @@ use tilescope::diag::Span;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, use_app};
-use crate::decimal::fixed;
 use crate::diff::{self, DiffKind};
 use crate::share::Panel;
 use crate::state::Action;
@@ -203,7 +202,7 @@ fn format_micros(us: u64) -> String {
     if us < 100 {
         "<0.1 ms".to_string()
     } else {
-        format!("{} ms", fixed(us as f64 / 1000.0, 1))
+        format!("{:.1} ms", us as f64 / 1000.0)
     }
 }
 

@@ -3,7 +3,6 @@
 use yew::prelude::*;
 
 use super::use_app;
-use crate::decimal::fixed;
 use crate::text;
 
 #[function_component]
@@ -18,7 +17,7 @@ pub fn StatusBar() -> Html {
             html! { <span class="st st-error">{format!("✕ {n} error{}", if n == 1 { "" } else { "s" })}</span> }
         }
         (Some(c), false) => html! {
-            <span class="st st-ok" data-testid="compile-status" data-micros={c.total_micros.to_string()}>{format!("✓ compiled · {} passes · {} ms", c.passes.len(), fixed(c.total_micros as f64 / 1000.0, 2))}</span>
+            <span class="st st-ok" data-testid="compile-status" data-micros={c.total_micros.to_string()}>{format!("✓ compiled · {} passes · {:.2} ms", c.passes.len(), c.total_micros as f64 / 1000.0)}</span>
         },
     };
     let options = &app.view.options;

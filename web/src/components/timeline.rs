@@ -16,7 +16,6 @@ use yew::prelude::*;
 use super::buffers::BufferList;
 use super::timeline_draw::{self, canvas_height, Scene, AXIS_H, LANE_H};
 use super::{panels::EmptyState, use_app, AppContext};
-use crate::decimal::fixed;
 use crate::lanes::{self, StepUnit, Window};
 use crate::palette::pipe_color;
 use crate::protocol::{Race, SimOutput};
@@ -357,7 +356,7 @@ pub fn TimelinePanel() -> Html {
                 title={format!("{}: {} instructions, busy {} of {} cycles", l.pipe.name(), l.instructions, l.busy, sim.cycles)}>
                 <span class="tl-pipe-dot" style={format!("background:{}", pipe_color(l.pipe))} />
                 <span class="tl-pipe-name">{l.pipe.name()}</span>
-                <span class="tl-pipe-util">{format!("{}%", fixed(util, 0))}</span>
+                <span class="tl-pipe-util">{format!("{util:.0}%")}</span>
             </div>
         }
     });
@@ -390,7 +389,7 @@ pub fn TimelinePanel() -> Html {
                     {button("+", "Zoom in (+)", zoom.reform(|_| 0.5))}
                     {button("fit", "Show the whole run (0)", fit)}
                 </div>
-                <span class="tl-range">{format!("{}–{}", fixed(w.start, 0), fixed(w.end, 0))}</span>
+                <span class="tl-range">{format!("{:.0}–{:.0}", w.start, w.end)}</span>
                 <span class="tl-spacer" />
                 <span class="tl-cursor" data-testid="cursor-readout-cycle">
                     {format!("cycle {} / {}", app.view.cursor, sim.cycles)}

@@ -1,0 +1,50 @@
+//! The playground's download stays within its budget: the release build's wasm and
+//! JavaScript, each gzipped at the highest level (as `gzip -9` and static servers do),
+//! at most 500 KB (500,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
+//! needs `dist/` from `trunk build --release`, which `cargo xtask test` runs first.
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::io::Write;
+use std::path::PathBuf;
+
+const BUDGET_BYTES: u64 = 500_000;
+
+fn dist() -> PathBuf {
+    std::env::var_os("TILESCOPE_DIST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist"))
+}
+
+fn gzipped_len(bytes: &[u8]) -> u64 {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
+    encoder.write_all(bytes).expect("gzip into memory");
+    encoder.finish().expect("gzip into memory").len() as u64
+}
+
+#[test]
+#[ignore = "needs dist/ from trunk build --release"]
+fn the_release_bundle_is_within_its_gzip_budget() {
+    let dir = dist();
+    let mut total = 0;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|x| x == "wasm" || x == "js") {
+            let size = gzipped_len(&std::fs::read(&path).expect("a readable file"));
+            files.push(format!("{}: {size} bytes", path.display()));
+            total += size;
+        }
+    }
+    assert!(
+        files.iter().any(|f| f.contains(".wasm")),
+        "no wasm module in {}",
+        dir.display()
+    );
+    println!("bundle, gzip -9: {total} bytes\n{}", files.join("\n"));
+    assert!(
+        total <= BUDGET_BYTES,
+        "the bundle is {total} bytes gzipped, over the {BUDGET_BYTES}-byte budget:\n{}",
+        files.join("\n")
+    );
+}
