@@ -175,3 +175,38 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
     })
     .await
 }
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn the_editor_colours_floor_division_as_the_compiler_reads_it() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for(".tb-examples").await?.click().await?;
+        page.wait_for("[data-example=block_permute]")
+            .await?
+            .click()
+            .await?;
+        // `(b // 4)` divides: four `//` operators in the source, none of them a comment.
+        page.eventually("the block permute source is coloured", async || {
+            let divisions = page
+                .eval(
+                    "return Array.from(document.querySelectorAll('.tk-p'))\
+                     .filter(e => e.textContent === '//').length;",
+                )
+                .await?;
+            Ok(divisions.as_u64().unwrap_or(0) == 4)
+        })
+        .await?;
+        let wrong = page
+            .eval(
+                "return Array.from(document.querySelectorAll('.tk-com'))\
+                 .filter(e => e.textContent.startsWith('// 4')).length;",
+            )
+            .await?;
+        ensure!(wrong == 0, "{wrong} floor divisions coloured as comments");
+        page.screenshot("editor-floor-division").await?;
+        page.assert_no_console_errors().await?;
+        Ok(())
+    })
+    .await
+}

@@ -1,10 +1,12 @@
-//! Syntax highlighting for the editor overlay: a small tokenizer over `.tile` source
-//! that never fails (unknown bytes become `Plain`), and a splitter that overlays marks
-//! (diagnostic underlines, linked-span highlight) on the tokens. Kept separate from
-//! core's lexer because highlighting must survive any half-typed text; it can switch to
-//! core's lexer once that offers an error-tolerant token stream.
+//! Syntax highlighting for the editor overlay: the compiler's own lexer in its lossless
+//! mode (`tilescope::front::lexer::pieces`: comments, spaces and unknown bytes are
+//! pieces too, and nothing fails on half-typed text), so the editor colours the text
+//! exactly as the compiler reads it, `//` as a comment or as floor division included;
+//! and a splitter that overlays marks (diagnostic underlines, linked-span highlight) on
+//! the tokens.
 
 use std::ops::Range;
+use tilescope::front::lexer::{pieces, Piece, Tok};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
@@ -42,99 +44,67 @@ pub struct Token {
     pub range: Range<usize>,
 }
 
-const KEYWORDS: &[&str] = &[
-    "const", "kernel", "let", "for", "in", "step", "load", "store", "out", "as",
-];
+/// Names the lexer reads as identifiers that the language gives a meaning of its own.
 const DTYPES: &[&str] = &["f32", "f16", "bf16", "i32"];
-
-fn is_ident_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-
-fn is_ident_continue(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
 
 /// Tokens covering `source` in order; gaps are whitespace.
 pub fn tokenize(source: &str) -> Vec<Token> {
-    let bytes = source.as_bytes();
-    let mut tokens = Vec::new();
-    let mut i = 0;
-    let take_while = |mut j: usize, f: &dyn Fn(u8) -> bool| {
-        while j < bytes.len() && f(bytes[j]) {
-            j += 1;
-        }
-        j
+    let all = pieces(source);
+    let mut tokens: Vec<Token> = Vec::with_capacity(all.len());
+    let next_token = |i: usize| {
+        all.get(i + 1..)
+            .unwrap_or_default()
+            .iter()
+            .find(|(p, _)| *p != Piece::Space)
     };
-    while i < bytes.len() {
-        let b = bytes[i];
-        let start = i;
-        let kind = if b.is_ascii_whitespace() {
-            i = take_while(i, &|c| c.is_ascii_whitespace());
-            continue;
-        } else if source[i..].starts_with("//") {
-            i = take_while(i, &|c| c != b'\n');
-            TokenKind::Comment
-        } else if b == b'@' && bytes.get(i + 1).copied().is_some_and(is_ident_start) {
-            i = take_while(i + 1, &is_ident_continue);
-            TokenKind::Attribute
-        } else if b.is_ascii_digit() {
-            i = number_end(bytes, i);
-            TokenKind::Number
-        } else if is_ident_start(b) {
-            i = take_while(i, &is_ident_continue);
-            let word = &source[start..i];
-            let next = take_while(i, &|c| c == b' ');
-            if KEYWORDS.contains(&word) {
-                TokenKind::Keyword
-            } else if DTYPES.contains(&word) {
-                TokenKind::DType
-            } else if word == "inf" {
-                TokenKind::Number
-            } else if bytes.get(next) == Some(&b'(') {
-                TokenKind::Function
-            } else {
-                TokenKind::Ident
-            }
-        } else if b.is_ascii() {
-            i += 1;
-            TokenKind::Punct
-        } else {
-            // A non-ASCII char: one token for the whole char keeps ranges on boundaries.
-            i += source[i..].chars().next().map_or(1, char::len_utf8);
-            TokenKind::Plain
+    for (i, &(piece, span)) in all.iter().enumerate() {
+        let range = span.start as usize..span.end as usize;
+        let kind = match piece {
+            Piece::Space => continue,
+            Piece::Comment => TokenKind::Comment,
+            Piece::Invalid => TokenKind::Plain,
+            Piece::Token(tok) => match tok {
+                Tok::Int(_) | Tok::Float(_) => TokenKind::Number,
+                Tok::Ident => {
+                    let word = source.get(range.clone()).unwrap_or("");
+                    let after_at = tokens.last().is_some_and(|t| {
+                        t.kind == TokenKind::Attribute && t.range.end == range.start
+                    });
+                    if after_at {
+                        // `@buffers`: one attribute token.
+                        if let Some(t) = tokens.last_mut() {
+                            t.range.end = range.end;
+                        }
+                        continue;
+                    } else if DTYPES.contains(&word) {
+                        TokenKind::DType
+                    } else if matches!(next_token(i), Some((Piece::Token(Tok::LParen), _))) {
+                        TokenKind::Function
+                    } else {
+                        TokenKind::Ident
+                    }
+                }
+                // `@` directly before a name starts an attribute; elsewhere it is `@`,
+                // the matrix product.
+                Tok::At if matches!(all.get(i + 1), Some((Piece::Token(Tok::Ident), s)) if s.start == span.end) => {
+                    TokenKind::Attribute
+                }
+                Tok::Const
+                | Tok::Kernel
+                | Tok::Let
+                | Tok::For
+                | Tok::In
+                | Tok::Step
+                | Tok::Load
+                | Tok::Store
+                | Tok::Out
+                | Tok::As => TokenKind::Keyword,
+                _ => TokenKind::Punct,
+            },
         };
-        tokens.push(Token {
-            kind,
-            range: start..i,
-        });
+        tokens.push(Token { kind, range });
     }
     tokens
-}
-
-/// End of a number starting at `i`: digits, an optional fraction (not the `..` of a
-/// range), an optional exponent.
-fn number_end(bytes: &[u8], mut i: usize) -> usize {
-    let digits = |mut j: usize| {
-        while j < bytes.len() && bytes[j].is_ascii_digit() {
-            j += 1;
-        }
-        j
-    };
-    i = digits(i);
-    if bytes.get(i) == Some(&b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
-        i = digits(i + 1);
-    }
-    if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        if matches!(bytes.get(j), Some(b'+' | b'-')) {
-            j += 1;
-        }
-        if bytes.get(j).is_some_and(u8::is_ascii_digit) {
-            i = digits(j);
-        }
-    }
-    i
 }
 
 /// Marks drawn over the text, as bit flags so they can overlap.
@@ -232,8 +202,7 @@ mod tests {
                 ("r", Ident),
                 ("in", Keyword),
                 ("0", Number),
-                (".", Punct),
-                (".", Punct),
+                ("..", Punct),
                 ("64", Number),
                 ("step", Keyword),
                 ("8", Number),
@@ -269,6 +238,33 @@ mod tests {
                 ("-", Punct),
                 ("inf", Number)
             ]
+        );
+    }
+
+    #[test]
+    fn floor_division_is_not_a_comment() {
+        use TokenKind::*;
+        // As the compiler reads it: `//` after an operand on the same line divides.
+        assert_eq!(
+            kinds("x[(b // 4) * 16]; // rows"),
+            vec![
+                ("x", Ident),
+                ("[", Punct),
+                ("(", Punct),
+                ("b", Ident),
+                ("//", Punct),
+                ("4", Number),
+                (")", Punct),
+                ("*", Punct),
+                ("16", Number),
+                ("]", Punct),
+                (";", Punct),
+                ("// rows", Comment),
+            ]
+        );
+        assert_eq!(
+            kinds("a @ b"),
+            vec![("a", Ident), ("@", Punct), ("b", Ident)]
         );
     }
 

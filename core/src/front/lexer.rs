@@ -114,12 +114,57 @@ fn keyword(word: &str) -> Option<Tok> {
     })
 }
 
+/// A piece of the source text. Every byte of a source belongs to exactly one piece:
+/// the lossless stream [`pieces`] gives the playground's highlighter, so the editor
+/// colours the text exactly as the compiler reads it (`//` as a comment or as floor
+/// division included).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Piece {
+    Token(Tok),
+    /// A `//` comment up to the end of its line.
+    Comment,
+    /// Spaces, tabs and line breaks.
+    Space,
+    /// A run of characters no token starts with (reported as an error by [`lex`]).
+    Invalid,
+}
+
 /// Splits `source` into tokens ending with `Eof`. Characters outside the language are
 /// reported (a run of them as one error) and skipped.
 pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
-    let bytes = source.as_bytes();
     let mut tokens = Vec::new();
     let mut diags = Vec::new();
+    walk(source, &mut |piece, span, diag| {
+        if let Some(d) = diag {
+            if diags.len() < MAX_DIAGNOSTICS {
+                diags.push(d);
+            }
+        }
+        if let Piece::Token(tok) = piece {
+            tokens.push(Token { tok, span });
+        }
+    });
+    tokens.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(source.len(), source.len()),
+    });
+    (tokens, diags)
+}
+
+/// Every piece of `source` in order, covering it without gaps; never fails, whatever
+/// the text (half-typed code included).
+pub fn pieces(source: &str) -> Vec<(Piece, Span)> {
+    let mut out = Vec::new();
+    walk(source, &mut |piece, span, _| out.push((piece, span)));
+    out
+}
+
+/// The one scan behind [`lex`] and [`pieces`]: calls `emit` with each piece, its span
+/// and, for an error, the diagnostic [`lex`] reports.
+fn walk(source: &str, emit: &mut dyn FnMut(Piece, Span, Option<Diagnostic>)) {
+    let bytes = source.as_bytes();
+    // The last token, for the `//` rule.
+    let mut last: Option<Token> = None;
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
@@ -134,12 +179,14 @@ pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
         };
         let (tok, len) = match c {
             b' ' | b'\t' | b'\n' | b'\r' => {
-                i += 1;
+                i = scan(bytes, i, |b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+                emit(Piece::Space, Span::new(start, i), None);
                 continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'/') && bytes.get(i + 2) == Some(&b'/') => {
                 // `///` is still a comment, as in C and Rust.
                 i = line_end(bytes, i);
+                emit(Piece::Comment, Span::new(start, i), None);
                 continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
@@ -149,10 +196,11 @@ pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
                 // (docs/language.md, "Whitespace and comments"): `//` starts a comment
                 // unless an operand came right before it on this line (`a // b`,
                 // `(r + 1) // 2`).
-                if previous_is_operand(&tokens, source, start) {
+                if previous_is_operand(last.as_ref(), source, start) {
                     (Tok::SlashSlash, 2)
                 } else {
                     i = line_end(bytes, i);
+                    emit(Piece::Comment, Span::new(start, i), None);
                     continue;
                 }
             }
@@ -162,7 +210,17 @@ pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
                 (keyword(word).unwrap_or(Tok::Ident), end - i)
             }
             b'0'..=b'9' => {
-                let (tok, end) = number(source, i, &mut diags);
+                let (tok, end, diag) = number(source, i);
+                if let Some(d) = diag {
+                    // Reported with the token, which still parses (as 0).
+                    emit(Piece::Token(tok), Span::new(start, end), Some(d));
+                    last = Some(Token {
+                        tok,
+                        span: Span::new(start, end),
+                    });
+                    i = end;
+                    continue;
+                }
                 (tok, end - i)
             }
             b'+' => two(b'=', Tok::PlusEq, Tok::Plus),
@@ -184,30 +242,26 @@ pub fn lex(source: &str) -> (Vec<Token>, Diagnostics) {
             b'}' => single(Tok::RBrace),
             _ => {
                 let end = invalid_run(source, i);
-                if diags.len() < MAX_DIAGNOSTICS {
-                    let text = &source[i..end];
-                    let what = if text.chars().count() == 1 {
-                        format!("unexpected character `{}`", text.escape_debug())
-                    } else {
-                        format!("unexpected characters `{}`", text.escape_debug())
-                    };
-                    diags.push(Diagnostic::error(what, Span::new(i, end)));
-                }
+                let text = &source[i..end];
+                let what = if text.chars().count() == 1 {
+                    format!("unexpected character `{}`", text.escape_debug())
+                } else {
+                    format!("unexpected characters `{}`", text.escape_debug())
+                };
+                let span = Span::new(i, end);
+                emit(Piece::Invalid, span, Some(Diagnostic::error(what, span)));
                 i = end;
                 continue;
             }
         };
         i += len;
-        tokens.push(Token {
+        let token = Token {
             tok,
             span: Span::new(start, i),
-        });
+        };
+        emit(Piece::Token(tok), token.span, None);
+        last = Some(token);
     }
-    tokens.push(Token {
-        tok: Tok::Eof,
-        span: Span::new(bytes.len(), bytes.len()),
-    });
-    (tokens, diags)
 }
 
 fn scan(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {
@@ -224,8 +278,8 @@ fn line_end(bytes: &[u8], from: usize) -> usize {
 
 /// True when the token before byte `at` ends an operand on the same line, so a `//`
 /// at `at` is floor division rather than a comment.
-fn previous_is_operand(tokens: &[Token], source: &str, at: usize) -> bool {
-    let Some(prev) = tokens.last() else {
+fn previous_is_operand(prev: Option<&Token>, source: &str, at: usize) -> bool {
+    let Some(prev) = prev else {
         return false;
     };
     let operand_end = matches!(
@@ -252,8 +306,9 @@ fn invalid_run(source: &str, from: usize) -> usize {
 }
 
 /// An integer or float literal starting at `from`: digits, then `.digits` (a dot only
-/// when a digit follows, so `0..64` stays an integer range), then an exponent.
-fn number(source: &str, from: usize, diags: &mut Diagnostics) -> (Tok, usize) {
+/// when a digit follows, so `0..64` stays an integer range), then an exponent. An
+/// integer too large for `i64` comes back as 0 with its diagnostic.
+fn number(source: &str, from: usize) -> (Tok, usize, Option<Diagnostic>) {
     let bytes = source.as_bytes();
     let digits = |at| scan(bytes, at, |b| b.is_ascii_digit());
     let mut end = digits(from);
@@ -271,25 +326,26 @@ fn number(source: &str, from: usize, diags: &mut Diagnostics) -> (Tok, usize) {
     }
     let text = &source[from..end];
     let span = Span::new(from, end);
-    let tok = if is_float {
+    if is_float {
         // The lexer's float syntax (digits, `.digits`, an exponent) is a subset of what
         // `str::parse` reads, so the NaN is never taken.
-        Tok::Float(text.parse::<f64>().unwrap_or(f64::NAN))
-    } else {
-        match text.parse::<i64>() {
-            Ok(v) => Tok::Int(v),
-            Err(_) => {
-                if diags.len() < MAX_DIAGNOSTICS {
-                    diags.push(Diagnostic::error(
-                        format!("integer literal `{}` is too large", truncate(text)),
-                        span,
-                    ));
-                }
-                Tok::Int(0)
-            }
-        }
-    };
-    (tok, end)
+        return (
+            Tok::Float(text.parse::<f64>().unwrap_or(f64::NAN)),
+            end,
+            None,
+        );
+    }
+    match text.parse::<i64>() {
+        Ok(v) => (Tok::Int(v), end, None),
+        Err(_) => (
+            Tok::Int(0),
+            end,
+            Some(Diagnostic::error(
+                format!("integer literal `{}` is too large", truncate(text)),
+                span,
+            )),
+        ),
+    }
 }
 
 /// Shortens user text quoted in a message, so a megabyte-long token stays readable.

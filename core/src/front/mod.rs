@@ -4,7 +4,7 @@
 pub mod ast;
 mod check;
 pub mod hir;
-mod lexer;
+pub mod lexer;
 mod parser;
 
 use crate::diag::{Diagnostic, Diagnostics};
