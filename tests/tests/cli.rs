@@ -299,5 +299,23 @@ fn run_with_verify_checks_the_address_plan_of_online_softmax() {
         .assert()
         .success()
         .stdout(predicate::str::contains("=== after out-of-ssa ==="))
-        .stdout(predicate::str::contains("// copy: %m.1 is read after %mn is defined"));
+        .stdout(predicate::str::contains(
+            "// copy: %m.1 is read after %mn is defined",
+        ));
+}
+
+#[test]
+fn race_lines_name_the_source_line_of_both_accesses() {
+    let file = repo().join("static/examples/softmax.tile");
+    tilescope()
+        .args(["run", "--sync", "none"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("race: V reads ub"))
+        .stdout(predicate::str::contains("  MTE2 #5: "))
+        .stdout(predicate::str::contains(
+            "softmax.tile:8:17: let t = load x[r .. r + R, :];",
+        ))
+        .stdout(predicate::str::contains("softmax.tile:9:17: let m = amax"));
 }

@@ -1,7 +1,12 @@
 //! Human and JSON summaries of a simulation.
 
 use serde_json::{json, Value};
+use tilescope::diag::Span;
 use tilescope::sim::{PipeStats, SimResult};
+
+/// Where a source span is, for a race line (`file:line:col: the source line`); `None`
+/// when there is no source (hand-written assembly).
+pub type Locate<'a> = &'a dyn Fn(Span) -> Option<String>;
 
 /// Set/wait pairs that met at run time.
 pub fn syncs(result: &SimResult) -> usize {
@@ -42,8 +47,9 @@ pub fn sim_json(result: &SimResult) -> Value {
     })
 }
 
-/// `syncs` is passed in because a run counts them from the compiled program's flags.
-pub fn sim_text(result: &SimResult, syncs: usize) -> String {
+/// `syncs` is passed in because a run counts them from the compiled program's flags;
+/// `locate` names the source line of each access of a race.
+pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate) -> String {
     let mut s = format!("cycles: {}\n", result.cycles);
     for p in &result.pipes {
         if p.instructions == 0 {
@@ -71,6 +77,15 @@ pub fn sim_text(result: &SimResult, syncs: usize) -> String {
     s.push_str(&format!("syncs: {syncs}\n"));
     for race in &result.races {
         s.push_str(&format!("race: {}\n", race.message));
+        for a in [&race.first, &race.second] {
+            if let Some(at) = a.instr.prov.span.and_then(locate) {
+                s.push_str(&format!(
+                    "  {} #{}: {at}\n",
+                    a.instr.pipe.name(),
+                    a.instr.index
+                ));
+            }
+        }
     }
     for e in &result.errors {
         s.push_str(&format!("error: {}\n", e.message));

@@ -56,7 +56,8 @@ pub fn run(args: Args) -> Result<(), Failed> {
     if args.io.json {
         print_json(&summary(&result))?;
     } else {
-        print!("{}", text(&result));
+        let locate = |span| io::locate(file, &source, span);
+        print!("{}", text(&result, &locate));
     }
     if result.errors.is_empty() {
         Ok(())
@@ -83,7 +84,7 @@ fn summary(r: &RunResult) -> serde_json::Value {
     })
 }
 
-fn text(r: &RunResult) -> String {
+fn text(r: &RunResult, locate: report::Locate) -> String {
     let sim = SimResult {
         cycles: r.cycles,
         pipes: r.pipes.clone(),
@@ -91,7 +92,7 @@ fn text(r: &RunResult) -> String {
         errors: r.errors.clone(),
         ..SimResult::default()
     };
-    let mut s = report::sim_text(&sim, r.syncs as usize);
+    let mut s = report::sim_text(&sim, r.syncs as usize, locate);
     let ratio = if r.cycles == 0 {
         0.0
     } else {
