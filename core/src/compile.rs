@@ -100,6 +100,8 @@ pub struct CompileResult {
     pub asm: Option<String>,
     /// plan-memory's on-chip buffer table, once the kernel compiled.
     pub buffers: Vec<BufferInfo>,
+    /// What insert-sync placed and why, once the kernel compiled (`explain` renders it).
+    pub sync: Option<crate::passes::sync::SyncReport>,
 }
 
 /// One on-chip buffer of the compiled kernel: what the playground lists at the cursor.
@@ -175,6 +177,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
         (Some(l), Some(_)) => l.buffers.iter().map(BufferInfo::of).collect(),
         _ => Vec::new(),
     };
+    let sync = cx.sync_report.clone().filter(|_| ok);
     let result = CompileResult {
         kernels,
         kernel,
@@ -184,6 +187,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
         program,
         asm,
         buffers,
+        sync,
     };
     (result, cx)
 }

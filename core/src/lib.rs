@@ -7,6 +7,7 @@ pub mod compile;
 pub mod dense;
 pub mod diag;
 pub mod examples;
+pub mod explain;
 pub mod front;
 pub mod inputs;
 pub mod interp;

@@ -319,3 +319,33 @@ fn race_lines_name_the_source_line_of_both_accesses() {
         ))
         .stdout(predicate::str::contains("softmax.tile:9:17: let m = amax"));
 }
+
+#[test]
+fn emit_sync_explains_every_pair_and_the_json_carries_it() {
+    let file = repo().join("static/examples/multibuffer.tile");
+    tilescope()
+        .args(["compile", "--emit", "sync"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("4 set/wait pairs"))
+        .stdout(predicate::str::contains("MTE2 -> V"))
+        .stdout(predicate::str::contains("RAW"))
+        .stdout(predicate::str::contains("(back edge)"));
+    let out = tilescope()
+        .args(["run", "--json"])
+        .arg(&file)
+        .output()
+        .expect("tilescope runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let pairs = v["sync"]["pairs"].as_array().expect("sync.pairs");
+    assert_eq!(pairs.len(), 4);
+    for key in [
+        "src", "dst", "event", "dynamic", "kind", "buffer", "producer", "consumer",
+        "back_edge", "set_index", "wait_index",
+    ] {
+        assert!(pairs[0].get(key).is_some(), "no {key} in {}", pairs[0]);
+    }
+    assert!(pairs[0]["producer"]["line"].as_u64().is_some());
+    assert!(v["sync"]["notes"].is_array() && v["sync"]["removed"].is_array());
+}

@@ -47,6 +47,9 @@ pub enum Emit {
     Steps,
     /// The whole compile result as JSON.
     Json,
+    /// Every set/wait pair insert-sync placed: the hazard it orders, the buffer, the
+    /// producer and consumer lines, the event ids, back edges; then the id notes.
+    Sync,
 }
 
 #[derive(clap::Args)]
@@ -92,10 +95,18 @@ pub fn run(args: Args) -> Result<(), Failed> {
         // JSON consumers get the diagnostics inside the result, and the exit code.
         let source = io::read_source(&args.common.file)?;
         let result = compile(&source, &args.common.options()?);
-        print_json(&result)?;
+        let mut value = serde_json::to_value(&result)
+            .map_err(|e| io::fail(&format!("the result does not serialise: {e}")))?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert(
+                "sync".into(),
+                tilescope::explain::sync_json(&result, &source),
+            );
+        }
+        print_json(&value)?;
         return if result.ok() { Ok(()) } else { Err(Failed) };
     }
-    let (_, result) = args.common.compile()?;
+    let (source, result) = args.common.compile()?;
     match args.emit {
         Emit::Passes | Emit::Json => {
             for pass in &result.passes {
@@ -110,6 +121,11 @@ pub fn run(args: Args) -> Result<(), Failed> {
         }
         Emit::Asm => {
             print!("{}", result.asm.as_deref().unwrap_or_default());
+            Ok(())
+        }
+        Emit::Sync => {
+            let file = args.common.file.display().to_string();
+            print!("{}", tilescope::explain::sync_table(&result, &source, &file));
             Ok(())
         }
         Emit::Steps => {

@@ -26,7 +26,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     if !result.diagnostics.is_empty() {
         io::report(&result.diagnostics, file, &source);
         if args.io.json {
-            print_json(&summary(&result))?;
+            print_json(&summary(&result, &source))?;
         }
         return Err(Failed);
     }
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
         io::write_bytes(path, &npy::write(tensor))?;
     }
     if args.io.json {
-        print_json(&summary(&result))?;
+        print_json(&summary(&result, &source))?;
     } else {
         let locate = |span| io::locate(file, &source, span);
         print!("{}", text(&result, &locate));
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
 }
 
 /// The JSON of `run --json`: the run's figures without the per-instruction trace.
-fn summary(r: &RunResult) -> serde_json::Value {
+fn summary(r: &RunResult, source: &str) -> serde_json::Value {
     let pipes = report::pipes_json(&r.pipes);
     json!({
         "kernel": r.compile.kernel,
@@ -81,6 +81,7 @@ fn summary(r: &RunResult) -> serde_json::Value {
         "max_abs_err": r.max_abs_err,
         "outputs": r.outputs,
         "diagnostics": r.diagnostics,
+        "sync": tilescope::explain::sync_json(&r.compile, source),
     })
 }
 

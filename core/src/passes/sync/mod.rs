@@ -44,7 +44,7 @@ use std::collections::HashMap;
 use tree::{Ids, Kind, NodeId, Sync, Tree};
 use walk::{Finding, Flags, Scenario, Walker};
 
-pub use tree::Reason;
+pub use tree::{HazardKind, Reason};
 
 /// Rounds of walk-and-insert before giving up (each round orders at least one more
 /// hazard; real kernels need a few dozen).
@@ -65,9 +65,39 @@ pub struct PairInfo {
     /// `loop_carried` the rotation runs across the perfect nest `loop_carried` heads.
     pub rotates_with: Option<LoopId>,
     pub reason: Reason,
+    /// For a hazard pair: read after write, write after read or write after write.
+    pub hazard: Option<HazardKind>,
+    /// The buffer (by the source name of its tile) or tensor the hazard is on.
+    pub buffer: Option<String>,
+    /// Where the producer (after which the set runs) and the consumer (before which
+    /// the wait runs) come from.
+    pub producer: crate::isa::Provenance,
+    pub consumer: crate::isa::Provenance,
     /// Item paths (indices into `Lowered::body`, then into loop bodies) of every
     /// instruction of the pair: set, wait, primes and drains.
     pub paths: Vec<Vec<usize>>,
+}
+
+/// The source name of what `target` is: a tensor's name, or a buffer's first tile
+/// without the suffix that tells SSA values apart (`acc` for `acc.2|acc.3`).
+fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
+    match target {
+        lowered::Target::Tensor(t) => lowered.tensors.get(t as usize).map(|t| t.name.clone()),
+        lowered::Target::Buffer(b) => {
+            let name = lowered.buffers.get(b.0 as usize)?.name.as_str();
+            let first = name.split('|').next().unwrap_or(name);
+            let base = match first.rsplit_once('.') {
+                Some((base, n)) if n.bytes().all(|c| c.is_ascii_digit()) => base,
+                _ => first,
+            };
+            // An unnamed temporary keeps its IR number (`%0`).
+            if base.bytes().all(|c| c.is_ascii_digit()) {
+                Some(format!("%{base}"))
+            } else {
+                Some(base.to_string())
+            }
+        }
+    }
 }
 
 /// A dynamic pair given fewer ids than its loop has slots because ids ran out: the
@@ -273,7 +303,15 @@ fn auto(
                         return Err(internal("a hazard stayed unordered after its pair"));
                     }
                     let site = place::site(tree, &p.inst, &consumer, nest, p.rotation)?;
-                    place::add_pair(tree, &site, &p.inst, &consumer, p.rotation, Reason::Hazard)?;
+                    place::add_pair(
+                        tree,
+                        &site,
+                        &p.inst,
+                        &consumer,
+                        p.rotation,
+                        Reason::Hazard,
+                        Some(p.hazard),
+                    )?;
                 }
             }
             Finding::FlagReuse { wait, set } => {
@@ -281,7 +319,7 @@ fn auto(
                     return Err(internal("a flag reuse stayed unordered after its pair"));
                 }
                 let site = place::site(tree, &wait, &set, nest, None)?;
-                place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse)?;
+                place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse, None)?;
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
         }
@@ -555,6 +593,10 @@ fn write_back(
                 Ids::Static => None,
             },
             reason: p.reason,
+            hazard: p.hazard.map(|(k, _)| k),
+            buffer: p.hazard.and_then(|(_, t)| target_name(lowered, t)),
+            producer: p.set_prov,
+            consumer: p.wait_prov,
             paths: ps,
         });
     }

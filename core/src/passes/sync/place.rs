@@ -157,6 +157,7 @@ pub fn add_pair(
     c: &Inst,
     rotation: Option<(NodeId, u32)>,
     reason: Reason,
+    hazard: Option<(super::tree::HazardKind, crate::lowered::Target)>,
 ) -> Result<PairId, Diagnostic> {
     // Slot ids only where both anchors run inside the rotating loop and, for a back
     // edge, the edge is that loop's (the slot repeats every `count` iterations).
@@ -182,6 +183,7 @@ pub fn add_pair(
         carried: site.primed,
         nest_wide: site.primed != site.carried,
         reason,
+        hazard,
         nodes: Vec::new(),
         removed: false,
         barrier: false,

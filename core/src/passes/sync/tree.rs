@@ -79,6 +79,39 @@ pub enum Reason {
     FlagReuse,
 }
 
+/// The dependence a hazard pair orders: the producer's access, then the consumer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum HazardKind {
+    /// Read after write: the consumer reads what the producer wrote.
+    #[serde(rename = "RAW")]
+    Raw,
+    /// Write after read: the consumer overwrites what the producer still reads.
+    #[serde(rename = "WAR")]
+    War,
+    /// Write after write: the consumer's write must land after the producer's.
+    #[serde(rename = "WAW")]
+    Waw,
+}
+
+impl HazardKind {
+    /// From whether the producer's and the consumer's accesses write.
+    pub fn of(producer_writes: bool, consumer_writes: bool) -> HazardKind {
+        match (producer_writes, consumer_writes) {
+            (true, false) => HazardKind::Raw,
+            (false, _) => HazardKind::War,
+            (true, true) => HazardKind::Waw,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HazardKind::Raw => "RAW",
+            HazardKind::War => "WAR",
+            HazardKind::Waw => "WAW",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Pair {
     pub src: Pipe,
@@ -90,6 +123,8 @@ pub struct Pair {
     /// orders (see `place`).
     pub nest_wide: bool,
     pub reason: Reason,
+    /// For a hazard pair: the dependence and the buffer or tensor it is on.
+    pub hazard: Option<(HazardKind, crate::lowered::Target)>,
     /// Every node of the pair: set, wait, primes, drains.
     pub nodes: Vec<NodeId>,
     /// Dropped as redundant by the minimality sweep.

@@ -39,6 +39,8 @@ pub struct Inst {
 #[derive(Clone, Debug)]
 pub struct Producer {
     pub inst: Rc<Inst>,
+    /// The dependence on the latest conflicting access, and what it touches.
+    pub hazard: (super::tree::HazardKind, Target),
     /// Every conflict with the consumer is between the same slot of buffers rotating
     /// with this loop: a pair with ids that follow the slot suffices.
     pub rotation: Option<(NodeId, u32)>,
@@ -393,6 +395,10 @@ impl<'a> Walker<'a> {
                     (Some(a), Some(b)) if a == b && e.slot.is_some() => Some(a),
                     _ => None,
                 };
+                let hazard = (
+                    super::tree::HazardKind::of(e.acc.write, acc.write),
+                    acc.target,
+                );
                 match found.iter_mut().find(|p| p.inst.pipe == e.inst.pipe) {
                     Some(p) if p.inst.count > e.inst.count => {}
                     Some(p) if p.inst.count == e.inst.count => {
@@ -403,10 +409,12 @@ impl<'a> Walker<'a> {
                     Some(p) => {
                         p.inst = e.inst.clone();
                         p.rotation = rotation;
+                        p.hazard = hazard;
                     }
                     None => found.push(Producer {
                         inst: e.inst.clone(),
                         rotation,
+                        hazard,
                     }),
                 }
             }

@@ -1,0 +1,209 @@
+//! Why each sync is there, for people: insert-sync's record of every set/wait pair it
+//! placed (the hazard it orders, the buffer by its source name, the producer and the
+//! consumer with their source positions, whether it orders a loop's back edge, its event
+//! ids) joined with where the pair's `set_flag` and `wait_flag` ended up in the final
+//! program. `tilescope compile --emit sync` prints [`sync_table`]; the JSON results
+//! carry [`sync_json`].
+
+use crate::compile::CompileResult;
+use crate::diag::Span;
+use crate::isa::{Op, Program, Val};
+use crate::passes::sync::{PairInfo, Reason, SyncReport};
+use crate::types::Pipe;
+use serde::Serialize;
+
+/// A source position of one side of a pair.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Site {
+    pub pipe: Pipe,
+    /// 1-based; `None` when the instruction has no source span.
+    pub line: Option<usize>,
+    pub col: Option<usize>,
+}
+
+/// One set/wait pair as users read it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SyncRow {
+    pub src: Pipe,
+    pub dst: Pipe,
+    /// The first event id (for a dynamic pair, the id of slot 0).
+    pub event: u32,
+    /// Every id the pair uses: one, or one per slot for a dynamic pair.
+    pub events: Vec<u32>,
+    /// The id follows the slot of the buffer the hazard is on.
+    pub dynamic: bool,
+    /// `RAW`, `WAR`, `WAW`, or `flag-reuse` (a wait ordered before the next set of the
+    /// same flag).
+    pub kind: String,
+    /// The buffer (by its tile's source name) or tensor the hazard is on.
+    pub buffer: Option<String>,
+    pub producer: Site,
+    pub consumer: Site,
+    /// Orders a dependence across a loop's back edge (primed before the loop, drained
+    /// after it).
+    pub back_edge: bool,
+    /// Positions of the pair's `set_flag` and `wait_flag` in the final program.
+    pub set_index: Option<usize>,
+    pub wait_index: Option<usize>,
+}
+
+/// 1-based line and column (in characters) of `span` in `source`.
+pub fn line_col(source: &str, span: Span) -> Option<(usize, usize)> {
+    let before = source.get(..span.start as usize)?;
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some((line, before.get(start..)?.chars().count() + 1))
+}
+
+fn site(pipe: Pipe, span: Option<Span>, source: &str) -> Site {
+    let at = span.and_then(|s| line_col(source, s));
+    Site {
+        pipe,
+        line: at.map(|a| a.0),
+        col: at.map(|a| a.1),
+    }
+}
+
+/// The rows of every pair `report` placed; `program` (the final one) gives the set and
+/// wait positions: the first `set_flag` (`wait_flag`) of the pair's pipes and first id
+/// that comes from the producer's (consumer's) source span and no earlier row claimed.
+pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -> Vec<SyncRow> {
+    let mut claimed = vec![false; program.map_or(0, |p| p.instrs.len())];
+    report
+        .pairs
+        .iter()
+        .map(|p| {
+            let event = p.ids.first().copied().unwrap_or(0);
+            let mut find = |set: bool| {
+                let program = program?;
+                let span = if set { p.producer.span } else { p.consumer.span };
+                let at = program.instrs.iter().enumerate().position(|(i, ins)| {
+                    let (src, dst, id) = match (&ins.op, set) {
+                        (Op::SetFlag { src, dst, id }, true) | (Op::WaitFlag { src, dst, id }, false) => {
+                            (*src, *dst, *id)
+                        }
+                        _ => return false,
+                    };
+                    let id_matches = match id {
+                        Val::Imm(x) => !p.dynamic && x == i64::from(event),
+                        Val::Reg(_) => p.dynamic,
+                    };
+                    !claimed.get(i).copied().unwrap_or(true)
+                        && src == p.src
+                        && dst == p.dst
+                        && id_matches
+                        && ins.prov.span == span
+                })?;
+                if let Some(c) = claimed.get_mut(at) {
+                    *c = true;
+                }
+                Some(at)
+            };
+            let (set_index, wait_index) = (find(true), find(false));
+            SyncRow {
+                src: p.src,
+                dst: p.dst,
+                event,
+                events: p.ids.clone(),
+                dynamic: p.dynamic,
+                kind: kind(p),
+                buffer: p.buffer.clone(),
+                producer: site(p.src, p.producer.span, source),
+                consumer: site(p.dst, p.consumer.span, source),
+                back_edge: p.loop_carried.is_some(),
+                set_index,
+                wait_index,
+            }
+        })
+        .collect()
+}
+
+fn kind(p: &PairInfo) -> String {
+    match (p.reason, p.hazard) {
+        (Reason::Hazard, Some(h)) => h.name().to_string(),
+        (Reason::Hazard, None) => "hazard".to_string(),
+        (Reason::FlagReuse, _) => "flag-reuse".to_string(),
+    }
+}
+
+/// `{ pairs, removed, notes }`: the pairs placed, the pairs found redundant (none are
+/// recorded yet: the minimality sweep drops them), and every event-id reduction and
+/// barrier fallback.
+pub fn sync_json(result: &CompileResult, source: &str) -> serde_json::Value {
+    let Some(report) = &result.sync else {
+        return serde_json::Value::Null;
+    };
+    let rows = sync_rows(report, result.program.as_ref(), source);
+    serde_json::json!({
+        "strategy": report.strategy,
+        "pairs": rows,
+        "removed": [],
+        "notes": notes(report),
+    })
+}
+
+/// Every reduction of event ids and every fallback, as sentences.
+pub fn notes(report: &SyncReport) -> Vec<String> {
+    let mut out = report.notes.clone();
+    for r in &report.slot_reductions {
+        out.push(format!(
+            "event ids ran out: the {} -> {} pairs of loop {} use {} ids for {} slots, so at most {} iterations are in flight",
+            r.src.name(),
+            r.dst.name(),
+            r.loop_id.0,
+            r.ids,
+            r.slots,
+            r.ids
+        ));
+    }
+    if report.barriers > 0 {
+        out.push(format!(
+            "{} pipe_barrier(ALL) inserted where event ids ran out",
+            report.barriers
+        ));
+    }
+    out
+}
+
+/// The table `tilescope compile --emit sync` prints: one row per pair, then the notes.
+pub fn sync_table(result: &CompileResult, source: &str, file: &str) -> String {
+    let Some(report) = &result.sync else {
+        return "no sync report: the kernel did not compile\n".to_string();
+    };
+    let rows = sync_rows(report, result.program.as_ref(), source);
+    let at = |s: &Site| match (s.line, s.col) {
+        (Some(l), Some(c)) => format!("{file}:{l}:{c}"),
+        _ => "-".to_string(),
+    };
+    let index = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("#{i}"));
+    let mut out = format!(
+        "{} set/wait pairs ({:?} sync)\n",
+        rows.len(),
+        report.strategy
+    );
+    out.push_str("pair  flag            id     kind        buffer      producer -> consumer\n");
+    for (n, r) in rows.iter().enumerate() {
+        let ids = if r.dynamic {
+            format!("{}..{} slot", r.event, r.event + r.events.len() as u32 - 1)
+        } else {
+            r.event.to_string()
+        };
+        out.push_str(&format!(
+            "{n:<5} {:<15} {ids:<6} {:<11} {:<11} {} {} {} -> {} {} {}{}\n",
+            format!("{} -> {}", r.src.name(), r.dst.name()),
+            r.kind,
+            r.buffer.as_deref().unwrap_or("-"),
+            r.producer.pipe.name(),
+            at(&r.producer),
+            index(r.set_index),
+            r.consumer.pipe.name(),
+            at(&r.consumer),
+            index(r.wait_index),
+            if r.back_edge { "  (back edge)" } else { "" }
+        ));
+    }
+    for note in notes(report) {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}

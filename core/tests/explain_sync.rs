@@ -1,0 +1,113 @@
+//! Why each sync is there: the rows `--emit sync` prints and the JSON carries, checked
+//! by hand on small kernels: a RAW, a WAR on a loop's back edge, ids that follow the
+//! slot, the note when event ids run out, and set/wait positions that point at the
+//! pair's own instructions in the final program.
+
+use tilescope::compile::{compile, CompileOptions};
+use tilescope::explain::{sync_json, sync_rows, sync_table, SyncRow};
+use tilescope::isa::Op;
+use tilescope::types::Pipe;
+
+const STREAM: &str = "kernel stream(x: f32[256, 16], y: out f32[256, 16]) {
+    for r in 0..256 step 8 @buffers(BUF) {
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = exp(t);
+    }
+}";
+
+fn rows(source: &str) -> (Vec<SyncRow>, tilescope::compile::CompileResult) {
+    let r = compile(source, &CompileOptions::default());
+    assert!(r.ok(), "{:?}", r.diagnostics);
+    let report = r.sync.as_ref().expect("a sync report");
+    (sync_rows(report, r.program.as_ref(), source), r)
+}
+
+fn find(rows: &[SyncRow], src: Pipe, dst: Pipe) -> &SyncRow {
+    rows.iter()
+        .find(|r| r.src == src && r.dst == dst)
+        .unwrap_or_else(|| panic!("no {src:?} -> {dst:?} pair in {rows:#?}"))
+}
+
+#[test]
+fn a_load_then_its_use_is_a_raw_pair_on_the_loaded_tile() {
+    let source = STREAM.replace("BUF", "2");
+    let (rows, r) = rows(&source);
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    let raw = find(&rows, Pipe::MTE2, Pipe::V);
+    assert_eq!(raw.kind, "RAW");
+    assert_eq!(raw.buffer.as_deref(), Some("t"));
+    assert!(!raw.back_edge);
+    // The producer is the load on line 3, the consumer the `exp` on line 4.
+    assert_eq!((raw.producer.line, raw.producer.col), (Some(3), Some(17)));
+    assert_eq!(raw.consumer.line, Some(4));
+    // Its set and wait are the pair's own instructions.
+    let program = r.program.as_ref().expect("a program");
+    let (set, wait) = (raw.set_index.expect("set"), raw.wait_index.expect("wait"));
+    assert!(matches!(program.instrs[set].op, Op::SetFlag { src: Pipe::MTE2, dst: Pipe::V, .. }));
+    assert!(matches!(program.instrs[wait].op, Op::WaitFlag { src: Pipe::MTE2, dst: Pipe::V, .. }));
+    assert!(set < wait);
+}
+
+#[test]
+fn reusing_a_slot_is_a_war_pair_on_the_back_edge_with_ids_per_slot() {
+    let source = STREAM.replace("BUF", "2");
+    let (rows, _) = rows(&source);
+    let war = find(&rows, Pipe::V, Pipe::MTE2);
+    assert_eq!(war.kind, "WAR");
+    assert_eq!(war.buffer.as_deref(), Some("t"));
+    assert!(war.back_edge);
+    // Two slots: the id follows the slot of `t`.
+    assert!(war.dynamic);
+    assert_eq!(war.events, vec![war.event, war.event + 1]);
+    // The wait comes before the next iteration's load, so before its set in the body.
+    assert!(war.wait_index < war.set_index);
+}
+
+#[test]
+fn running_out_of_event_ids_is_a_note() {
+    let source = STREAM.replace("BUF", "16");
+    let r = compile(&source, &CompileOptions::default());
+    let json = sync_json(&r, &source);
+    let notes = json["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("event ids ran out") && n.contains("8 ids for 16 slots"))),
+        "{notes:?}"
+    );
+    assert_eq!(json["pairs"][0]["events"].as_array().map(Vec::len), Some(8));
+    let table = sync_table(&r, &source, "stream.tile");
+    assert!(table.contains("note: event ids ran out"), "{table}");
+    assert!(table.contains("stream.tile:3:17"), "{table}");
+}
+
+#[test]
+fn every_example_explains_every_pair_it_places() {
+    for e in tilescope::examples::ALL {
+        let r = compile(e.source, &CompileOptions::default());
+        let report = r.sync.as_ref().expect("a sync report");
+        let rows = sync_rows(report, r.program.as_ref(), e.source);
+        for row in &rows {
+            assert!(
+                row.set_index.is_some() && row.wait_index.is_some(),
+                "{}: {row:?}",
+                e.name
+            );
+            assert!(
+                row.kind == "flag-reuse" || row.buffer.is_some(),
+                "{}: a hazard without its buffer {row:?}",
+                e.name
+            );
+        }
+        // The positions are all different instructions.
+        let mut at: Vec<usize> = rows
+            .iter()
+            .flat_map(|r| [r.set_index, r.wait_index])
+            .flatten()
+            .collect();
+        let n = at.len();
+        at.sort_unstable();
+        at.dedup();
+        assert_eq!(at.len(), n, "{}: two rows claim one instruction", e.name);
+    }
+}
