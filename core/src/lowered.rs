@@ -5,6 +5,8 @@
 //! `emit` allocates the scalar registers (virtual until then) and flattens the loops
 //! into `loop`/`endloop`, producing the final `isa::Program`.
 
+pub mod verify;
+
 use crate::diag::{Diagnostic, Span};
 use crate::isa::{Op, Provenance, Reg, TensorDecl, Val};
 use crate::types::{MemSpace, Pipe};

@@ -69,6 +69,7 @@
 //! ```
 
 pub mod asm;
+pub mod operands;
 
 use crate::diag::Span;
 use crate::types::{DType, MemSpace, Pipe};
@@ -436,190 +437,114 @@ impl Program {
 /// operand may live in and which dtypes an op accepts. The parser and the simulator both
 /// check them, so a program built in memory by the compiler gets the same errors.
 pub fn validate_op(program: &Program, op: &Op) -> Result<(), String> {
+    validate_op_rules(program, op)?;
+    let mut in_range = true;
+    operands::registers(op, &mut |r, _| in_range &= r.0 < NUM_REGS);
+    need(in_range, "register out of range r0..r31")
+}
+
+/// [`validate_op`] without the register numbering: what holds already while registers
+/// are still virtual (the lowered program).
+pub fn validate_op_rules(program: &Program, op: &Op) -> Result<(), String> {
+    op_rules(op)?;
+    let mut declared = true;
+    operands::mem_operands(op, &mut |m| {
+        declared &= match m.addr.region {
+            Region::Tensor(t) => (t as usize) < program.tensors.len(),
+            Region::Buf(s) => s != MemSpace::GM,
+        }
+    });
+    need(declared, "address names an undeclared tensor")
+}
+
+fn need(ok: bool, msg: &str) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(msg.to_string())
+    }
+}
+
+/// The per-instruction rules: spaces, dtypes, ranges of immediates.
+fn op_rules(op: &Op) -> Result<(), String> {
     use MemSpace::*;
     let space = |a: &Addr| a.region.space();
-    let tensor_ok = |a: &Addr| match a.region {
-        Region::Tensor(t) => (t as usize) < program.tensors.len(),
-        Region::Buf(s) => s != GM,
-    };
-    let regs_ok = |vals: &[Val], addrs: &[&Addr]| {
-        vals.iter()
-            .all(|v| !matches!(v, Val::Reg(r) if r.0 >= NUM_REGS))
-            && addrs.iter().all(|a| a.base.is_none_or(|r| r.0 < NUM_REGS))
-    };
-    let need = |ok: bool, msg: &str| if ok { Ok(()) } else { Err(msg.to_string()) };
-    let tile_vals = |t: &Tile| [t.rows, t.cols];
-    let all_ub = |tiles: &[&Tile]| tiles.iter().all(|t| t.addr.region == Region::Buf(UB));
     let float = |d: DType| d.is_float();
-    let mut addrs: Vec<&Addr> = Vec::new();
-    let mut vals: Vec<Val> = Vec::new();
-    let mut tiles: Vec<&Tile> = Vec::new();
-    let res = match op {
-        Op::Mov { dst, src } => {
-            vals.extend([Val::Reg(*dst), *src]);
-            Ok(())
-        }
-        Op::Alu { dst, a, b, .. } => {
-            vals.extend([Val::Reg(*dst), Val::Reg(*a), *b]);
-            Ok(())
-        }
-        Op::Sld { dst: r, slot } | Op::Sst { src: r, slot } => {
-            vals.push(Val::Reg(*r));
+    // Every memory operand of a vector instruction (its tiles) is in ub.
+    let all_ub = || {
+        let mut ub = true;
+        operands::mem_operands(op, &mut |m| ub &= m.addr.region == Region::Buf(UB));
+        need(ub, "vector operands live in ub")
+    };
+    match op {
+        Op::Mov { .. } | Op::Alu { .. } | Op::Loop { .. } | Op::EndLoop => Ok(()),
+        Op::Sld { slot, .. } | Op::Sst { slot, .. } => {
             need(*slot < SPILL_SLOTS, "spill slot out of range 0..64")
         }
-        Op::Loop { counter, count } => {
-            vals.extend([Val::Reg(*counter), *count]);
-            Ok(())
-        }
-        Op::EndLoop => Ok(()),
-        Op::Dma { dst, src, dims, .. } => {
-            addrs.extend([dst, src]);
-            vals.extend(dims.iter().map(|d| d.extent));
-            need(
-                !dims.is_empty() && dims.len() <= crate::machine::MAX_DMA_DIMS as usize,
-                "a DMA has 1 to 4 dimensions",
-            )
-            .and(need(
-                dma_pipe(space(src), space(dst)).is_some(),
-                "no DMA path between these spaces (GM->UB, GM->L1, UB->GM, UB->L1, UB->UB)",
-            ))
-        }
+        Op::Dma { dst, src, dims, .. } => need(
+            !dims.is_empty() && dims.len() <= crate::machine::MAX_DMA_DIMS as usize,
+            "a DMA has 1 to 4 dimensions",
+        )
+        .and(need(
+            dma_pipe(space(src), space(dst)).is_some(),
+            "no DMA path between these spaces (GM->UB, GM->L1, UB->GM, UB->L1, UB->UB)",
+        )),
         Op::Gather {
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            ..
-        } => {
-            addrs.extend([dst, src, index]);
-            vals.extend([*rows, *len]);
-            need(
-                space(dst) == UB && space(src) == GM && space(index) == UB,
-                "gather moves GM rows into ub with an index tile in ub",
-            )
-        }
+            dst, src, index, ..
+        } => need(
+            space(dst) == UB && space(src) == GM && space(index) == UB,
+            "gather moves GM rows into ub with an index tile in ub",
+        ),
         Op::Scatter {
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            ..
-        } => {
-            addrs.extend([dst, src, index]);
-            vals.extend([*rows, *len]);
-            need(
-                space(dst) == GM && space(src) == UB && space(index) == UB,
-                "scatter moves ub rows to GM with an index tile in ub",
-            )
+            dst, src, index, ..
+        } => need(
+            space(dst) == GM && space(src) == UB && space(index) == UB,
+            "scatter moves ub rows to GM with an index tile in ub",
+        ),
+        Op::Mov2d { dst, src, .. } => need(
+            space(&src.addr) == L1 && matches!(space(&dst.addr), L0A | L0B),
+            "mov2d moves l1 to l0a or l0b",
+        ),
+        Op::Mmad { dtype, c, a, b, .. } => need(
+            space(c) == L0C && space(a) == L0A && space(b) == L0B,
+            "mmad reads l0a and l0b and accumulates into l0c",
+        )
+        .and(need(float(*dtype), "mmad operands are f32, f16 or bf16")),
+        Op::Fix { dtype, dst, src } => need(
+            space(&src.addr) == L0C && matches!(space(&dst.addr), UB | GM),
+            "fix moves l0c to ub or GM",
+        )
+        .and(need(float(*dtype), "fix casts to f32, f16 or bf16")),
+        Op::VUnary { dtype, .. } => {
+            all_ub().and(need(float(*dtype), "vector unary ops are float-only"))
         }
-        Op::Mov2d { dst, src, .. } => {
-            tiles.extend([dst, src]);
-            need(
-                space(&src.addr) == L1 && matches!(space(&dst.addr), L0A | L0B),
-                "mov2d moves l1 to l0a or l0b",
-            )
-        }
-        Op::Mmad {
-            dtype,
-            c,
-            a,
-            b,
-            m,
-            k,
-            n,
-            acc,
-        } => {
-            addrs.extend([c, a, b]);
-            vals.extend([*m, *k, *n, *acc]);
-            need(
-                space(c) == L0C && space(a) == L0A && space(b) == L0B,
-                "mmad reads l0a and l0b and accumulates into l0c",
-            )
-            .and(need(float(*dtype), "mmad operands are f32, f16 or bf16"))
-        }
-        Op::Fix { dtype, dst, src } => {
-            tiles.extend([dst, src]);
-            need(
-                space(&src.addr) == L0C && matches!(space(&dst.addr), UB | GM),
-                "fix moves l0c to ub or GM",
-            )
-            .and(need(float(*dtype), "fix casts to f32, f16 or bf16"))
-        }
-        Op::VUnary {
-            dtype, dst, src, ..
-        } => {
-            tiles.extend([dst, src]);
-            need(all_ub(&tiles), "vector operands live in ub")
-                .and(need(float(*dtype), "vector unary ops are float-only"))
-        }
-        Op::VBinary {
-            op,
-            dtype,
-            dst,
-            a,
-            b,
-        } => {
-            tiles.push(dst);
-            for s in [a, b] {
-                match s {
-                    VSrc::Tile(t) => tiles.push(t),
-                    VSrc::Reg(r) => vals.push(Val::Reg(*r)),
-                    _ => {}
-                }
-            }
-            need(all_ub(&tiles), "vector operands live in ub").and(need(
-                float(*dtype) || *op != BinOp::Div,
-                "i32 vector arithmetic is add, sub, mul, max, min",
-            ))
-        }
-        Op::VReduce {
-            dtype,
-            axis,
-            dst,
-            src,
-            ..
-        } => {
-            tiles.extend([dst, src]);
-            need(all_ub(&tiles), "vector operands live in ub")
-                .and(need(*axis <= 1, "axis is 0 or 1"))
-                .and(need(float(*dtype), "reductions are float-only"))
-        }
-        Op::VCast { dst, src, .. } | Op::VCopy { dst, src, .. } => {
-            tiles.extend([dst, src]);
-            need(all_ub(&tiles), "vector operands live in ub")
-        }
-        Op::VDup { dst, value, .. } => {
-            tiles.push(dst);
-            if let VSrc::Reg(r) = value {
-                vals.push(Val::Reg(*r));
-            }
-            need(all_ub(&tiles), "vector operands live in ub")
-                .and(need(!matches!(value, VSrc::Tile(_)), "vdup takes a scalar"))
-        }
-        Op::SetFlag { src, dst, id } | Op::WaitFlag { src, dst, id } => {
-            vals.push(*id);
-            need(*src != Pipe::S && *dst != Pipe::S && src != dst, "flags connect two different non-scalar pipes").and(need(
-                !matches!(id, Val::Imm(i) if !(0..crate::machine::MAX_EVENT_IDS as i64).contains(i)),
-                "event id out of range 0..16",
-            ))
-        }
+        Op::VBinary { op, dtype, .. } => all_ub().and(need(
+            float(*dtype) || *op != BinOp::Div,
+            "i32 vector arithmetic is add, sub, mul, max, min",
+        )),
+        Op::VReduce { dtype, axis, .. } => all_ub()
+            .and(need(*axis <= 1, "axis is 0 or 1"))
+            .and(need(float(*dtype), "reductions are float-only")),
+        Op::VCast { .. } | Op::VCopy { .. } => all_ub(),
+        // Only the destination: a tile given as the value is reported as such.
+        Op::VDup { dst, value, .. } => need(
+            dst.addr.region == Region::Buf(UB),
+            "vector operands live in ub",
+        )
+        .and(need(!matches!(value, VSrc::Tile(_)), "vdup takes a scalar")),
+        Op::SetFlag { src, dst, id } | Op::WaitFlag { src, dst, id } => need(
+            *src != Pipe::S && *dst != Pipe::S && src != dst,
+            "flags connect two different non-scalar pipes",
+        )
+        .and(need(
+            !matches!(id, Val::Imm(i) if !(0..crate::machine::MAX_EVENT_IDS as i64).contains(i)),
+            "event id out of range 0..16",
+        )),
         Op::Barrier { pipe } => need(
             *pipe != Some(Pipe::S),
             "pipe_barrier takes a non-scalar pipe or ALL",
         ),
-    };
-    res?;
-    for t in &tiles {
-        vals.extend(tile_vals(t));
-        addrs.push(&t.addr);
     }
-    need(
-        addrs.iter().all(|a| tensor_ok(a)),
-        "address names an undeclared tensor",
-    )?;
-    need(regs_ok(&vals, &addrs), "register out of range r0..r31")
 }
 
 impl Program {

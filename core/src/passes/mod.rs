@@ -117,22 +117,27 @@ impl Context {
                 .validate()
                 .map_err(|es| es.into_iter().map(Diagnostic::global).collect());
         }
-        match &self.ir {
-            Some(k) => {
-                ir::verify(k).map_err(|es| {
-                    es.iter()
-                        .map(|e| e.to_diagnostic())
-                        .collect::<Diagnostics>()
-                })?;
-                // Once addresses exist, check them (the IR no longer changes after
-                // plan-memory, so once is enough).
-                if self.lowered.is_none() && ir::verify_plan::is_planned(k) {
-                    ir::verify_plan::verify_plan(k, &self.machine(), &self.source)?;
-                }
-                Ok(())
+        if let Some(k) = &self.ir {
+            ir::verify(k).map_err(|es| {
+                es.iter()
+                    .map(|e| e.to_diagnostic())
+                    .collect::<Diagnostics>()
+            })?;
+            // Once addresses exist, check them (the IR no longer changes after
+            // plan-memory, so once is enough).
+            if self.lowered.is_none() && ir::verify_plan::is_planned(k) {
+                ir::verify_plan::verify_plan(k, &self.machine(), &self.source)?;
             }
-            None => Ok(()),
         }
+        // After lower-to-pipes and insert-sync (emit sets `program`, checked above).
+        if let Some(l) = &self.lowered {
+            crate::lowered::verify::verify(l).map_err(|es| {
+                es.into_iter()
+                    .map(Diagnostic::global)
+                    .collect::<Diagnostics>()
+            })?;
+        }
+        Ok(())
     }
 
     /// The lowered program, or an internal error naming `pass` when no pass produced it.
@@ -167,6 +172,45 @@ pub trait Pass {
     /// One line for the playground's pass list.
     fn description(&self) -> &'static str;
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics>;
+    /// Whether the pass only makes the code faster: without it (`--disable-pass`) the
+    /// program is still correct, so its effect can be measured by turning it off.
+    fn optional(&self) -> bool {
+        false
+    }
+}
+
+/// The names of the passes that `--disable-pass` may turn off, in pipeline order.
+pub fn optional_passes() -> Vec<&'static str> {
+    pipeline()
+        .iter()
+        .filter(|p| p.optional())
+        .map(|p| p.name())
+        .collect()
+}
+
+/// The pipeline without the passes named in `disabled`; a name that is not an
+/// optional pass is an error that lists the optional ones.
+pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn Pass>>, Diagnostic> {
+    let all = pipeline();
+    for name in disabled {
+        let known = all.iter().find(|p| p.name() == name.as_str());
+        if !known.is_some_and(|p| p.optional()) {
+            let why = if known.is_some() {
+                "is needed for a correct program"
+            } else {
+                "is not a pass"
+            };
+            return Err(Diagnostic::global(format!(
+                "`{}` {why}; the passes that can be disabled are: {}",
+                crate::front::lexer::truncate(name),
+                optional_passes().join(", ")
+            )));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|p| !disabled.iter().any(|d| d == p.name()))
+        .collect())
 }
 
 /// What the manager records after each pass.

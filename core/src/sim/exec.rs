@@ -552,7 +552,7 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                             read_view_i(m, view(t, r, i), d.rows, d.cols, buf)?;
                         }
                         VSrc::Float(x) => fill(buf, n, *x as i64),
-                        _ => fill(buf, n, r.val[5 + i]),
+                        _ => fill(buf, n, r.vector_scalar(i)),
                     }
                 }
                 let op = *op;
@@ -568,7 +568,7 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                         check_bcast(view(t, r, i), d)?;
                         read_view(m, view(t, r, i), *dtype, d.rows, d.cols, buf)?;
                     }
-                    other => fill(buf, n, super::memory::scalar_of(other, r.val[5 + i])),
+                    other => fill(buf, n, super::memory::scalar_of(other, r.vector_scalar(i))),
                 }
             }
             let op = *op;
@@ -584,12 +584,16 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                 let v = if let VSrc::Float(x) = value {
                     *x as i64
                 } else {
-                    r.val[6]
+                    r.vector_scalar(1)
                 };
                 fill(&mut s.ia, n, v);
                 return write_view_i(m, d, &s.ia);
             }
-            fill(&mut s.a, n, super::memory::scalar_of(value, r.val[6]));
+            fill(
+                &mut s.a,
+                n,
+                super::memory::scalar_of(value, r.vector_scalar(1)),
+            );
             write_view(m, d, *dtype, &s.a)
         }
         Op::VReduce {

@@ -1,20 +1,30 @@
 //! Operand resolution (registers to byte addresses), bounds and alignment checks,
 //! access footprints for race detection, and the byte-addressed memories.
 
-use crate::isa::{Addr, Op, Program, Region, Tile, VSrc, Val};
-use crate::machine::Machine;
+use crate::isa::operands::{mem_operands, operands, Dim, Extent, MemAccess, MemOperand, Operand};
+use crate::isa::{Addr, Op, Program, Region, VSrc, Val};
+use crate::machine::{Machine, MAX_DMA_DIMS};
 use crate::types::{DType, MemSpace};
 
 /// Largest element count one instruction may touch: keeps every instruction's work
 /// bounded even with zero strides.
 pub const MAX_ELEMS: i64 = crate::limits::MAX_SIM_OPERAND_ELEMENTS;
 
-/// An instruction's operands with every register read: byte addresses in operand order,
-/// then extents (see `resolve` for the order per op). Fixed-size so queues hold it inline.
+/// An instruction's operands with every register read: the byte address of each memory
+/// operand and the value of each scalar, at the positions `isa::operands` gives them (see
+/// `resolve`). Fixed-size so queues hold it inline.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Resolved {
     pub addr: [u64; 4],
     pub val: [i64; 8],
+}
+
+impl Resolved {
+    /// The resolved value of a vector source that is a scalar (register or integer) at
+    /// memory position `m` of its instruction (see `resolve`).
+    pub fn vector_scalar(&self, m: usize) -> i64 {
+        self.val.get(2 * m).copied().unwrap_or(0)
+    }
 }
 
 /// Dense index of a region: on-chip spaces 0..5, then GM tensors.
@@ -167,103 +177,37 @@ fn addr_val(regs: &[i64; 32], a: &Addr) -> Result<u64, String> {
     u64::try_from(v).map_err(|_| format!("negative address {v}"))
 }
 
-/// Reads every register operand of `op`. Order: DMA `addr=[dst, src]`, `val=extents`;
-/// gather/scatter `addr=[dst, src, index]`, `val=[rows, len]`; mmad `addr=[c, a, b]`,
-/// `val=[m, k, n, acc]`; tile ops `addr=[dst, src(s)..]`, `val=[rows, cols]` per tile
-/// in the same order, with a register scalar (vbinary/vdup) in `val[6]`/`val[7]`;
-/// flags `val[0]=id`.
+/// Reads every register operand of `op` into the positions `isa::operands` gives them:
+/// memory operand `m`'s byte address at `addr[m]`, each scalar at its slot of `val` (so
+/// DMA `addr=[dst, src]`, `val=extents`; gather/scatter `addr=[dst, src, index]`,
+/// `val=[rows, len]`; mmad `addr=[c, a, b]`, `val=[m, k, n, acc]`; tile ops tile `m` at
+/// `addr[m]` with rows and cols at `val[2m]`, `val[2m + 1]`, a scalar vector source at
+/// `val[2m]`; flags `val[0]=id`).
 pub fn resolve(op: &Op, regs: &[i64; 32]) -> Result<Resolved, String> {
     let mut r = Resolved::default();
-    let put_tile = |r: &mut Resolved, i: usize, t: &Tile| -> Result<(), String> {
-        r.addr[i] = addr_val(regs, &t.addr)?;
-        r.val[2 * i] = reg_val(regs, t.rows);
-        r.val[2 * i + 1] = reg_val(regs, t.cols);
-        Ok(())
-    };
-    match op {
-        Op::Dma { dst, src, dims, .. } => {
-            r.addr[0] = addr_val(regs, dst)?;
-            r.addr[1] = addr_val(regs, src)?;
-            for (i, d) in dims.iter().enumerate().take(4) {
-                r.val[i] = reg_val(regs, d.extent);
-            }
-        }
-        Op::Gather {
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            ..
-        }
-        | Op::Scatter {
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            ..
-        } => {
-            r.addr[0] = addr_val(regs, dst)?;
-            r.addr[1] = addr_val(regs, src)?;
-            r.addr[2] = addr_val(regs, index)?;
-            r.val[0] = reg_val(regs, *rows);
-            r.val[1] = reg_val(regs, *len);
-        }
-        Op::Mmad {
-            c,
-            a,
-            b,
-            m,
-            k,
-            n,
-            acc,
-            ..
-        } => {
-            r.addr[0] = addr_val(regs, c)?;
-            r.addr[1] = addr_val(regs, a)?;
-            r.addr[2] = addr_val(regs, b)?;
-            r.val[0] = reg_val(regs, *m);
-            r.val[1] = reg_val(regs, *k);
-            r.val[2] = reg_val(regs, *n);
-            r.val[3] = reg_val(regs, *acc);
-        }
-        Op::Mov2d { dst, src, .. }
-        | Op::Fix { dst, src, .. }
-        | Op::VUnary { dst, src, .. }
-        | Op::VReduce { dst, src, .. }
-        | Op::VCast { dst, src, .. }
-        | Op::VCopy { dst, src, .. } => {
-            put_tile(&mut r, 0, dst)?;
-            put_tile(&mut r, 1, src)?;
-        }
-        Op::VBinary { dst, a, b, .. } => {
-            put_tile(&mut r, 0, dst)?;
-            for (i, s) in [(1, a), (2, b)] {
-                match s {
-                    VSrc::Tile(t) => put_tile(&mut r, i, t)?,
-                    VSrc::Reg(_) | VSrc::Int(_) | VSrc::Float(_) => {
-                        r.val[5 + i] = match s {
-                            VSrc::Reg(x) => reg_val(regs, Val::Reg(*x)),
-                            VSrc::Int(x) => *x,
-                            _ => 0,
-                        };
-                    }
+    let mut failed = None;
+    operands(op, &mut |o| match o {
+        // The first bad address is the one reported.
+        _ if failed.is_some() => {}
+        Operand::Mem(m) => match addr_val(regs, &m.addr) {
+            Ok(a) => {
+                if let Some(slot) = r.addr.get_mut(usize::from(m.slot)) {
+                    *slot = a;
                 }
             }
-        }
-        Op::VDup { dst, value, .. } => {
-            put_tile(&mut r, 0, dst)?;
-            match value {
-                VSrc::Reg(x) => r.val[6] = reg_val(regs, Val::Reg(*x)),
-                VSrc::Int(x) => r.val[6] = *x,
-                VSrc::Float(_) | VSrc::Tile(_) => {}
+            Err(e) => failed = Some(e),
+        },
+        Operand::Scalar { val, slot } => {
+            if let Some(v) = r.val.get_mut(usize::from(slot)) {
+                *v = reg_val(regs, val);
             }
         }
-        Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => r.val[0] = reg_val(regs, *id),
-        _ => {}
+        Operand::Def(_) => {}
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(r),
     }
-    Ok(r)
 }
 
 fn tile_fp(addr: u64, rows: i64, cols: i64, stride: i64, eb: u64) -> Result<Footprint, String> {
@@ -329,6 +273,9 @@ fn elem_bytes(t: DType) -> u64 {
 /// and alignment. Gathers and scatters touch data-dependent rows: their GM footprint is
 /// conservatively everything from the base to the end of the tensor.
 ///
+/// The accesses come index tiles first, then reads, then writes, then the rows an index
+/// picks (which depend on the index): the order the race log and the trace show them in.
+///
 /// Written into `acc` (cleared first) rather than returned: the simulator calls this
 /// twice per dispatched instruction, and returning the 224-byte array by value cost a
 /// copy each time.
@@ -340,124 +287,76 @@ pub fn accesses(
     acc: &mut Accesses,
 ) -> Result<(), String> {
     acc.len = 0;
-    let mut push = |region: Region, fp: Footprint, write: bool| {
-        acc.push(Access { region, fp, write });
+    // At most four memory operands (three in the instruction set), kept inline.
+    let mut mems: [Option<MemOperand>; 4] = [None; 4];
+    let mut count = 0;
+    mem_operands(op, &mut |m| {
+        if let Some(slot) = mems.get_mut(count) {
+            *slot = Some(m);
+            count += 1;
+        }
+    });
+    let order = |m: &MemOperand| match (m.extent, m.access) {
+        (Extent::Indexed { .. }, _) => 3,
+        (_, MemAccess::Index) => 0,
+        (_, MemAccess::Read) => 1,
+        (_, MemAccess::Write | MemAccess::ReadWrite) => 2,
     };
-    let tile = |i: usize, t: &Tile, eb: u64| {
-        tile_fp(r.addr[i], r.val[2 * i], r.val[2 * i + 1], t.stride, eb)
-    };
-    match op {
-        Op::Dma {
-            dtype,
-            dst,
-            src,
-            dims,
-        } => {
-            let eb = elem_bytes(*dtype);
-            // Fixed arrays: this runs for every dispatched DMA.
-            let mut sd = [(0i64, 0i64); 4];
-            let mut dd = [(0i64, 0i64); 4];
-            let n = dims.len().min(4);
-            for ((d, e), (s, t)) in dims.iter().zip(r.val).zip(sd.iter_mut().zip(dd.iter_mut())) {
-                *s = (e, d.src_stride);
-                *t = (e, d.dst_stride);
-            }
-            push(src.region, strided_fp(r.addr[1], &sd[..n], eb)?, false);
-            push(dst.region, strided_fp(r.addr[0], &dd[..n], eb)?, true);
-        }
-        Op::Gather {
-            dtype,
-            dst,
-            src,
-            index,
-            src_stride,
-            dst_stride,
-            ..
-        }
-        | Op::Scatter {
-            dtype,
-            dst,
-            src,
-            index,
-            src_stride,
-            dst_stride,
-            ..
-        } => {
-            if *src_stride < 0 || *dst_stride < 0 {
-                return Err("negative gather/scatter stride".into());
-            }
-            let eb = elem_bytes(*dtype);
-            let (rows, len) = (r.val[0], r.val[1]);
-            push(index.region, tile_fp(r.addr[2], 1, rows, 1, 4)?, false);
-            let gather = matches!(op, Op::Gather { .. });
-            let (gm, gm_addr, ub, ub_addr, ub_stride) = if gather {
-                (src, r.addr[1], dst, r.addr[0], *dst_stride)
-            } else {
-                (dst, r.addr[0], src, r.addr[1], *src_stride)
-            };
-            push(
-                ub.region,
-                tile_fp(ub_addr, rows, len, ub_stride, eb)?,
-                gather,
-            );
-            let end = region_size(prog, machine, gm.region).max(gm_addr);
-            if rows > 0 && len > 0 {
-                push(gm.region, Footprint::contiguous(gm_addr, end), !gather);
+    for phase in 0..4 {
+        for m in mems.iter().flatten().filter(|m| order(m) == phase) {
+            if let Some(fp) = footprint(prog, machine, m, r)? {
+                acc.push(Access {
+                    region: m.addr.region,
+                    fp,
+                    write: m.access.writes(),
+                });
             }
         }
-        Op::Mmad { dtype, c, a, b, .. } => {
-            let eb = elem_bytes(*dtype);
-            let (m, k, nn) = (r.val[0], r.val[1], r.val[2]);
-            push(a.region, tile_fp(r.addr[1], m, k, k, eb)?, false);
-            push(b.region, tile_fp(r.addr[2], k, nn, nn, eb)?, false);
-            push(c.region, tile_fp(r.addr[0], m, nn, nn, 4)?, true);
-        }
-        Op::Mov2d {
-            dtype, dst, src, ..
-        }
-        | Op::VCopy { dtype, dst, src }
-        | Op::VUnary {
-            dtype, dst, src, ..
-        } => {
-            let eb = elem_bytes(*dtype);
-            push(src.addr.region, tile(1, src, eb)?, false);
-            push(dst.addr.region, tile(0, dst, eb)?, true);
-        }
-        Op::VReduce {
-            dtype, dst, src, ..
-        } => {
-            let eb = elem_bytes(*dtype);
-            push(src.addr.region, tile(1, src, eb)?, false);
-            push(dst.addr.region, tile(0, dst, eb)?, true);
-        }
-        Op::Fix { dtype, dst, src } => {
-            push(src.addr.region, tile(1, src, 4)?, false);
-            push(dst.addr.region, tile(0, dst, elem_bytes(*dtype))?, true);
-        }
-        Op::VCast { to, from, dst, src } => {
-            push(src.addr.region, tile(1, src, elem_bytes(*from))?, false);
-            push(dst.addr.region, tile(0, dst, elem_bytes(*to))?, true);
-        }
-        Op::VBinary {
-            dtype, dst, a, b, ..
-        } => {
-            let eb = elem_bytes(*dtype);
-            for (i, s) in [(1, a), (2, b)] {
-                if let VSrc::Tile(t) = s {
-                    push(t.addr.region, tile(i, t, eb)?, false);
-                }
-            }
-            push(dst.addr.region, tile(0, dst, eb)?, true);
-        }
-        Op::VDup { dtype, dst, .. } => {
-            push(dst.addr.region, tile(0, dst, elem_bytes(*dtype))?, true)
-        }
-        _ => {}
     }
     for a in acc.iter() {
         check_bounds(prog, machine, a, op_dtype_bytes(op, a))?;
     }
     Ok(())
+}
+
+/// The bytes memory operand `m` covers once resolved; `None` when it touches nothing
+/// that can be known before it runs (an indexed operand with no rows).
+fn footprint(
+    prog: &Program,
+    machine: &Machine,
+    m: &MemOperand,
+    r: &Resolved,
+) -> Result<Option<Footprint>, String> {
+    let dim = |d: Dim| match d {
+        Dim::Imm(i) => i,
+        Dim::Slot(s) => r.val.get(usize::from(s)).copied().unwrap_or(0),
+    };
+    let addr = r.addr.get(usize::from(m.slot)).copied().unwrap_or(0);
+    let eb = m.elem_bytes;
+    match m.extent {
+        Extent::Tile { rows, cols, stride } => {
+            tile_fp(addr, dim(rows), dim(cols), dim(stride), eb).map(Some)
+        }
+        Extent::Strided { dims, strides } => {
+            // Fixed arrays: this runs for every dispatched DMA.
+            let mut sides = [(0i64, 0i64); MAX_DMA_DIMS as usize];
+            for ((side, extent), stride) in sides.iter_mut().zip(r.val).zip(strides) {
+                *side = (extent, stride);
+            }
+            let n = usize::from(dims).min(sides.len());
+            strided_fp(addr, &sides[..n], eb).map(Some)
+        }
+        Extent::Indexed { rows, len, stride } => {
+            if stride < 0 {
+                return Err("negative gather/scatter stride".into());
+            }
+            if dim(rows) <= 0 || dim(len) <= 0 {
+                return Ok(None);
+            }
+            let end = region_size(prog, machine, m.addr.region).max(addr);
+            Ok(Some(Footprint::contiguous(addr, end)))
+        }
+    }
 }
 
 fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {
