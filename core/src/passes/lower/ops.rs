@@ -707,33 +707,9 @@ impl Lw<'_> {
                 None => return,
             },
         };
-        let acc: Vec<Access> = [
-            self.tile_access(value, false),
-            self.tile_access(old, false),
-            self.tile_access(r, true),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        let bin = match op {
-            UpdateOp::Set => {
-                let ins = match b {
-                    VSrc::Tile(src) => Op::VCopy { dtype, dst, src },
-                    other => Op::VDup {
-                        dtype,
-                        dst,
-                        value: other,
-                    },
-                };
-                return self.emit(ins, acc);
-            }
-            UpdateOp::Add => BinOp::Add,
-            UpdateOp::Sub => BinOp::Sub,
-            UpdateOp::Mul => BinOp::Mul,
-        };
-        // The masked lanes keep the old value, so the update runs in place on `r`: where
-        // out-of-ssa could not give `old` and `r` one buffer (`old` is read later), the
-        // whole of `old` is copied into `r` first.
+        // The masked lanes keep the old value, so every update (`=` included) runs in
+        // place on `r`: where out-of-ssa could not give `old` and `r` one buffer (`old`
+        // is read later), the whole of `old` is copied into `r` first.
         let same_buffer = self.plan.tile_slab.get(&old) == self.plan.tile_slab.get(&r);
         if !same_buffer {
             let (fr, fc) = Self::view2d(&self.shape(r));
@@ -756,7 +732,36 @@ impl Lw<'_> {
                 copy_acc,
             );
         }
-        let Some(a) = self.tile(if same_buffer { old } else { r }, rows, cols, span) else {
+        // What the update instruction itself reads: the value, and (but for `=`) the
+        // old lanes, now in `r`'s buffer when `old` was copied there.
+        let base = if same_buffer { old } else { r };
+        let acc: Vec<Access> = [
+            self.tile_access(value, false),
+            (op != UpdateOp::Set)
+                .then(|| self.tile_access(base, false))
+                .flatten(),
+            self.tile_access(r, true),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let bin = match op {
+            UpdateOp::Set => {
+                let ins = match b {
+                    VSrc::Tile(src) => Op::VCopy { dtype, dst, src },
+                    other => Op::VDup {
+                        dtype,
+                        dst,
+                        value: other,
+                    },
+                };
+                return self.emit(ins, acc);
+            }
+            UpdateOp::Add => BinOp::Add,
+            UpdateOp::Sub => BinOp::Sub,
+            UpdateOp::Mul => BinOp::Mul,
+        };
+        let Some(a) = self.tile(base, rows, cols, span) else {
             return;
         };
         self.emit(
