@@ -76,12 +76,15 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
             let event = p.ids.first().copied().unwrap_or(0);
             let mut find = |set: bool| {
                 let program = program?;
-                let span = if set { p.producer.span } else { p.consumer.span };
+                let span = if set {
+                    p.producer.span
+                } else {
+                    p.consumer.span
+                };
                 let at = program.instrs.iter().enumerate().position(|(i, ins)| {
                     let (src, dst, id) = match (&ins.op, set) {
-                        (Op::SetFlag { src, dst, id }, true) | (Op::WaitFlag { src, dst, id }, false) => {
-                            (*src, *dst, *id)
-                        }
+                        (Op::SetFlag { src, dst, id }, true)
+                        | (Op::WaitFlag { src, dst, id }, false) => (*src, *dst, *id),
                         _ => return false,
                     };
                     let id_matches = match id {

@@ -43,8 +43,22 @@ fn a_load_then_its_use_is_a_raw_pair_on_the_loaded_tile() {
     // Its set and wait are the pair's own instructions.
     let program = r.program.as_ref().expect("a program");
     let (set, wait) = (raw.set_index.expect("set"), raw.wait_index.expect("wait"));
-    assert!(matches!(program.instrs[set].op, Op::SetFlag { src: Pipe::MTE2, dst: Pipe::V, .. }));
-    assert!(matches!(program.instrs[wait].op, Op::WaitFlag { src: Pipe::MTE2, dst: Pipe::V, .. }));
+    assert!(matches!(
+        program.instrs[set].op,
+        Op::SetFlag {
+            src: Pipe::MTE2,
+            dst: Pipe::V,
+            ..
+        }
+    ));
+    assert!(matches!(
+        program.instrs[wait].op,
+        Op::WaitFlag {
+            src: Pipe::MTE2,
+            dst: Pipe::V,
+            ..
+        }
+    ));
     assert!(set < wait);
 }
 
