@@ -63,6 +63,8 @@ pub struct CompileOptions {
     pub sync: SyncStrategy,
     /// Let the compiler choose multi-buffering for loops without `@buffers`.
     pub auto_multi_buffer: bool,
+    /// Optional passes to leave out (`--disable-pass`), to see what each one buys.
+    pub disabled_passes: Vec<String>,
     /// Milliseconds clock for pass durations; not serialised. Defaults to `Instant`
     /// natively and to none (durations 0) on wasm32.
     #[serde(skip, default = "passes::default_clock")]
@@ -78,6 +80,7 @@ impl Default for CompileOptions {
             machine: None,
             sync: SyncStrategy::Auto,
             auto_multi_buffer: true,
+            disabled_passes: Vec::new(),
             clock: passes::default_clock(),
         }
     }
@@ -162,7 +165,19 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
             return (result, cx);
         }
     }
-    let manager = PassManager::new(passes::pipeline(), options.verify, options.clock);
+    let pipeline = match passes::pipeline_without(&options.disabled_passes) {
+        Ok(p) => p,
+        Err(d) => {
+            let result = CompileResult {
+                kernels,
+                kernel,
+                diagnostics: vec![d],
+                ..CompileResult::default()
+            };
+            return (result, cx);
+        }
+    };
+    let manager = PassManager::new(pipeline, options.verify, options.clock);
     let (passes, outcome) = manager.run(&mut cx);
     let diagnostics: Diagnostics = outcome.err().unwrap_or_default();
     let kernel = cx.hir.as_ref().map(|k| k.name.clone()).or(kernel);

@@ -150,3 +150,55 @@ pub fn run_compiled(
     result.compile = compile;
     result
 }
+
+/// What one optional pass buys: the run with that pass turned off.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ablation {
+    /// The pass left out.
+    pub pass: String,
+    pub cycles: u64,
+    /// Set/wait pairs that executed.
+    pub syncs: u64,
+    /// On-chip bytes plan-memory allocated (every slot of every buffer).
+    pub peak_bytes: u64,
+    pub matches_reference: bool,
+    /// Why the run failed, when it did (a capacity error, say).
+    pub error: Option<String>,
+}
+
+/// Runs `source` once without each optional pass in turn (on top of the passes
+/// `options` already leaves out), as `run --json --ablate` reports.
+pub fn ablate(
+    source: &str,
+    options: &CompileOptions,
+    provided: &[(String, Tensor)],
+    seed: u64,
+) -> Vec<Ablation> {
+    crate::passes::optional_passes()
+        .into_iter()
+        .filter(|p| !options.disabled_passes.iter().any(|d| d == p))
+        .map(|pass| {
+            let mut without = options.clone();
+            without.disabled_passes.push(pass.to_string());
+            let r = run(source, &without, provided.to_vec(), seed);
+            let error = r
+                .diagnostics
+                .first()
+                .map(|d| d.message.clone())
+                .or_else(|| r.errors.first().map(|e| e.message.clone()));
+            Ablation {
+                pass: pass.to_string(),
+                cycles: r.cycles,
+                syncs: r.syncs,
+                peak_bytes: r
+                    .compile
+                    .buffers
+                    .iter()
+                    .map(|b| b.bytes.saturating_mul(b.addrs.len() as u64))
+                    .sum(),
+                matches_reference: r.reference_match && r.races.is_empty() && error.is_none(),
+                error,
+            }
+        })
+        .collect()
+}

@@ -29,6 +29,10 @@ impl Pass for FixToGm {
         "store matrix products from L0C straight to GM through FIX (casting on the way) where the cost model says it is not slower than through UB"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let k = cx.ir_mut(self.name())?;

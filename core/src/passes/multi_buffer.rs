@@ -25,6 +25,10 @@ impl Pass for MultiBuffer {
         "give tiles that cross pipes in @buffers(N) loops N slots picked by iteration % N"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let auto = cx.auto_multi_buffer;

@@ -41,6 +41,10 @@ impl Pass for PeelFirst {
         "peel a loop's first iteration so its loads run before invariant loads it needs only late"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let k = cx.ir_mut(self.name())?;

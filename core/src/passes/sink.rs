@@ -23,6 +23,10 @@ impl Pass for SinkToUse {
         "move loads and matrix-operand moves down to their first use, so transfers run in the order they are consumed"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let k = cx.ir_mut(self.name())?;
         for (path, _) in k.blocks() {

@@ -62,6 +62,10 @@ impl Pass for SoftwarePipeline {
         "unroll a short loop that uses the matrix pipes before and after its vector work, issuing each iteration's product ahead of the previous iteration's vector work"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let auto_multi_buffer = cx.auto_multi_buffer;

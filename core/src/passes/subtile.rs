@@ -54,6 +54,10 @@ impl Pass for SubtileMatmul {
         "split a product's operand loads into K sub-tiles fused into one accumulating loop, when the cost model gains"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let depth = if cx.auto_multi_buffer { 2 } else { 1 };

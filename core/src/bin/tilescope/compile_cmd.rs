@@ -27,6 +27,10 @@ pub struct CompileArgs {
     /// address-plan verifier), as tests and debug builds always do.
     #[arg(long)]
     pub verify: bool,
+    /// Leave out an optional pass, to see what it buys (repeatable; naming a required
+    /// pass lists the optional ones).
+    #[arg(long = "disable-pass", value_name = "NAME")]
+    pub disable_pass: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -74,6 +78,7 @@ impl CompileArgs {
             },
             auto_multi_buffer: !self.no_auto_buffers,
             verify: self.verify,
+            disabled_passes: self.disable_pass.clone(),
             ..CompileOptions::default()
         })
     }
@@ -125,7 +130,10 @@ pub fn run(args: Args) -> Result<(), Failed> {
         }
         Emit::Sync => {
             let file = args.common.file.display().to_string();
-            print!("{}", tilescope::explain::sync_table(&result, &source, &file));
+            print!(
+                "{}",
+                tilescope::explain::sync_table(&result, &source, &file)
+            );
             Ok(())
         }
         Emit::Steps => {

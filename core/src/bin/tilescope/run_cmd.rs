@@ -15,6 +15,10 @@ pub struct Args {
     pub common: CompileArgs,
     #[command(flatten)]
     pub io: io::SimArgs,
+    /// Also run with each optional pass left out in turn, and report what each buys
+    /// (cycles, syncs, on-chip bytes, whether the result still matches).
+    #[arg(long)]
+    pub ablate: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failed> {
@@ -22,7 +26,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     let source = io::read_source(file)?;
     let provided = io::read_inputs(&args.io.inputs)?;
     let options = args.common.options()?;
-    let result = run_kernel(&source, &options, provided, args.io.seed);
+    let result = run_kernel(&source, &options, provided.clone(), args.io.seed);
     if !result.diagnostics.is_empty() {
         io::report(&result.diagnostics, file, &source);
         if args.io.json {
@@ -53,11 +57,33 @@ pub fn run(args: Args) -> Result<(), Failed> {
             })?;
         io::write_bytes(path, &npy::write(tensor))?;
     }
+    let ablation = args
+        .ablate
+        .then(|| tilescope::run::ablate(&source, &options, &provided, args.io.seed));
     if args.io.json {
-        print_json(&summary(&result, &source))?;
+        let mut value = summary(&result, &source);
+        if let (Some(a), Some(map)) = (&ablation, value.as_object_mut()) {
+            map.insert("ablation".into(), json!(a));
+        }
+        print_json(&value)?;
     } else {
         let locate = |span| io::locate(file, &source, span);
         print!("{}", text(&result, &locate));
+        for a in ablation.iter().flatten() {
+            println!(
+                "without {:<18} {:>8} cycles ({:+}), {} syncs, {} on-chip bytes{}",
+                a.pass,
+                a.cycles,
+                a.cycles as i64 - result.cycles as i64,
+                a.syncs,
+                a.peak_bytes,
+                match (&a.error, a.matches_reference) {
+                    (Some(e), _) => format!(", fails: {e}"),
+                    (None, false) => ", DIFFERS from the reference".to_string(),
+                    (None, true) => String::new(),
+                }
+            );
+        }
     }
     if result.errors.is_empty() {
         Ok(())

@@ -61,6 +61,10 @@ impl Pass for VectorPeephole {
         "cheaper vector forms: divide by a broadcast tile through its reciprocal and by a power of two through a multiply; recip(sqrt) as rsqrt, sigmoid(x) * x as silu"
     }
 
+    fn optional(&self) -> bool {
+        true
+    }
+
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let costs = cx.machine().costs;
         run(cx.ir_mut(self.name())?, &costs);
