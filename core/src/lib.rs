@@ -13,6 +13,7 @@ pub mod inputs;
 pub mod interp;
 pub mod ir;
 pub mod isa;
+pub mod lesson;
 pub mod limits;
 pub mod lowered;
 pub mod machine;

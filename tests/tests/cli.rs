@@ -341,11 +341,132 @@ fn emit_sync_explains_every_pair_and_the_json_carries_it() {
     let pairs = v["sync"]["pairs"].as_array().expect("sync.pairs");
     assert_eq!(pairs.len(), 4);
     for key in [
-        "src", "dst", "event", "dynamic", "kind", "buffer", "producer", "consumer",
-        "back_edge", "set_index", "wait_index",
+        "src",
+        "dst",
+        "event",
+        "dynamic",
+        "kind",
+        "buffer",
+        "producer",
+        "consumer",
+        "back_edge",
+        "set_index",
+        "wait_index",
     ] {
         assert!(pairs[0].get(key).is_some(), "no {key} in {}", pairs[0]);
     }
     assert!(pairs[0]["producer"]["line"].as_u64().is_some());
     assert!(v["sync"]["notes"].is_array() && v["sync"]["removed"].is_array());
+}
+
+#[test]
+fn lesson_list_shows_the_track_and_show_prints_a_starter() {
+    let out = tilescope()
+        .args(["lesson", "list"])
+        .output()
+        .expect("tilescope runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 16, "{text}");
+    assert!(lines[0].contains(" 1  kernel  "), "{text}");
+    assert!(text.contains("  asm     "), "{text}");
+    tilescope()
+        .args(["lesson", "show", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Idea: "))
+        .stdout(predicate::str::contains("Budgets on teach: gold <= "))
+        .stdout(predicate::str::contains("kernel scale("));
+    tilescope()
+        .args(["lesson", "show", "999"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("there is no lesson 999"));
+}
+
+#[test]
+fn lesson_check_passes_the_reference_solution_and_fails_a_wrong_one() {
+    let lesson = tilescope::lesson::find(1).expect("lesson 1");
+    let dir = scratch("lesson-check");
+    let good = write(&dir, "solution.tile", &lesson.solution);
+    tilescope()
+        .args(["lesson", "check", "1"])
+        .arg(&good)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("passed: gold"));
+    let out = tilescope()
+        .args(["lesson", "check", "1", "--json"])
+        .arg(&good)
+        .output()
+        .expect("tilescope runs");
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["lesson"], 1);
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["medal"], "gold");
+    assert!(v["cycles"].as_u64().is_some_and(|c| c > 0));
+    let checks = v["checks"].as_array().expect("checks");
+    assert!(checks.iter().all(|c| c["passed"] == true), "{v}");
+    assert!(checks
+        .iter()
+        .all(|c| c["name"].is_string() && c["message"].is_string()));
+    let wrong = write(
+        &dir,
+        "wrong.tile",
+        &lesson.solution.replace("+ 1.0", "- 1.0"),
+    );
+    tilescope()
+        .args(["lesson", "check", "1"])
+        .arg(&wrong)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "`y` differs from the reference at [",
+        ))
+        .stdout(predicate::str::contains("not passed"));
+    let out = tilescope()
+        .args(["lesson", "check", "1", "--json"])
+        .arg(&wrong)
+        .output()
+        .expect("tilescope runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["passed"], false);
+    assert!(v["medal"].is_null());
+}
+
+#[test]
+fn disable_pass_and_ablate_show_what_each_pass_buys() {
+    let file = repo().join("static/examples/softmax.tile");
+    tilescope()
+        .args(["compile", "--disable-pass", "insert-sync"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("is needed for a correct program"))
+        .stderr(predicate::str::contains("vector-peephole"));
+    tilescope()
+        .args(["compile", "--disable-pass", "vector-peephole"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("=== after vector-peephole ===").not());
+    let out = tilescope()
+        .args(["run", "--json", "--ablate"])
+        .arg(&file)
+        .output()
+        .expect("tilescope runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v["ablation"].as_array().expect("ablation");
+    assert_eq!(rows.len(), 7);
+    let peephole = rows
+        .iter()
+        .find(|r| r["pass"] == "vector-peephole")
+        .expect("a vector-peephole row");
+    assert!(peephole["cycles"].as_u64() > v["cycles"].as_u64());
+    for key in ["syncs", "peak_bytes", "matches_reference"] {
+        assert!(peephole.get(key).is_some(), "no {key}");
+    }
 }

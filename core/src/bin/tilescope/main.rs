@@ -3,6 +3,7 @@
 
 mod compile_cmd;
 mod io;
+mod lesson_cmd;
 mod machine_cmd;
 mod report;
 mod run_cmd;
@@ -32,6 +33,8 @@ enum Command {
     Sim(sim_cmd::Args),
     /// Print a machine preset.
     Machine(machine_cmd::Args),
+    /// The lesson track: list the lessons, show one, grade a solution.
+    Lesson(lesson_cmd::Args),
 }
 
 /// How a command failed: the message is already printed; the code is the exit status.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
         Command::Machine(args) => machine_cmd::run(args),
+        Command::Lesson(args) => lesson_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
