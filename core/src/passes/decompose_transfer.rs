@@ -144,6 +144,7 @@ pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
                 .values
                 .get(*v)
                 .and_then(|x| x.ty.shape.first().copied())
+                // Verified IR: an indirect index is a 1-D or 2-D i32 tile.
                 .unwrap_or(0),
         })
         .collect()
@@ -171,6 +172,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
     };
     let unsupported =
         |what: &str| Diagnostic::error(format!("lower-to-pipes does not support {what}"), op.span);
+    // Verified IR: every parameter index names a parameter.
     let tensor = k
         .params
         .get(param)
@@ -178,6 +180,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         .unwrap_or_default();
     let shape = region_shape(k, &tensor, index);
     if let Some(v) = stored {
+        // Verified IR: every value handle names an arena entry.
         let mut vshape = k
             .values
             .get(v)
@@ -214,6 +217,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         return Ok(Transfer {
             dims: Vec::new(),
             peel: 0,
+            // A gather's tile has at least one axis (checked by the front end).
             rows: Some((shape.first().copied().unwrap_or(0), len)),
         });
     }

@@ -152,6 +152,7 @@ fn not_slower(machine: &Machine, k: &Kernel, r: &Route) -> bool {
         .map(|&op| cost::op_cycles(machine, k, op))
         .collect();
     let latency = through.iter().sum::<u64>();
+    // A cost estimate: an empty chain costs nothing.
     let busiest = through.iter().copied().max().unwrap_or(0);
     direct <= latency && (!r.in_loop || direct <= busiest)
 }

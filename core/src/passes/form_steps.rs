@@ -31,6 +31,7 @@ impl Pass for FormSteps {
         let mut pre = Vec::new();
         k.walk_ops(|id, _| pre.push(id));
         let pos = |ops: &[OpId], path: &[OpId]| {
+            // Only orders blocks for numbering; a block not found sorts first.
             let key = ops.first().or(path.last()).copied();
             key.and_then(|k| pre.iter().position(|p| *p == k))
                 .unwrap_or(0)

@@ -286,6 +286,7 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
             value,
         } = &op.kind
         {
+            // Verified IR: every parameter index names a parameter.
             let tensor = k
                 .params
                 .get(*param)
@@ -421,6 +422,7 @@ fn insert_after_existing(k: &mut Kernel, anchor: Anchor, new: Vec<OpId>) {
     let is_copy = |k: &Kernel, id: &OpId| {
         matches!(k.ops.get(*id).map(|o| &o.kind), Some(OpKind::Copy { .. }))
     };
+    // `block_path` comes from the kernel's own blocks.
     let ops: Vec<OpId> = k
         .block_mut(&block_path)
         .map(|b| b.ops().collect())

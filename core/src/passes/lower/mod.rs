@@ -130,6 +130,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         return Err(lw.errors);
     }
     let mut out = lw.out;
+    // The root frame is pushed before lowering starts, so the stack is never empty here.
     out.body = lw.stack.pop().unwrap_or_default();
     Ok(out)
 }
@@ -338,6 +339,7 @@ impl Lw<'_> {
             .values
             .get(v)
             .map(|x| x.ty.shape.clone())
+            // Verified IR: every value handle names an arena entry.
             .unwrap_or_default()
     }
 

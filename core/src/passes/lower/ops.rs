@@ -178,10 +178,12 @@ impl Lw<'_> {
     }
 
     fn transfer(&mut self, id: OpId, param: usize, index: &[Index], tile_v: ValueId, store: bool) {
+        // Every op has a span; a missing one only blurs a diagnostic.
         let span = self.prov.span.unwrap_or_default();
         let Some(t) = self.k.op_attrs.get(&id).and_then(|a| a.transfer.clone()) else {
             return self.fail(span, "a transfer without descriptors");
         };
+        // Verified IR: every parameter index names a parameter.
         let tensor = self
             .k
             .params
@@ -221,6 +223,7 @@ impl Lw<'_> {
                 len, clamped: true, ..
             } = ix
             {
+                // The checker keeps indices within the tensor's rank.
                 let extent = tensor.get(i).copied().unwrap_or(0) as i64;
                 // The tail's valid extent: min(len, extent - start).
                 let left = self.alu(AluOp::Sub, Val::Imm(extent), s);
