@@ -1,4 +1,4 @@
-//! The tile IR: typed SSA over tiles with structured loops (SPEC 3). This is the form
+//! The tile IR: typed SSA over tiles with structured loops. This is the form
 //! users read after every pass, so it stays close to the source: one op per source
 //! operation, loop induction variables and index expressions as written, and `let`
 //! names kept as debug names.
@@ -95,7 +95,7 @@ impl<T> Default for Arena<T> {
 
 impl<T> Arena<T> {
     pub fn push(&mut self, item: T) -> Handle<T> {
-        // Arena sizes are bounded by the source size (SPEC limits), far below u32::MAX.
+        // Arena sizes are bounded by the source size (`limits.rs`), far below u32::MAX.
         let index = self.items.len() as u32;
         self.items.push(item);
         Handle {

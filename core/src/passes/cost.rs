@@ -1,4 +1,4 @@
-//! Cycle estimates from the machine's cost table (SPEC 2) for passes that choose a
+//! Cycle estimates from the machine's cost table (`machine.rs`) for passes that choose a
 //! schedule's shape before there are instructions to simulate (subtile-matmul, the
 //! automatic depth of multi-buffer). The formulas are the simulator's (`sim::timing`)
 //! for one op of known size; the simulator keeps its own copy because it prices resolved

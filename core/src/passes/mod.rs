@@ -235,7 +235,7 @@ pub struct PassManager {
     pub clock: Option<Clock>,
 }
 
-/// The passes of SPEC 3 built so far, in order.
+/// Every pass, in order.
 pub fn pipeline() -> Vec<Box<dyn Pass>> {
     vec![
         Box::new(ParsePass),

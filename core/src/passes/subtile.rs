@@ -28,7 +28,8 @@
 //! 16-bit. The split sums the chunks' partial products in a different order than one
 //! `mmad` (and the reference interpreter) does: the products of 16-bit operands are
 //! exact in the f32 accumulator, f32 products are not, and a random f32 product with
-//! cancellation left the 1e-5 tolerance of SPEC 4 when split, so f32 stays whole.
+//! cancellation left the simulator's 1e-5 tolerance against the reference when split,
+//! so f32 stays whole.
 
 use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;

@@ -1,4 +1,4 @@
-//! Pass 11, `emit` (SPEC 3): flattens the lowered loops into `loop`/`endloop`, defines
+//! `emit`, the last pass: flattens the lowered loops into `loop`/`endloop`, defines
 //! each multi-buffered loop's slot register, allocates the scalar registers ([`alloc`])
 //! and produces the final `isa::Program`, which must validate.
 //!

@@ -1,6 +1,6 @@
 //! Event id allocation: each live pair gets its own ids within its (src, dst) pipe pair,
 //! one for a static pair and one per slot for a dynamic pair, so no two pairs ever share
-//! a live flag. When a pipe pair needs more than the machine has, the fallbacks of SPEC 2
+//! a live flag. When a pipe pair needs more than the machine has, the fallbacks
 //! apply in order: a dynamic pair gets fewer ids than its loop has slots (it then lets
 //! fewer iterations run ahead: still correct, since the id of iteration i + ids orders
 //! after iteration i), then the latest pairs become `pipe_barrier ALL`.

@@ -1,4 +1,4 @@
-//! Pass 10, `insert-sync` (SPEC 3): orders every cross-pipe hazard of the lowered
+//! `insert-sync`: orders every cross-pipe hazard of the lowered
 //! program with set/wait pairs (`auto`), with `pipe_barrier ALL` (`barrier`) or not at
 //! all (`none`).
 //!
