@@ -49,6 +49,15 @@ pub fn value_names(kernel: &Kernel) -> ValueMap<String> {
     Names::assign(kernel).values
 }
 
+/// The source name behind a printed value name: `acc` for `acc.2` (the suffix only
+/// tells SSA values of one variable apart); a temporary's number stays as it is.
+pub fn source_name(printed: &str) -> &str {
+    match printed.rsplit_once('.') {
+        Some((base, n)) if !base.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => base,
+        _ => printed,
+    }
+}
+
 /// Unique printed names. Source names are kept; a repeated name gets `.1`, `.2`, ...
 /// (identifiers cannot contain `.`, so suffixed names never collide with source names);
 /// unnamed values are numbered `%0`, `%1`, ... in print order.

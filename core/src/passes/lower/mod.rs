@@ -94,11 +94,14 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         ..Lowered::default()
     };
     for slab in &plan.slabs {
-        let mut tile_names: Vec<String> = slab
-            .tiles
-            .iter()
-            .filter_map(|v| names.get(v).cloned())
-            .collect();
+        // Named by the source variables it holds (`acc`, not `acc|acc.1|acc.2`).
+        let mut tile_names: Vec<String> = Vec::new();
+        for name in slab.tiles.iter().filter_map(|v| names.get(v)) {
+            let base = crate::ir::print::source_name(name);
+            if !tile_names.iter().any(|n| n == base) {
+                tile_names.push(base.to_string());
+            }
+        }
         if slab.scratch_of.is_some() {
             tile_names.push("scratch".into());
         }

@@ -86,10 +86,7 @@ fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
         lowered::Target::Buffer(b) => {
             let name = lowered.buffers.get(b.0 as usize)?.name.as_str();
             let first = name.split('|').next().unwrap_or(name);
-            let base = match first.rsplit_once('.') {
-                Some((base, n)) if n.bytes().all(|c| c.is_ascii_digit()) => base,
-                _ => first,
-            };
+            let base = crate::ir::print::source_name(first);
             // An unnamed temporary keeps its IR number (`%0`).
             if base.bytes().all(|c| c.is_ascii_digit()) {
                 Some(format!("%{base}"))
