@@ -8,7 +8,7 @@
 use crate::compile::CompileResult;
 use crate::diag::Span;
 use crate::isa::{Op, Program, Val};
-use crate::passes::sync::{PairInfo, Reason, SyncReport};
+use crate::passes::sync::{PairInfo, Reason, RemovedPair, SyncReport};
 use crate::types::Pipe;
 use serde::Serialize;
 
@@ -121,6 +121,35 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
         .collect()
 }
 
+/// A pair insert-sync found redundant, and the placed pairs (rows of [`sync_rows`])
+/// whose chain of pipes orders what it would have.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RemovedRow {
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub kind: String,
+    pub buffer: Option<String>,
+    pub producer: Site,
+    pub consumer: Site,
+    pub covered_by: Vec<usize>,
+}
+
+pub fn removed_rows(report: &SyncReport, source: &str) -> Vec<RemovedRow> {
+    report
+        .removed
+        .iter()
+        .map(|r: &RemovedPair| RemovedRow {
+            src: r.src,
+            dst: r.dst,
+            kind: r.hazard.map_or("hazard", |h| h.name()).to_string(),
+            buffer: r.buffer.clone(),
+            producer: site(r.src, r.producer.span, source),
+            consumer: site(r.dst, r.consumer.span, source),
+            covered_by: r.covered_by.clone(),
+        })
+        .collect()
+}
+
 fn kind(p: &PairInfo) -> String {
     match (p.reason, p.hazard) {
         (Reason::Hazard, Some(h)) => h.name().to_string(),
@@ -129,9 +158,8 @@ fn kind(p: &PairInfo) -> String {
     }
 }
 
-/// `{ pairs, removed, notes }`: the pairs placed, the pairs found redundant (none are
-/// recorded yet: the minimality sweep drops them), and every event-id reduction and
-/// barrier fallback.
+/// `{ pairs, removed, notes }`: the pairs placed, the pairs found redundant (with the
+/// placed pairs that cover each), and every event-id reduction and barrier fallback.
 pub fn sync_json(result: &CompileResult, source: &str) -> serde_json::Value {
     let Some(report) = &result.sync else {
         return serde_json::Value::Null;
@@ -140,7 +168,7 @@ pub fn sync_json(result: &CompileResult, source: &str) -> serde_json::Value {
     serde_json::json!({
         "strategy": report.strategy,
         "pairs": rows,
-        "removed": [],
+        "removed": removed_rows(report, source),
         "notes": notes(report),
     })
 }
@@ -203,6 +231,25 @@ pub fn sync_table(result: &CompileResult, source: &str, file: &str) -> String {
             at(&r.consumer),
             index(r.wait_index),
             if r.back_edge { "  (back edge)" } else { "" }
+        ));
+    }
+    for r in removed_rows(report, source) {
+        let chain: Vec<String> = r.covered_by.iter().map(|i| i.to_string()).collect();
+        out.push_str(&format!(
+            "removed: {} -> {} {} on {} ({} {} -> {} {}), covered by pairs {}\n",
+            r.src.name(),
+            r.dst.name(),
+            r.kind,
+            r.buffer.as_deref().unwrap_or("-"),
+            r.producer.pipe.name(),
+            at(&r.producer),
+            r.consumer.pipe.name(),
+            at(&r.consumer),
+            if chain.is_empty() {
+                "-".to_string()
+            } else {
+                chain.join(", ")
+            }
         ));
     }
     for note in notes(report) {

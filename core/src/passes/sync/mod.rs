@@ -78,6 +78,64 @@ pub struct PairInfo {
     pub paths: Vec<Vec<usize>>,
 }
 
+/// A pair the minimality sweep found redundant: the program stays ordered without it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RemovedPair {
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub hazard: Option<HazardKind>,
+    pub buffer: Option<String>,
+    pub producer: crate::isa::Provenance,
+    pub consumer: crate::isa::Provenance,
+    /// Indices into `SyncReport::pairs` of a chain of placed pairs from `src` to `dst`
+    /// (by pipe), which orders what this pair would have.
+    pub covered_by: Vec<usize>,
+}
+
+/// The live pairs (tree indices) of a shortest chain of pipes from `src` to `dst`.
+fn covering_chain(pairs: &[tree::Pair], src: Pipe, dst: Pipe) -> Vec<usize> {
+    // Breadth-first over pipes; `via[pipe]` is the pair that first reached it.
+    let mut via: [Option<usize>; 7] = [None; 7];
+    let mut queue = std::collections::VecDeque::from([src]);
+    let mut seen = [false; 7];
+    if let Some(s) = seen.get_mut(src.index()) {
+        *s = true;
+    }
+    while let Some(pipe) = queue.pop_front() {
+        for (i, q) in pairs.iter().enumerate() {
+            if !q.live() || q.src != pipe {
+                continue;
+            }
+            if let Some(s) = seen.get_mut(q.dst.index()) {
+                if !*s {
+                    *s = true;
+                    if let Some(v) = via.get_mut(q.dst.index()) {
+                        *v = Some(i);
+                    }
+                    queue.push_back(q.dst);
+                }
+            }
+        }
+    }
+    let mut chain = Vec::new();
+    let mut at = dst;
+    while at != src {
+        let Some(i) = via.get(at.index()).copied().flatten() else {
+            return Vec::new();
+        };
+        chain.push(i);
+        let Some(p) = pairs.get(i) else {
+            return Vec::new();
+        };
+        at = p.src;
+        if chain.len() > 7 {
+            return Vec::new();
+        }
+    }
+    chain.reverse();
+    chain
+}
+
 /// The source name of what `target` is: a tensor's name, or a buffer's first tile
 /// without the suffix that tells SSA values apart (`acc` for `acc.2|acc.3`).
 fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
@@ -117,6 +175,9 @@ pub struct SyncReport {
     pub slot_reductions: Vec<SlotReduction>,
     /// Fallbacks taken (ids exhausted, analysis too large).
     pub notes: Vec<String>,
+    /// Pairs found redundant, each with a chain of placed pairs that covers it.
+    #[serde(default)]
+    pub removed: Vec<RemovedPair>,
 }
 
 impl SyncReport {
@@ -569,6 +630,25 @@ fn write_back(
         return Err(internal(what));
     }
     report.barriers += barriers_from_pairs;
+    // Index in `report.pairs` of each live pair, for the chains of the removed ones.
+    let mut live_index = vec![None; pairs.len()];
+    for (n, i) in (0..pairs.len()).filter(|&i| pairs[i].live()).enumerate() {
+        live_index[i] = Some(n);
+    }
+    for p in pairs.iter().filter(|p| p.removed && !p.barrier) {
+        report.removed.push(RemovedPair {
+            src: p.src,
+            dst: p.dst,
+            hazard: p.hazard.map(|(k, _)| k),
+            buffer: p.hazard.and_then(|(_, t)| target_name(lowered, t)),
+            producer: p.set_prov,
+            consumer: p.wait_prov,
+            covered_by: covering_chain(&pairs, p.src, p.dst)
+                .into_iter()
+                .filter_map(|i| live_index.get(i).copied().flatten())
+                .collect(),
+        });
+    }
     for (i, p) in pairs.iter().enumerate() {
         if !p.live() {
             continue;
@@ -626,5 +706,42 @@ fn remove_at(items: &mut Vec<Item>, path: &[usize]) {
                 remove_at(&mut l.body, rest);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(src: Pipe, dst: Pipe, removed: bool) -> tree::Pair {
+        tree::Pair {
+            src,
+            dst,
+            ids: Ids::Static,
+            carried: None,
+            nest_wide: false,
+            reason: Reason::Hazard,
+            hazard: None,
+            nodes: Vec::new(),
+            removed,
+            barrier: false,
+            base: 0,
+            set_prov: Default::default(),
+            wait_prov: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_removed_pair_is_covered_by_the_shortest_chain_of_placed_pairs() {
+        let pairs = [
+            pair(Pipe::MTE2, Pipe::V, false),
+            pair(Pipe::V, Pipe::MTE3, false),
+            pair(Pipe::MTE2, Pipe::MTE3, true),
+            pair(Pipe::MTE1, Pipe::M, false),
+        ];
+        assert_eq!(covering_chain(&pairs, Pipe::MTE2, Pipe::MTE3), vec![0, 1]);
+        // The removed pair itself is no part of a chain.
+        assert_eq!(covering_chain(&pairs, Pipe::MTE2, Pipe::V), vec![0]);
+        assert!(covering_chain(&pairs, Pipe::V, Pipe::MTE2).is_empty());
     }
 }
