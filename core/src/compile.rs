@@ -183,7 +183,9 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     let kernel = cx.hir.as_ref().map(|k| k.name.clone()).or(kernel);
     let ok = diagnostics.is_empty();
     let program = cx.program.clone().filter(|_| ok);
-    let asm = program.as_ref().map(crate::isa::asm::print);
+    let asm = program
+        .as_ref()
+        .map(|p| crate::isa::asm::print_located(p, source));
     let steps = match (&cx.ir, &program) {
         (Some(ir), Some(p)) => Some(step_graph(ir, cx.lowered.as_ref(), p)),
         _ => None,

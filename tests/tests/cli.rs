@@ -470,3 +470,38 @@ fn disable_pass_and_ablate_show_what_each_pass_buys() {
         assert!(peephole.get(key).is_some(), "no {key}");
     }
 }
+
+#[test]
+fn assembly_and_trace_give_source_positions_as_line_and_column() {
+    let file = repo().join("static/examples/softmax.tile");
+    let out = tilescope()
+        .args(["compile", "--emit", "asm"])
+        .arg(&file)
+        .output()
+        .expect("tilescope runs");
+    let asm = String::from_utf8(out.stdout).expect("text");
+    assert!(asm.contains("!at 8:17"), "{asm}");
+    assert!(!asm.contains("!span"), "{asm}");
+    // The text reads back: `sim` runs it to the same cycle count as `run`.
+    let dir = scratch("asm-at");
+    let tasm = write(&dir, "softmax.tasm", &asm);
+    tilescope()
+        .args(["sim"])
+        .arg(&tasm)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cycles: "));
+    let trace = dir.join("trace.json");
+    tilescope()
+        .args(["run", "--trace"])
+        .arg(&trace)
+        .arg(&file)
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&trace).expect("trace")).expect("JSON");
+    let events = v["traceEvents"].as_array().expect("events");
+    assert!(events
+        .iter()
+        .any(|e| e["args"]["line"] == 8 && e["args"]["col"] == 17));
+}

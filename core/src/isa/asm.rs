@@ -293,8 +293,22 @@ fn write_op(s: &mut String, p: &Program, op: &Op) -> fmt::Result {
     }
 }
 
-/// The whole program as assembly text; loop bodies are indented.
+/// The whole program as assembly text; loop bodies are indented. Provenance is
+/// written as byte spans (`!span 120..141`), which `parse` reads back.
 pub fn print(p: &Program) -> String {
+    print_with(p, &|sp| format!(" !span {}..{}", sp.start, sp.end))
+}
+
+/// The program as people read it: each instruction's source position as `!at
+/// LINE:COL` of `source` instead of a byte span (`parse` accepts and skips it).
+pub fn print_located(p: &Program, source: &str) -> String {
+    print_with(p, &|sp| match crate::explain::line_col(source, sp) {
+        Some((line, col)) => format!(" !at {line}:{col}"),
+        None => String::new(),
+    })
+}
+
+fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
     let mut s = String::new();
     for t in &p.tensors {
         let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
@@ -311,7 +325,7 @@ pub fn print(p: &Program) -> String {
             let _ = write!(s, " !step {step}");
         }
         if let Some(sp) = ins.prov.span {
-            let _ = write!(s, " !span {}..{}", sp.start, sp.end);
+            s.push_str(&span_text(sp));
         }
         s.push('\n');
         if matches!(ins.op, Op::Loop { .. }) {
@@ -921,6 +935,13 @@ fn parse_prov(s: &str, base: usize) -> PResult<Provenance> {
                     (Ok(a), Ok(b)) if a <= b => prov.span = Some(Span { start: a, end: b }),
                     _ => return Err(err("expected `!span START..END` with START <= END", span)),
                 }
+            }
+            // A position in the source for the reader (`print_located`): the program
+            // keeps no span, since the source is not at hand.
+            (Some("at"), Some(at), None)
+                if at
+                    .split_once(':')
+                    .is_some_and(|(l, c)| l.parse::<u32>().is_ok() && c.parse::<u32>().is_ok()) => {
             }
             _ => return Err(err(format!("unknown annotation `!{}`", ann.trim()), span)),
         }

@@ -99,7 +99,7 @@ impl Context {
     /// The printed form of the most lowered representation present.
     pub fn print(&self) -> Printed {
         if let Some(p) = &self.program {
-            return print_program(p);
+            return print_program(p, &self.source);
         }
         if let Some(l) = &self.lowered {
             return crate::lowered::print(l);
@@ -160,8 +160,8 @@ impl Context {
 }
 
 /// The final assembly, with each line's source span.
-fn print_program(program: &crate::isa::Program) -> Printed {
-    let text = crate::isa::asm::print(program);
+fn print_program(program: &crate::isa::Program, source: &str) -> Printed {
+    let text = crate::isa::asm::print_located(program, source);
     let mut spans: Vec<Option<crate::diag::Span>> = program.tensors.iter().map(|_| None).collect();
     spans.extend(program.instrs.iter().map(|i| i.prov.span));
     Printed { text, spans }

@@ -15,6 +15,12 @@ fn tid(p: Pipe) -> usize {
 }
 
 pub fn chrome_trace(program: &Program, result: &SimResult) -> Value {
+    chrome_trace_located(program, result, None)
+}
+
+/// As [`chrome_trace`], each slice's source position as `line` and `col` of `source`
+/// (the byte `span` when there is no source).
+pub fn chrome_trace_located(program: &Program, result: &SimResult, source: Option<&str>) -> Value {
     let mut events = vec![
         json!({"ph": "M", "pid": PID, "name": "process_name", "args": {"name": "tilescope core"}}),
     ];
@@ -30,7 +36,13 @@ pub fn chrome_trace(program: &Program, result: &SimResult) -> Value {
             args["step"] = json!(step);
         }
         if let Some(span) = e.prov.span {
-            args["span"] = json!([span.start, span.end]);
+            match source.and_then(|src| crate::explain::line_col(src, span)) {
+                Some((line, col)) => {
+                    args["line"] = json!(line);
+                    args["col"] = json!(col);
+                }
+                None => args["span"] = json!([span.start, span.end]),
+            }
         }
         if let Some(stall) = e.stall {
             args["stall"] = serde_json::to_value(stall).unwrap_or(Value::Null);

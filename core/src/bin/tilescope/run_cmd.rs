@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
             flags: result.flags.clone(),
             ..SimResult::default()
         };
-        let trace = tilescope::sim::trace::chrome_trace(program, &sim);
+        let trace = tilescope::sim::trace::chrome_trace_located(program, &sim, Some(&source));
         io::write_bytes(path, trace.to_string().as_bytes())?;
     }
     for (name, path) in &args.io.outputs {
