@@ -153,19 +153,13 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     let mut cx = Context::new(source, options.kernel.clone());
     cx.sync = options.sync;
     cx.auto_multi_buffer = options.auto_multi_buffer;
-    match resolve_machine(options) {
-        Ok(m) => cx.machine = Some(m),
-        Err(d) => {
-            let result = CompileResult {
-                kernels,
-                kernel,
-                diagnostics: vec![d],
-                ..CompileResult::default()
-            };
-            return (result, cx);
-        }
-    }
-    let pipeline = match passes::pipeline_without(&options.disabled_passes) {
+    // The machine and the pass list come from the options: either can be wrong before
+    // any pass runs.
+    let setup = resolve_machine(options).and_then(|m| {
+        cx.machine = Some(m);
+        passes::pipeline_without(&options.disabled_passes)
+    });
+    let pipeline = match setup {
         Ok(p) => p,
         Err(d) => {
             let result = CompileResult {
