@@ -55,6 +55,33 @@ pub fn generate(dtype: DType, shape: Vec<u64>, seed: u64, stream: u64) -> Tensor
     t
 }
 
+/// Seeded data for every tensor a hand-written program declares, as `tilescope sim
+/// --seed` makes it (stream = declaration position), so a student can reproduce a run;
+/// a tensor over the element limit is an error naming it.
+pub fn for_program(program: &crate::isa::Program, seed: u64) -> Result<Vec<Tensor>, String> {
+    program
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(stream, decl)| {
+            let elements = decl.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            match elements {
+                Some(n) if n <= crate::limits::MAX_TENSOR_ELEMENTS => Ok(generate(
+                    decl.dtype,
+                    decl.shape.clone(),
+                    seed,
+                    stream as u64,
+                )),
+                _ => Err(format!(
+                    "tensor `{}` exceeds the limit of {} elements",
+                    decl.name,
+                    crate::limits::MAX_TENSOR_ELEMENTS
+                )),
+            }
+        })
+        .collect()
+}
+
 /// Builds the tensor list (indexed by `ParamId`) for `kernel`. Provided tensors must
 /// match their parameter's dtype and shape; a bf16 parameter takes a `<u2` file, which
 /// `npy::read` already presents as bf16.

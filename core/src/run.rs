@@ -4,6 +4,8 @@
 
 use crate::compile::{compile_with_context, resolve_machine, CompileOptions, CompileResult};
 use crate::diag::Diagnostic;
+use crate::isa::Program;
+use crate::machine::Machine;
 use crate::passes::Context;
 use crate::sim::{self, PipeStats, Race, SimError, SimMode, TraceEntry};
 use crate::tensor::{compare, Tensor};
@@ -97,23 +99,7 @@ pub fn run_compiled(
     let mut reference = inputs.clone();
     let interp = crate::interp::run(hir, &mut reference);
     let sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
-    result.cycles = sim.cycles;
-    result.pipes = sim.pipes.clone();
-    result.syncs = sim.flags.iter().filter(|f| f.wait_cycle.is_some()).count() as u64;
-    result.races = sim.races.clone();
-    result.errors = sim.errors.clone();
-    result.trace = sim.trace.clone();
-    result.accesses = sim.accesses.clone();
-    result.flags = sim.flags.clone();
-    // Bandwidth sharing stretched some transfers by an amount another schedule could
-    // avoid, so it is not counted here; the sharing itself is `gm_transfer_cycles`.
-    let busiest = sim
-        .pipes
-        .iter()
-        .map(|p| p.busy - p.shared_bandwidth.min(p.busy))
-        .max()
-        .unwrap_or(0);
-    result.bound = busiest.max(sim.gm_transfer_cycles);
+    result.record(&sim);
     match interp {
         Err(d) => {
             result.diagnostics.push(d);
@@ -148,6 +134,42 @@ pub fn run_compiled(
         }
     }
     result.compile = compile;
+    result
+}
+
+impl RunResult {
+    /// The simulation's totals, trace and problems (not its outputs, which `run`
+    /// compares with the reference).
+    fn record(&mut self, sim: &sim::SimResult) {
+        self.cycles = sim.cycles;
+        self.pipes = sim.pipes.clone();
+        self.syncs = sim.flags.iter().filter(|f| f.wait_cycle.is_some()).count() as u64;
+        self.races = sim.races.clone();
+        self.errors = sim.errors.clone();
+        self.trace = sim.trace.clone();
+        self.accesses = sim.accesses.clone();
+        self.flags = sim.flags.clone();
+        // Bandwidth sharing stretched some transfers by an amount another schedule could
+        // avoid, so it is not counted here; the sharing itself is `gm_transfer_cycles`.
+        let busiest = sim
+            .pipes
+            .iter()
+            .map(|p| p.busy - p.shared_bandwidth.min(p.busy))
+            .max()
+            .unwrap_or(0);
+        self.bound = busiest.max(sim.gm_transfer_cycles);
+    }
+}
+
+/// Runs a hand-written program (`.tasm`) on inputs generated from `seed`
+/// (`inputs::for_program`, as `tilescope sim` fills the tensors it is not given). There
+/// is no reference to compare with: `outputs` stays empty.
+pub fn run_program(program: &Program, machine: &Machine, seed: u64) -> RunResult {
+    let mut result = RunResult::default();
+    match crate::inputs::for_program(program, seed) {
+        Ok(inputs) => result.record(&sim::simulate(program, machine, inputs, SimMode::FULL)),
+        Err(e) => result.diagnostics.push(Diagnostic::global(e)),
+    }
     result
 }
 

@@ -40,29 +40,6 @@ async fn banner_text(page: &Page) -> Result<String> {
     Ok(page.wait_for(".banner-text").await?.text().await?)
 }
 
-/// The editor's current text (its `value`, which WebDriver's text does not report).
-async fn editor_text(page: &Page) -> Result<String> {
-    let value = page
-        .execute(
-            "return document.querySelector('.editor-input').value;",
-            vec![],
-        )
-        .await?;
-    Ok(value.as_str().unwrap_or_default().to_string())
-}
-
-/// Replaces the editor's text as typing would (one `input` event).
-async fn set_editor_text(page: &Page, text: &str) -> Result<()> {
-    page.execute(
-        "const ta = document.querySelector('.editor-input');
-         ta.value = arguments[0];
-         ta.dispatchEvent(new InputEvent('input', { bubbles: true }));",
-        vec![json!(text)],
-    )
-    .await?;
-    Ok(())
-}
-
 /// A key press on the page (the shortcuts listen on the document).
 async fn press(page: &Page, key: &str) -> Result<()> {
     page.execute(
@@ -125,13 +102,13 @@ async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()
 
         // Not lz-string at all: the default example, and a message.
         open_expecting(page, "v1=%%%<b>", &["damaged", "default example"]).await?;
-        ensure!(editor_text(page).await?.contains("kernel elementwise"));
+        ensure!(page.editor_text().await?.contains("kernel elementwise"));
 
         // Cut in half: the kernel text before the cut is kept.
         let source = format!("// the start survives\n{}", kernel_with_comment("tail"));
         let whole = link(&json!({ "v": 1, "source": source.repeat(8) }));
         open_expecting(page, &whole[..whole.len() / 2], &["cut short", "kept"]).await?;
-        let kept = editor_text(page).await?;
+        let kept = page.editor_text().await?;
         ensure!(kept.starts_with("// the start survives") && kept.len() < source.len() * 8);
 
         // A decompression bomb at the fragment cap is refused at once.
@@ -146,7 +123,7 @@ async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()
         open_expecting(page, &bomb, &["expands to more than 1 MiB"]).await?;
         let took = started.elapsed();
         ensure!(took < Duration::from_secs(5), "the bomb took {took:?}");
-        ensure!(editor_text(page).await?.contains("kernel elementwise"));
+        ensure!(page.editor_text().await?.contains("kernel elementwise"));
 
         // Unknown option values fall back to the defaults; the kernel stays.
         let odd = link(&json!({
@@ -160,7 +137,7 @@ async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()
             &["unknown preset \"turbo\"", "unknown sync", "kept"],
         )
         .await?;
-        ensure!(editor_text(page).await?.contains("odd options"));
+        ensure!(page.editor_text().await?.contains("odd options"));
         page.wait_for("[data-testid=ir-view]").await?;
         let sync = page.execute(
             "return document.querySelector('[data-testid=sync-select]').value;",
@@ -173,7 +150,7 @@ async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()
         for version in ["v0=", "v9="] {
             let foreign = good.replacen("v1=", version, 1);
             open_expecting(page, &foreign, &["format version", "kept"]).await?;
-            ensure!(editor_text(page).await?.contains("versioned"));
+            ensure!(page.editor_text().await?.contains("versioned"));
         }
         open_expecting(page, "v9=***", &["format version", "default example"]).await?;
 
@@ -181,7 +158,7 @@ async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()
         let broken = link(&json!({ "v": 1, "source": "kernel broken(x: f32[4] {" }));
         load(page, &broken).await?;
         page.wait_for("[data-testid=diag-underline]").await?;
-        ensure!(editor_text(page).await? == "kernel broken(x: f32[4] {");
+        ensure!(page.editor_text().await? == "kernel broken(x: f32[4] {");
         page.screenshot("hostile-links").await?;
 
         page.assert_no_console_errors().await
@@ -203,7 +180,7 @@ async fn a_huge_kernel_compiles_within_limits_and_the_page_stays_responsive() ->
         ensure!(huge.len() < 64 * 1024, "{}", huge.len());
         load(page, &huge).await?;
         page.wait_for("[data-testid=ir-view]").await?;
-        ensure!(editor_text(page).await?.len() == source.len());
+        ensure!(page.editor_text().await?.len() == source.len());
         // Too big to colour: the textarea shows its own text over an empty layer.
         let layer = page
             .execute(
@@ -282,7 +259,7 @@ async fn user_text_is_only_ever_rendered_as_text() -> Result<()> {
         load(page, &view(IMG_PAYLOAD)).await?;
         page.wait_for("[data-testid=banner]").await?;
         ensure!(banner_text(page).await?.contains("<img src=x"));
-        ensure!(editor_text(page).await? == source);
+        ensure!(page.editor_text().await? == source);
         page.tab("Problems").await?;
         page.wait_for(".problem-msg").await?;
         assert_not_injected(page, "unknown kernel").await?;
@@ -303,7 +280,7 @@ async fn user_text_is_only_ever_rendered_as_text() -> Result<()> {
             format!("kernel k(x: f32[4]) {{ let {SCRIPT_PAYLOAD} = load x[:]; }}"),
             format!("kernel k(x: f32[4]) {{ store \"{IMG_PAYLOAD}\"; }}"),
         ] {
-            set_editor_text(page, &bad).await?;
+            page.set_editor_text(&bad).await?;
             page.wait_for("[data-testid=diag-underline]").await?;
             page.tab("Problems").await?;
             page.wait_for(".problem-msg").await?;
@@ -331,7 +308,7 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
         press(page, "Escape").await?;
 
         let crashing = kernel_with_comment(&format!("my edit\n{DEBUG_PANIC}"));
-        set_editor_text(page, &crashing).await?;
+        page.set_editor_text(&crashing).await?;
         let mut text = String::new();
         page.eventually("the crash report", async || {
             text = banner_text(page).await?;
@@ -354,12 +331,12 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
         // A reload keeps the text (saved at once after the crash).
         load(page, "").await?;
         page.eventually("the text after a reload", async || {
-            Ok(editor_text(page).await? == crashing)
+            Ok(page.editor_text().await? == crashing)
         })
         .await?;
 
         // The restarted worker compiles a normal edit.
-        set_editor_text(page, &kernel_with_comment("fixed")).await?;
+        page.set_editor_text(&kernel_with_comment("fixed")).await?;
         page.eventually("the fixed kernel's IR", async || {
             let ir = page.wait_for("[data-testid=ir-view]").await?.text().await?;
             Ok(ir.contains("f32[16, 32]"))

@@ -5,10 +5,12 @@
 use gloo::storage::{LocalStorage, Storage};
 use wasm_bindgen::JsCast;
 
+use crate::lessons::Progress;
 use crate::state::Theme;
 
 const SESSION_KEY: &str = "tilescope.session";
 const THEME_KEY: &str = "tilescope.theme";
+const PROGRESS_KEY: &str = "tilescope.lessons";
 
 pub fn window() -> Option<web_sys::Window> {
     web_sys::window()
@@ -51,6 +53,15 @@ pub fn load_session() -> Option<String> {
 
 pub fn save_session(fragment: &str) {
     let _ = LocalStorage::set(SESSION_KEY, fragment);
+}
+
+/// The lesson medals saved on this browser; a damaged entry counts as none.
+pub fn load_progress() -> Progress {
+    LocalStorage::get(PROGRESS_KEY).unwrap_or_default()
+}
+
+pub fn save_progress(progress: &Progress) {
+    let _ = LocalStorage::set(PROGRESS_KEY, progress);
 }
 
 pub fn load_theme() -> Theme {

@@ -4,6 +4,7 @@
 use tilescope::dense::DenseMap;
 
 use tilescope::compile::{self, SyncStrategy};
+use tilescope::diag::Diagnostic;
 use tilescope::isa::{asm, Op, Program};
 use tilescope::run::{self, RunResult};
 use tilescope::sim::{self, StallReason};
@@ -11,6 +12,7 @@ use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
 use crate::layout;
+use crate::lessons::Grade;
 use crate::options::{CompileOptions, SyncMode};
 use crate::protocol::{
     AsmLine, CompileOutput, FlagEvent, InstrRef, Lane, OutputTensor, PassRecord, Race, SimOutput,
@@ -179,11 +181,19 @@ impl TraceSource {
 }
 
 /// A kernel compiled once: the worker answers with its `output` first, then simulates
-/// the same compilation (core's `run::run_compiled`) instead of compiling it again.
+/// the same compilation (core's `run::run_compiled`) instead of compiling it again. An
+/// assembly lesson's `.tasm` program is assembled instead, with no passes.
 pub struct Compiled {
     options: compile::CompileOptions,
-    result: compile::CompileResult,
-    cx: tilescope::passes::Context,
+    source: Source,
+}
+
+enum Source {
+    Kernel {
+        result: Box<compile::CompileResult>,
+        cx: Box<tilescope::passes::Context>,
+    },
+    Asm(Result<Program, Vec<Diagnostic>>),
 }
 
 impl Compiled {
@@ -192,27 +202,73 @@ impl Compiled {
         let (result, cx) = compile::compile_with_context(source, &options);
         Compiled {
             options,
-            result,
-            cx,
+            source: Source::Kernel {
+                result: Box::new(result),
+                cx: Box::new(cx),
+            },
+        }
+    }
+
+    /// A hand-written assembly program (the assembly lessons).
+    pub fn assemble(source: &str, options: &CompileOptions) -> Self {
+        #[cfg(feature = "lessons")]
+        let program = asm::parse(source);
+        #[cfg(not(feature = "lessons"))]
+        let program = Err(vec![Diagnostic::global(format!(
+            "this build of the playground has no assembler ({} bytes not assembled)",
+            source.len()
+        ))]);
+        Compiled {
+            options: core_options(options),
+            source: Source::Asm(program),
         }
     }
 
     /// The compile result as the page shows it.
     pub fn output(&self) -> CompileOutput {
-        compile_output(self.result.clone())
+        match &self.source {
+            Source::Kernel { result, .. } => compile_output((**result).clone()),
+            Source::Asm(Ok(program)) => {
+                let (asm_header, asm) = program_lines(program);
+                CompileOutput {
+                    asm_header,
+                    asm,
+                    ..CompileOutput::default()
+                }
+            }
+            Source::Asm(Err(diagnostics)) => CompileOutput {
+                diagnostics: diagnostics.clone(),
+                ..CompileOutput::default()
+            },
+        }
     }
 
     /// Simulates with inputs from `seed` (none when the kernel did not compile): the
     /// simulation and what the trace download needs.
     pub fn simulate(self, seed: u64) -> Option<(SimOutput, TraceSource)> {
-        let mut result = run::run_compiled(&self.options, self.result, &self.cx, Vec::new(), seed);
-        let compile = std::mem::take(&mut result.compile);
-        // `run` repeats the compile's diagnostics before its own; the page lists those
-        // once, from the compile.
-        let repeated = compile.diagnostics.len().min(result.diagnostics.len());
-        result.diagnostics.drain(..repeated);
-        let program = compile.program?;
-        let buffers = crate::liveness::slots(&compile.buffers, &result.trace, &result.accesses);
+        let (mut result, program, buffers) = match self.source {
+            Source::Kernel { result, cx } => {
+                let mut result = run::run_compiled(&self.options, *result, &cx, Vec::new(), seed);
+                let compile = std::mem::take(&mut result.compile);
+                // `run` repeats the compile's diagnostics before its own; the page lists
+                // those once, from the compile.
+                let repeated = compile.diagnostics.len().min(result.diagnostics.len());
+                result.diagnostics.drain(..repeated);
+                (result, compile.program?, compile.buffers)
+            }
+            Source::Asm(program) => {
+                let program = program.ok()?;
+                let result = match compile::resolve_machine(&self.options) {
+                    Ok(machine) => run::run_program(&program, &machine, seed),
+                    Err(d) => RunResult {
+                        diagnostics: vec![d],
+                        ..RunResult::default()
+                    },
+                };
+                (result, program, Vec::new())
+            }
+        };
+        let buffers = crate::liveness::slots(&buffers, &result.trace, &result.accesses);
         let mut sim = sim_output(&mut result);
         sim.buffers = buffers;
         let source = TraceSource {
@@ -228,6 +284,34 @@ impl Compiled {
         };
         Some((sim, source))
     }
+}
+
+/// Grades `source` for the lesson with id `lesson` with core's grader (the one
+/// `tilescope lesson check` runs).
+pub fn grade(lesson: &str, source: &str) -> Grade {
+    match crate::lessons::find(lesson) {
+        Some(lesson) => grade_lesson(lesson, source),
+        None => Grade {
+            checks: vec![tilescope::lesson::Check {
+                name: "lesson".into(),
+                passed: false,
+                message: format!("there is no lesson `{lesson}`"),
+            }],
+            ..Grade::default()
+        },
+    }
+}
+
+#[cfg(feature = "lessons")]
+fn grade_lesson(lesson: &crate::lessons::Lesson, source: &str) -> Grade {
+    tilescope::lesson::grade(lesson, source)
+}
+
+/// Without the lesson track `lessons::find` finds nothing, so this is never called; the
+/// grader stays out of the budgeted build.
+#[cfg(not(feature = "lessons"))]
+fn grade_lesson(_: &crate::lessons::Lesson, _: &str) -> Grade {
+    Grade::default()
 }
 
 /// Compiles and simulates `source` with inputs from `seed`: the compile result, the
@@ -549,5 +633,42 @@ mod tests {
         }
         assert_ne!(race.first.pipe, race.second.pipe);
         assert!(race.first.first_cycle.is_some() || race.second.first_cycle.is_some());
+    }
+
+    #[cfg(feature = "lessons")]
+    #[test]
+    fn an_assembly_lesson_runs_its_program_and_a_bad_one_is_a_diagnostic() {
+        let lesson = crate::lessons::find("18-asm-race").expect("lesson 18");
+        let options = CompileOptions::default();
+        let starter = Compiled::assemble(&lesson.starter, &options);
+        let out = starter.output();
+        assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
+        assert!(out.passes.is_empty() && !out.asm.is_empty());
+        let (sim, _) = starter.simulate(1).expect("it simulates");
+        assert!(sim.cycles > 0 && !sim.lanes.is_empty());
+        assert!(
+            !sim.races.is_empty(),
+            "the starter's race shows on the timeline"
+        );
+        let (sim, _) = Compiled::assemble(&lesson.solution, &options)
+            .simulate(1)
+            .expect("it simulates");
+        assert!(sim.races.is_empty() && sim.errors.is_empty());
+
+        let bad = Compiled::assemble("nonsense r1", &options);
+        assert!(bad.output().error_count() > 0);
+        assert!(bad.simulate(1).is_none());
+    }
+
+    #[cfg(feature = "lessons")]
+    #[test]
+    fn grading_uses_cores_grader() {
+        let lesson = crate::lessons::find("01-load-store").expect("lesson 1");
+        let gold = grade(&lesson.id, &lesson.solution);
+        assert!(gold.passed, "{:?}", gold.checks);
+        assert_eq!(gold.medal, Some(crate::lessons::Medal::Gold));
+        assert!(!grade(&lesson.id, &lesson.starter).passed);
+        let unknown = grade("no-such", "x");
+        assert!(!unknown.passed && unknown.checks[0].message.contains("no-such"));
     }
 }

@@ -12,6 +12,7 @@ pub mod examples;
 pub mod highlight;
 pub mod lanes;
 pub mod layout;
+pub mod lessons;
 pub mod liveness;
 pub mod options;
 pub mod order;

@@ -26,6 +26,15 @@ pub enum Request {
         source: String,
         options: CompileOptions,
         seed: u64,
+        /// `source` is a hand-written `.tasm` program (an assembly lesson): it is
+        /// assembled and simulated, with no passes.
+        asm: bool,
+    },
+    /// Grade `source` for the lesson with id `lesson`; answered by `Graded`.
+    Grade {
+        id: RequestId,
+        lesson: String,
+        source: String,
     },
     /// The Chrome trace of the newest simulation (kept by the worker, sent on demand
     /// because it is large).
@@ -35,7 +44,7 @@ pub enum Request {
 impl Request {
     pub fn id(&self) -> RequestId {
         match self {
-            Request::Compile { id, .. } | Request::Trace { id } => *id,
+            Request::Compile { id, .. } | Request::Grade { id, .. } | Request::Trace { id } => *id,
         }
     }
 }
@@ -57,6 +66,11 @@ pub enum Response {
         id: RequestId,
         json: String,
     },
+    /// The grader's verdict on a `Grade` request.
+    Graded {
+        id: RequestId,
+        grade: crate::lessons::Grade,
+    },
     /// The worker panicked while handling `id`; it closes itself after sending this.
     Crashed {
         id: RequestId,
@@ -70,6 +84,7 @@ impl Response {
             Response::Compiled { id, .. }
             | Response::Simulated { id, .. }
             | Response::Trace { id, .. }
+            | Response::Graded { id, .. }
             | Response::Crashed { id, .. } => *id,
         }
     }
@@ -337,6 +352,10 @@ mod tests {
                 id: 3,
                 message: "boom".into(),
             },
+            Response::Graded {
+                id: 4,
+                grade: crate::engine::grade("01-load-store", "kernel k() {}"),
+            },
         ];
         for message in messages {
             let bytes = codec::to_bytes(&message).expect("serialise");
@@ -349,6 +368,12 @@ mod tests {
                 source: "k".into(),
                 options: CompileOptions::default(),
                 seed: 3,
+                asm: true,
+            },
+            Request::Grade {
+                id: 11,
+                lesson: "01-load-store".into(),
+                source: "k".into(),
             },
             Request::Trace { id: 10 },
         ] {

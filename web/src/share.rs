@@ -71,6 +71,10 @@ pub struct ViewState {
     /// Seed of the generated inputs.
     #[serde(default)]
     pub seed: u64,
+    /// The lesson open beside the editor (its id, `01-load-store`); `source` is the
+    /// student's code for it.
+    #[serde(default)]
+    pub lesson: Option<String>,
 }
 
 /// The format version lives inside the JSON as well as in the prefix, so a v2 reader can
@@ -297,6 +301,7 @@ fn empty_view() -> ViewState {
         panel: Panel::default(),
         cursor: 0,
         seed: 0,
+        lesson: None,
     }
 }
 
@@ -323,6 +328,15 @@ fn lenient_view(value: &serde_json::Value, problems: &mut Vec<ShareError>) -> Op
         seed: number("seed"),
         ..empty_view()
     };
+    if let Some(lesson) = value.get("lesson").filter(|l| !l.is_null()) {
+        match lesson
+            .as_str()
+            .filter(|id| crate::lessons::find(id).is_some())
+        {
+            Some(id) => view.lesson = Some(id.to_string()),
+            None => problems.push(unknown_value("lesson", lesson)),
+        }
+    }
     if let Some(panel) = value.get("panel") {
         match serde_json::from_value::<Panel>(panel.clone()) {
             Ok(panel) => view.panel = panel,
@@ -590,6 +604,7 @@ mod tests {
             panel: Panel::Timeline,
             cursor: 1234,
             seed: 7,
+            lesson: cfg!(feature = "lessons").then(|| "08-multi-buffering".into()),
         }
     }
 
@@ -664,6 +679,31 @@ mod tests {
         assert_eq!(view.source, "x");
         assert_eq!(view.panel, Panel::Passes);
         assert_eq!(view.options, CompileOptions::default());
+    }
+
+    #[cfg(feature = "lessons")]
+    #[test]
+    fn an_unknown_lesson_is_dropped_with_a_message_and_the_code_kept() {
+        let opened = open(&link_with_json(
+            r#"{"v":1,"source":"my code","lesson":"99-no-such"}"#,
+        ));
+        let view = opened.view.clone().expect("the code is kept");
+        assert_eq!((view.source.as_str(), view.lesson), ("my code", None));
+        assert_eq!(
+            opened.problems,
+            vec![ShareError::UnknownValue {
+                field: "lesson",
+                value: "99-no-such".into()
+            }]
+        );
+        let opened = open(&link_with_json(
+            r#"{"v":1,"source":"x","lesson":"01-load-store"}"#,
+        ));
+        assert!(opened.problems.is_empty());
+        assert_eq!(
+            opened.view.and_then(|v| v.lesson).as_deref(),
+            Some("01-load-store")
+        );
     }
 
     fn link_with_json(json: &str) -> String {

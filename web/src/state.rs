@@ -7,6 +7,7 @@ use tilescope::diag::Span;
 use yew::Reducible;
 
 use crate::examples;
+use crate::lessons::{self, Grade, Lesson, Progress};
 use crate::options::{CompileOptions, Preset, SyncMode};
 use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
 use crate::share::{Panel, ViewState};
@@ -44,6 +45,7 @@ pub enum Overlay {
     None,
     Help,
     Gallery,
+    Lessons,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +89,26 @@ pub struct Jump {
     pub nonce: u64,
 }
 
+/// The open lesson's session: its latest grade, the hints shown, how often it was
+/// checked. Reset when a lesson is opened; the medals earned are in `progress`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LessonSession {
+    pub grade: Option<Rc<Grade>>,
+    /// The grade request in flight.
+    pub grading: Option<RequestId>,
+    pub hints: usize,
+    pub tries: u32,
+    pub solution_shown: bool,
+}
+
+impl LessonSession {
+    /// The reference solution may be shown: after a pass, or after
+    /// `SOLUTION_AFTER_TRIES` checks.
+    pub fn solution_unlocked(&self) -> bool {
+        self.tries >= lessons::SOLUTION_AFTER_TRIES || self.grade.as_ref().is_some_and(|g| g.passed)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppState {
     pub view: ViewState,
@@ -118,6 +140,9 @@ pub struct AppState {
     pub selected_step: Option<u32>,
     /// The instruction picked in the Assembly panel or on the timeline.
     pub selected_instr: Option<u32>,
+    pub lesson: LessonSession,
+    /// The best medal of every lesson passed (kept in local storage).
+    pub progress: Progress,
 }
 
 impl Default for AppState {
@@ -136,6 +161,7 @@ pub fn default_view() -> ViewState {
         panel: Panel::Passes,
         cursor: 0,
         seed: 0,
+        lesson: None,
     }
 }
 
@@ -179,6 +205,16 @@ pub enum Action {
     SelectInstr(Option<u32>),
     /// Show a runtime problem: the timeline at `cycle`.
     ShowCycle(u64),
+    /// Open a lesson by id: its starter code, preset and options.
+    OpenLesson(String),
+    /// Leave the lesson; the code stays in the editor.
+    CloseLesson,
+    /// A grade request for the open lesson went to the worker.
+    GradeSent(RequestId),
+    ShowHint,
+    ShowSolution,
+    /// Put the lesson's starter code back in the editor.
+    ResetStarter,
 }
 
 impl AppState {
@@ -202,7 +238,20 @@ impl AppState {
             simulating: false,
             selected_step: None,
             selected_instr: None,
+            lesson: LessonSession::default(),
+            progress: Progress::default(),
         }
+    }
+
+    /// The lesson open beside the editor.
+    pub fn open_lesson(&self) -> Option<&'static Lesson> {
+        lessons::find(self.view.lesson.as_deref()?)
+    }
+
+    /// The editor holds a hand-written `.tasm` program (an assembly lesson).
+    pub fn is_asm(&self) -> bool {
+        self.open_lesson()
+            .is_some_and(|l| l.kind == lessons::LessonKind::Asm)
     }
 
     /// Passes shown in the list (all, or the changed ones plus the first).
@@ -251,6 +300,8 @@ impl AppState {
                 if let Some(example) = examples::find(&id) {
                     self.view.source = example.source.to_string();
                     self.view.example = Some(example.name.to_string());
+                    self.view.lesson = None;
+                    self.lesson = LessonSession::default();
                     self.view.options.kernel = None;
                     self.overlay = Overlay::None;
                     self.linked_span = None;
@@ -284,6 +335,7 @@ impl AppState {
             Action::WorkerRestarted(message) => {
                 self.pending = None;
                 self.simulating = false;
+                self.lesson.grading = None;
                 self.worker_restarts += 1;
                 self.banner = Some(Banner::error(format!(
                     "The compiler stopped ({message}) and was restarted; your text is kept."
@@ -296,6 +348,9 @@ impl AppState {
                     self.pending = None;
                     self.simulating = false;
                     self.results_stale = self.compile.is_some();
+                }
+                if self.lesson.grading == Some(id) {
+                    self.lesson.grading = None;
                 }
                 self.worker_restarts += 1;
                 self.banner = Some(Banner {
@@ -331,7 +386,54 @@ impl AppState {
                 self.view.cursor = cycle;
                 self.view.panel = Panel::Timeline;
             }
+            Action::OpenLesson(id) => self.start_lesson(&id),
+            Action::CloseLesson => {
+                self.view.lesson = None;
+                self.lesson = LessonSession::default();
+            }
+            Action::GradeSent(id) => {
+                self.lesson.grading = Some(id);
+                self.lesson.tries += 1;
+            }
+            Action::ShowHint => {
+                let hints = self.open_lesson().map_or(0, |l| l.hints.len());
+                self.lesson.hints = (self.lesson.hints + 1).min(hints);
+            }
+            Action::ShowSolution => {
+                if self.lesson.solution_unlocked() {
+                    self.lesson.solution_shown = true;
+                }
+            }
+            Action::ResetStarter => {
+                if let Some(lesson) = self.open_lesson() {
+                    self.apply(Action::SetSource(lesson.starter.clone()));
+                }
+            }
         }
+    }
+
+    fn start_lesson(&mut self, id: &str) {
+        let Some(lesson) = lessons::find(id) else {
+            return;
+        };
+        self.view.lesson = Some(lesson.id.clone());
+        self.view.source = lesson.starter.clone();
+        self.view.example = None;
+        self.view.options = CompileOptions {
+            preset: Preset::from_name(&lesson.preset).unwrap_or_default(),
+            multibuffer_auto: lesson.auto_buffers,
+            ..CompileOptions::default()
+        };
+        self.view.pass = None;
+        // An assembly lesson is about its timeline; a kernel lesson starts where the
+        // student last looked.
+        if lesson.kind == lessons::LessonKind::Asm {
+            self.view.panel = Panel::Timeline;
+        }
+        self.lesson = LessonSession::default();
+        self.overlay = Overlay::None;
+        self.linked_span = None;
+        self.invalidate();
     }
 
     fn select_step(&mut self, step: Option<u32>) {
@@ -350,6 +452,11 @@ impl AppState {
     }
 
     fn receive(&mut self, response: Response) {
+        // Grades answer their own requests, independent of the compile in flight.
+        if let Response::Graded { id, grade } = response {
+            self.graded(id, grade);
+            return;
+        }
         if self.pending != Some(response.id()) {
             return;
         }
@@ -375,11 +482,23 @@ impl AppState {
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
+            Response::Graded { .. } => {}
             Response::Crashed { id, message } => {
                 let input = self.view.source.clone();
                 self.apply(Action::WorkerCrashed { id, message, input });
             }
         }
+    }
+
+    fn graded(&mut self, id: RequestId, grade: Grade) {
+        if self.lesson.grading != Some(id) {
+            return;
+        }
+        self.lesson.grading = None;
+        if let (Some(lesson), Some(medal)) = (self.open_lesson(), grade.medal) {
+            self.progress.record(&lesson.id, medal);
+        }
+        self.lesson.grade = Some(Rc::new(grade));
     }
 
     /// Step and instruction numbers of an older compile may not exist any more.
@@ -657,4 +776,107 @@ mod tests {
         s.apply(Action::ShowCycle(42));
         assert_eq!((s.view.cursor, s.view.panel), (42, Panel::Timeline));
     }
+
+    #[cfg(feature = "lessons")]
+    #[test]
+    fn opening_a_lesson_loads_its_starter_and_options_and_grades_stream_in() {
+        let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
+        let mut s = AppState::default();
+        s.view.options.sync = SyncMode::Barrier;
+        s.apply(Action::OpenLesson(lesson.id.clone()));
+        assert_eq!(s.view.lesson.as_deref(), Some(lesson.id.as_str()));
+        assert_eq!(s.view.source, lesson.starter);
+        assert_eq!(s.view.example, None);
+        assert_eq!(s.view.options.preset.name(), lesson.preset);
+        assert_eq!(s.view.options.multibuffer_auto, lesson.auto_buffers);
+        assert_eq!(s.view.options.sync, SyncMode::Auto);
+        assert!(!s.is_asm());
+
+        // Hints one at a time, never past the last.
+        for _ in 0..lesson.hints.len() + 2 {
+            s.apply(Action::ShowHint);
+        }
+        assert_eq!(s.lesson.hints, lesson.hints.len());
+
+        // The solution stays locked until a pass or enough tries.
+        s.apply(Action::ShowSolution);
+        assert!(!s.lesson.solution_shown);
+        s.apply(Action::GradeSent(5));
+        // A compile answer does not end the grade; an older grade's answer is ignored.
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 4,
+            grade: Grade::default(),
+        })));
+        assert_eq!(s.lesson.grading, Some(5));
+        let fail = Grade {
+            passed: false,
+            ..Grade::default()
+        };
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 5,
+            grade: fail,
+        })));
+        assert_eq!(s.lesson.grading, None);
+        assert!(s.lesson.grade.as_ref().is_some_and(|g| !g.passed));
+        assert_eq!(s.progress.medal(&lesson.id), None);
+
+        let pass = Grade {
+            passed: true,
+            medal: Some(lessons::Medal::Silver),
+            ..Grade::default()
+        };
+        s.apply(Action::GradeSent(6));
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 6,
+            grade: pass,
+        })));
+        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+        s.apply(Action::ShowSolution);
+        assert!(s.lesson.solution_shown, "a pass unlocks the solution");
+
+        s.apply(Action::SetSource("edited".into()));
+        s.apply(Action::ResetStarter);
+        assert_eq!(s.view.source, lesson.starter);
+
+        // Leaving keeps the code; loading an example leaves too.
+        s.apply(Action::SetSource("mine".into()));
+        s.apply(Action::CloseLesson);
+        assert_eq!(
+            (s.view.lesson.as_deref(), s.view.source.as_str()),
+            (None, "mine")
+        );
+        s.apply(Action::OpenLesson(lesson.id.clone()));
+        assert!(
+            s.lesson.grade.is_none(),
+            "a lesson opens with a fresh session"
+        );
+        s.apply(Action::LoadExample("softmax".into()));
+        assert_eq!(s.view.lesson, None);
+        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+    }
+
+    #[cfg(feature = "lessons")]
+    #[test]
+    fn three_tries_unlock_the_solution_and_a_crash_ends_the_check() {
+        let mut s = AppState::default();
+        s.apply(Action::OpenLesson("18-asm-race".into()));
+        assert!(s.is_asm());
+        assert_eq!(s.view.panel, Panel::Timeline);
+        for id in 1..=SOLUTION_TRIES {
+            s.apply(Action::GradeSent(id));
+        }
+        s.apply(Action::WorkerCrashed {
+            id: SOLUTION_TRIES,
+            message: "boom".into(),
+            input: String::new(),
+        });
+        assert_eq!(s.lesson.grading, None);
+        s.apply(Action::ShowSolution);
+        assert!(s.lesson.solution_shown);
+        s.apply(Action::OpenLesson("no-such".into()));
+        assert_eq!(s.view.lesson.as_deref(), Some("18-asm-race"));
+    }
+
+    #[cfg(feature = "lessons")]
+    const SOLUTION_TRIES: u64 = lessons::SOLUTION_AFTER_TRIES as u64;
 }

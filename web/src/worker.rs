@@ -78,6 +78,7 @@ impl Worker for CompileWorker {
                 source,
                 options,
                 seed,
+                asm,
                 ..
             } => {
                 if source.contains(DEBUG_PANIC_MARKER) {
@@ -85,7 +86,11 @@ impl Worker for CompileWorker {
                     panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
                 }
                 // Passes first, so they appear while the simulator runs.
-                let compiled = engine::Compiled::new(&source, &options);
+                let compiled = if asm {
+                    engine::Compiled::assemble(&source, &options)
+                } else {
+                    engine::Compiled::new(&source, &options)
+                };
                 let output = compiled.output();
                 let simulating = output.error_count() == 0 && !output.asm.is_empty();
                 scope.respond(
@@ -109,6 +114,10 @@ impl Worker for CompileWorker {
                         },
                     );
                 }
+            }
+            Request::Grade { lesson, source, .. } => {
+                let grade = engine::grade(&lesson, &source);
+                scope.respond(handler, Response::Graded { id, grade });
             }
             Request::Trace { .. } => {
                 let json = self

@@ -48,7 +48,12 @@ proptest! {
     }
 
     #[test]
-    fn links_round_trip(src in ".{0,300}", cursor in any::<u64>(), pass in proptest::option::of("[a-z-]{1,12}")) {
+    fn links_round_trip(
+        src in ".{0,300}",
+        cursor in any::<u64>(),
+        pass in proptest::option::of("[a-z-]{1,12}"),
+        lesson in proptest::sample::select(tilescope_web::lessons::all().iter().map(|l| Some(l.id.clone())).chain([None]).collect::<Vec<_>>()),
+    ) {
         let view = ViewState {
             source: src,
             example: None,
@@ -57,6 +62,7 @@ proptest! {
             panel: Panel::Steps,
             cursor,
             seed: 0,
+            lesson,
         };
         prop_assert_eq!(decode(&encode(&view)), Ok(view));
     }

@@ -19,7 +19,8 @@ use std::process::ExitCode;
 type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <serve|test>
-  serve   serve the playground on http://127.0.0.1:8080 (release build)
+  serve   serve the playground on http://127.0.0.1:8080 (release build);
+          --lessons adds the graded lesson track (over the bundle budget)
   test    formatting, lints, unit, wasm and browser tests";
 
 fn main() -> ExitCode {
@@ -30,7 +31,8 @@ fn main() -> ExitCode {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["serve"] => serve::run(&workspace_root()),
+        ["serve"] => serve::run(&workspace_root(), false),
+        ["serve", "--lessons"] => serve::run(&workspace_root(), true),
         ["test"] => test::run(&workspace_root()),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

@@ -4,14 +4,18 @@ use std::path::Path;
 
 use crate::{cmd, tools, Result};
 
-pub fn run(root: &Path) -> Result<()> {
+pub fn run(root: &Path, lessons: bool) -> Result<()> {
     let tools = tools::ensure_build_tools(root)?;
     // Address and port come from Trunk.toml's [serve] section.
-    cmd::header("trunk serve --release: http://127.0.0.1:8080 (Ctrl-C stops)");
-    cmd::run(
-        tools
-            .command("trunk")
-            .current_dir(root)
-            .args(["serve", "--release"]),
-    )
+    let mut command = tools.command("trunk");
+    command.current_dir(root).args(["serve", "--release"]);
+    if lessons {
+        // The lesson track, over the bundle budget (web/Cargo.toml says why).
+        command.args(["--features", "lessons", "--dist", crate::test::LESSONS_DIST]);
+    }
+    cmd::header(&format!(
+        "{}: http://127.0.0.1:8080 (Ctrl-C stops)",
+        cmd::describe(&command)
+    ));
+    cmd::run(&mut command)
 }

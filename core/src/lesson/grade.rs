@@ -336,7 +336,7 @@ fn grade_asm(lesson: &Lesson, machine: &Machine, submission: &str) -> Grade {
     let locate = Locator::Asm(instruction_lines(submission));
     let mut runs = Runs::default();
     for set in InputSet::all() {
-        let inputs = match asm_inputs(&reference, set.seed) {
+        let inputs = match crate::inputs::for_program(&reference, set.seed) {
             Ok(t) => t,
             Err(e) => return lesson_bug(grade, e),
         };
@@ -387,32 +387,6 @@ fn written_tensors(program: &Program) -> Vec<usize> {
         }
     }
     (0..written.len()).filter(|&t| written[t]).collect()
-}
-
-/// Seeded data for every declared tensor, as `tilescope sim --seed` makes it (stream =
-/// declaration position), so a student can reproduce a run.
-fn asm_inputs(program: &Program, seed: u64) -> Result<Vec<Tensor>, String> {
-    program
-        .tensors
-        .iter()
-        .enumerate()
-        .map(|(stream, decl)| {
-            let elements = decl.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-            match elements {
-                Some(n) if n <= crate::limits::MAX_TENSOR_ELEMENTS => Ok(crate::inputs::generate(
-                    decl.dtype,
-                    decl.shape.clone(),
-                    seed,
-                    stream as u64,
-                )),
-                _ => Err(format!(
-                    "tensor `{}` exceeds the limit of {} elements",
-                    decl.name,
-                    crate::limits::MAX_TENSOR_ELEMENTS
-                )),
-            }
-        })
-        .collect()
 }
 
 /// The 1-based line of each instruction of assembly text that parsed, in order. It

@@ -147,6 +147,29 @@ impl Page {
         }
     }
 
+    /// The editor's current text (its `value`, which WebDriver's text does not report).
+    pub async fn editor_text(&self) -> Result<String> {
+        let value = self
+            .execute(
+                "return document.querySelector('.editor-input').value;",
+                vec![],
+            )
+            .await?;
+        Ok(value.as_str().unwrap_or_default().to_string())
+    }
+
+    /// Replaces the editor's text as typing would (one `input` event).
+    pub async fn set_editor_text(&self, text: &str) -> Result<()> {
+        self.execute(
+            "const ta = document.querySelector('.editor-input');
+             ta.value = arguments[0];
+             ta.dispatchEvent(new InputEvent('input', { bubbles: true }));",
+            vec![Value::String(text.to_string())],
+        )
+        .await?;
+        Ok(())
+    }
+
     /// Runs `script` in the page (a function body: `arguments[i]` are `args`) and
     /// returns what it returns.
     pub async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value> {

@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, panels::Panels,
-    statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, lesson::LessonPane,
+    lessons::Lessons, panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
 use crate::codec::Postcard;
 use crate::dom;
@@ -52,6 +52,7 @@ fn initial_state() -> AppState {
     let mut state = AppState::new(view);
     state.banner = banner;
     state.theme = dom::load_theme();
+    state.progress = dom::load_progress();
     state
 }
 
@@ -170,13 +171,19 @@ impl WorkerLink {
         }
     }
 
-    /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
-    fn request_trace(&self) {
+    /// Sends a request that is not a compile (a trace or a grade) and returns its id.
+    fn send_other(&self, make: impl FnOnce(RequestId) -> Request) -> RequestId {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         if let Some(bridge) = self.bridge.borrow().as_ref() {
-            bridge.send(Request::Trace { id });
+            bridge.send(make(id));
         }
+        id
+    }
+
+    /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
+    fn request_trace(&self) {
+        self.send_other(|id| Request::Trace { id });
     }
 
     fn watch(self: &Rc<Self>, id: RequestId, dispatcher: UseReducerDispatcher<AppState>) {
@@ -224,9 +231,10 @@ pub fn App() -> Html {
                 state.view.source.clone(),
                 state.view.options.clone(),
                 state.view.seed,
+                state.is_asm(),
             ),
-            move |(source, options, seed)| {
-                let (source, options, seed) = (source.clone(), options.clone(), *seed);
+            move |(source, options, seed, asm)| {
+                let (source, options, seed, asm) = (source.clone(), options.clone(), *seed, *asm);
                 let quiet = dom::now_ms() - *last_sent.borrow() >= f64::from(DEBOUNCE_MS);
                 let delay = if quiet { 0 } else { DEBOUNCE_MS };
                 let timeout = Timeout::new(delay, move || {
@@ -237,6 +245,7 @@ pub fn App() -> Html {
                             source,
                             options,
                             seed,
+                            asm,
                         },
                         dispatcher,
                     );
@@ -284,9 +293,26 @@ pub fn App() -> Html {
         });
     }
 
+    // Medals survive reloads.
+    use_effect_with(state.progress.clone(), |progress| {
+        dom::save_progress(progress)
+    });
+
     let on_trace = {
         let link = Rc::clone(&link);
         Callback::from(move |_| link.request_trace())
+    };
+    let on_check = {
+        let link = Rc::clone(&link);
+        let state = state.clone();
+        Callback::from(move |_| {
+            let Some(lesson) = state.view.lesson.clone() else {
+                return;
+            };
+            let source = state.view.source.clone();
+            let id = link.send_other(|id| Request::Grade { id, lesson, source });
+            state.dispatch(Action::GradeSent(id));
+        })
     };
     let theme_class = match state.theme {
         crate::state::Theme::System => "",
@@ -299,6 +325,7 @@ pub fn App() -> Html {
                 <BannerBar />
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
+                        if state.view.lesson.is_some() { <LessonPane {on_check} /> }
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">
@@ -308,6 +335,7 @@ pub fn App() -> Html {
                 <StatusBar />
                 if state.overlay == Overlay::Help { <Help /> }
                 if state.overlay == Overlay::Gallery { <Gallery /> }
+                if state.overlay == Overlay::Lessons { <Lessons /> }
             </div>
         </ContextProvider<AppContext>>
     }
@@ -339,6 +367,9 @@ fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispat
     match key.as_str() {
         "?" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Help)),
         "e" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Gallery)),
+        "l" if !crate::lessons::all().is_empty() => {
+            dispatcher.dispatch(Action::ShowOverlay(Overlay::Lessons))
+        }
         "d" => dispatcher.dispatch(Action::ToggleDiff),
         "h" => dispatcher.dispatch(Action::ToggleHideUnchanged),
         _ => return,

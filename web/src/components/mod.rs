@@ -9,6 +9,8 @@ pub mod dialog;
 pub mod editor;
 pub mod gallery;
 pub mod help;
+pub mod lesson;
+pub mod lessons;
 pub mod output;
 pub mod panels;
 pub mod passes;

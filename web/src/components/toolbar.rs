@@ -6,6 +6,7 @@ use yew::prelude::*;
 use super::use_app;
 use crate::dom;
 use crate::examples;
+use crate::lessons;
 use crate::options::{Preset, SyncMode};
 use crate::share;
 use crate::state::{Action, Banner, Overlay, Theme};
@@ -119,6 +120,14 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span class="tb-value">{example_label}</span>
                 <span class="caret" aria-hidden="true">{"▾"}</span>
             </button>
+            if !lessons::all().is_empty() {
+                <button class="tb-button" data-testid="lessons" onclick={open(Overlay::Lessons)} title="The graded lesson track (l)">
+                    {"Lessons"}
+                    if app.progress.passed() > 0 {
+                        <span class="tb-value">{format!("{}/{}", app.progress.passed(), lessons::all().len())}</span>
+                    }
+                </button>
+            }
             <div class="tb-sep" />
             <label class="tb-field" title="Machine preset: buffer sizes and costs">
                 <span class="tb-label">{"Preset"}</span>
