@@ -98,8 +98,11 @@ fn every_pair_around_stores_from_l0c_is_needed() {
     );
 }
 
-/// The pairs of `source` under `auto` (precise aliasing): (src, dst, kind, buffer, back edge).
-fn pairs_of(source: &str) -> Vec<(Pipe, Pipe, Option<HazardKind>, Option<String>, bool)> {
+/// A placed pair: (src, dst, kind, buffer, back edge).
+type Placed = (Pipe, Pipe, Option<HazardKind>, Option<String>, bool);
+
+/// The pairs of `source` under `auto` (precise aliasing).
+fn pairs_of(source: &str) -> Vec<Placed> {
     let (result, _) = compile_with_context(source, &CompileOptions::default());
     assert!(result.ok(), "{:?}", result.diagnostics);
     let report = result.sync.as_ref().expect("sync report");
@@ -181,7 +184,7 @@ fn a_store_read_by_the_next_iteration_keeps_its_back_edge_pair() {
 #[test]
 fn disjoint_row_blocks_across_iterations_need_no_pair() {
     let source = include_str!("../../static/examples/rmw.tile");
-    let on_y = |pairs: &[(Pipe, Pipe, Option<HazardKind>, Option<String>, bool)]| {
+    let on_y = |pairs: &[Placed]| {
         pairs.iter().any(|(s, d, _, b, _)| {
             *s == Pipe::MTE3 && *d == Pipe::MTE2 && b.as_deref() == Some("y")
         })
