@@ -509,6 +509,8 @@ impl Lw<'_> {
             }
         }
         self.block(&l.body, depth + 1);
+        // Past its loop a variable names no counter (a region using it covers the tensor).
+        self.var_loop.remove(&l.var);
         for s in &rotating {
             self.slot_base.remove(s);
         }

@@ -394,16 +394,16 @@ impl<'a> Walker<'a> {
         let mut work = 0u64;
         for acc in accesses {
             let (slot, rot) = self.slot(acc);
-            let Some(log) = self.logs.get(&self.key(acc.target)) else {
+            let Some(log) = self.logs.get(&self.key(acc.target)?) else {
                 continue;
             };
             work += log.len() as u64;
             for e in log {
                 if e.inst.pipe == pipe
                     || !(e.acc.write || acc.write)
-                    || !self.may_overlap(e, acc)
                     || matches!((e.slot, slot), (Some(a), Some(b)) if a != b)
                     || clock[e.inst.pipe.index()] >= e.inst.count
+                    || !self.may_overlap(e, acc)?
                 {
                     continue;
                 }
@@ -446,7 +446,7 @@ impl<'a> Walker<'a> {
         for (k, acc) in accesses.iter().enumerate() {
             let (slot, rotation) = self.slot(acc);
             let varies = self.varies(acc);
-            let key = self.key(acc.target);
+            let key = self.key(acc.target)?;
             let log = self.logs.entry(key).or_default();
             // A later instance of the same access on the same (in-order) pipe orders
             // everything the earlier one did. Not when its region moves with the
@@ -475,18 +475,20 @@ impl<'a> Walker<'a> {
 
     /// The log an access goes to: per buffer and per tensor, or (coarse) per memory
     /// space, every GM tensor in one.
-    fn key(&self, t: Target) -> usize {
-        match (self.tree.alias, t) {
+    fn key(&self, t: Target) -> Result<usize, Diagnostic> {
+        Ok(match (self.tree.alias, t) {
             (AliasMode::Precise, _) => target_key(t),
             (AliasMode::Coarse, Target::Tensor(_)) => 1,
             (AliasMode::Coarse, Target::Buffer(b)) => {
-                let space = self
-                    .buffers
-                    .get(b.0 as usize)
-                    .map_or(0, |b| b.space.index());
-                2 * space
+                let buffer = self.buffers.get(b.0 as usize).ok_or_else(|| {
+                    internal(format!(
+                        "an access names buffer {}, which does not exist",
+                        b.0
+                    ))
+                })?;
+                2 * buffer.space.index()
             }
-        }
+        })
     }
 
     /// Whether an access's GM region depends on a loop counter.
@@ -500,18 +502,18 @@ impl<'a> Walker<'a> {
 
     /// Whether the logged access `e` and `acc` (by the instruction being walked, in the
     /// current iterations `self.stack`) may touch a common byte of one target.
-    fn may_overlap(&self, e: &Entry, acc: &Access) -> bool {
+    fn may_overlap(&self, e: &Entry, acc: &Access) -> Result<bool, Diagnostic> {
         if self.tree.alias == AliasMode::Coarse {
-            return true;
+            return Ok(true);
         }
         if !overlaps(e.acc.range, acc.range) {
-            return false;
+            return Ok(false);
         }
         match (e.acc.region, acc.region) {
             (Some(a), Some(b)) if self.tree.gm_regions => {
-                !self.disjoint(a, &e.inst.iters, b, &self.stack)
+                Ok(!self.disjoint(a, &e.inst.iters, b, &self.stack)?)
             }
-            _ => true,
+            _ => Ok(true),
         }
     }
 
@@ -522,13 +524,23 @@ impl<'a> Walker<'a> {
     /// differ by 1 ..= n - 1 either way; every other counter is anywhere in 0 ..= n - 1.
     /// That relation holds however many iterations the walk leaves out, so the answer
     /// is true of the real run. Two boxes are disjoint when one axis keeps them apart.
-    fn disjoint(&self, a: u32, ai: &[(NodeId, u32)], b: u32, bi: &[(NodeId, u32)]) -> bool {
-        let (Some(ra), Some(rb)) = (self.regions.get(a as usize), self.regions.get(b as usize))
-        else {
-            return false;
+    fn disjoint(
+        &self,
+        a: u32,
+        ai: &[(NodeId, u32)],
+        b: u32,
+        bi: &[(NodeId, u32)],
+    ) -> Result<bool, Diagnostic> {
+        let region = |r: u32| {
+            self.regions.get(r as usize).ok_or_else(|| {
+                internal(format!(
+                    "an access names GM region {r}, which does not exist"
+                ))
+            })
         };
+        let (ra, rb) = (region(a)?, region(b)?);
         if ra.axes.len() != rb.axes.len() {
-            return false;
+            return Err(internal("two GM regions of one tensor differ in rank"));
         }
         let mut same = Vec::new();
         let mut differ = None;
@@ -548,14 +560,16 @@ impl<'a> Walker<'a> {
             same: &same,
             differ,
         };
-        ra.axes
-            .iter()
-            .zip(&rb.axes)
-            .any(|(p, c)| self.axis_apart(p, c, &rel))
+        for (p, c) in ra.axes.iter().zip(&rb.axes) {
+            if self.axis_apart(p, c, &rel)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Whether `p` (the earlier access's span) and `c` never overlap on this axis.
-    fn axis_apart(&self, p: &AxisSpan, c: &AxisSpan, rel: &Relation) -> bool {
+    fn axis_apart(&self, p: &AxisSpan, c: &AxisSpan, rel: &Relation) -> Result<bool, Diagnostic> {
         // d = start(c) - start(p), as an interval [lo, hi], plus (at the differing
         // loop) k * delta with delta in +-(1 ..= top).
         let mut lo = i128::from(c.constant) - i128::from(p.constant);
@@ -568,8 +582,8 @@ impl<'a> Walker<'a> {
                 .map(|&(_, k)| i128::from(k))
                 .sum()
         };
+        // Adds k * [0, top].
         let add = |k: i128, top: i128, lo: &mut i128, hi: &mut i128| {
-            // k * [0, top]
             let (x, y) = (0, k * top);
             *lo += x.min(y);
             *hi += x.max(y);
@@ -583,16 +597,29 @@ impl<'a> Walker<'a> {
             done.push(l);
             let (kp, kc) = (coefficient(p, l), coefficient(c, l));
             let Some(&node) = self.rotating.get(&l) else {
-                return false;
+                return Err(internal(format!(
+                    "a GM region names loop {}, which does not exist",
+                    l.0
+                )));
             };
-            // A counter of a loop around neither instance: nothing is known.
+            // Lowering names only the loops around an access.
             let around = |iters: &[(NodeId, u32)]| iters.iter().any(|x| x.0 == node);
             if (kp != 0 && !around(rel.ai)) || (kc != 0 && !around(rel.bi)) {
-                return false;
+                return Err(internal(format!(
+                    "a GM region names loop {}, which is not around its access",
+                    l.0
+                )));
             }
+            // A loop of the IR runs a constant number of times, and at least once when
+            // an instance is inside it.
             let top = match self.tree.loop_head(node).map(|h| h.count) {
                 Some(Val::Imm(n)) if n >= 1 => i128::from(n) - 1,
-                _ => return false,
+                _ => {
+                    return Err(internal(format!(
+                        "a GM region names loop {}, whose trip count is not a positive constant",
+                        l.0
+                    )))
+                }
             };
             if rel.same.contains(&node) {
                 add(kc - kp, top, &mut lo, &mut hi);
@@ -606,15 +633,16 @@ impl<'a> Walker<'a> {
         let (lp, lc) = (i128::from(p.len), i128::from(c.len));
         // [lo, hi] keeps c's span wholly before p's or wholly after it.
         let apart = |lo: i128, hi: i128| hi <= -lc || lo >= lp;
-        match delta {
+        Ok(match delta {
             None => apart(lo, hi),
+            // Different iterations of a one-iteration loop cannot be: stay conservative.
             Some((_, top)) if top < 1 => false,
             Some((k, top)) => {
                 let (x, y) = (k, k * top);
                 let (down_lo, down_hi) = (lo - x.max(y), hi - x.min(y));
                 apart(lo + x.min(y), hi + x.max(y)) && apart(down_lo, down_hi)
             }
-        }
+        })
     }
 
     /// Drops entries every active pipe is already ordered after.
