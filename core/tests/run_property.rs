@@ -180,12 +180,12 @@ fn gather() -> impl Strategy<Value = String> {
 /// In-place kernels: one tensor both loaded and stored in a loop, at windows shifted by
 /// `a` and `b` rows (or columns) from the loop variable, so iterations read what earlier
 /// ones wrote, write what later ones read, or touch disjoint blocks, within and across
-/// iterations, and in a nest. Precise aliasing omits syncs only between blocks it proves
+/// iterations, and in a nest, single rows and tails. Precise aliasing omits syncs only between blocks it proves
 /// disjoint: a wrong omission is a race (the detector is timing-independent) and, in a
 /// read-after-write chain across iterations, a wrong answer.
 fn in_place() -> impl Strategy<Value = String> {
     (
-        0u8..4,
+        0u8..6,
         1u64..6,
         prop_oneof![Just(4u64), Just(8), Just(16)],
         prop_oneof![Just(4u64), Just(8), Just(16)],
@@ -228,6 +228,32 @@ fn in_place() -> impl Strategy<Value = String> {
     }}
 }}"
                 ),
+                // Single rows, one per iteration.
+                4 => {
+                    let one = rows + a.max(b);
+                    format!(
+                        "kernel k(x: f32[{one}, 32], y: out f32[{one}, 32]) {{
+    for r in 0..{rows}{buf} {{
+        let t = load y[r + {a}, :];
+        let u = load x[r, :];
+        store y[r + {b}, :] = t * 0.5 + u;
+    }}
+}}"
+                    )
+                }
+                // A tail: the last block is cut at the tensor's end (clamped ranges).
+                5 => {
+                    let end = rows + 1 + a.max(b) % step;
+                    format!(
+                        "kernel k(x: f32[{end}, 32], y: out f32[{end}, 32]) {{
+    for r in 0..{end} step {step}{buf} {{
+        let t = load y[r .. r + {step}, :];
+        let u = load x[r .. r + {step}, :];
+        store y[r .. r + {step}, :] = t * 0.5 + u;
+    }}
+}}"
+                    )
+                }
                 // A nest: row blocks outside, column blocks inside, shifted on both.
                 _ => format!(
                     "kernel k(x: f32[{extent}, {extent}], y: out f32[{extent}, {extent}]) {{
@@ -284,14 +310,6 @@ proptest! {
     }
 
     #[test]
-    fn random_in_place_kernels_match(src in in_place()) {
-        check(&src, SyncStrategy::Auto)?;
-        check(&src, SyncStrategy::Barrier)?;
-        let coarse = CompileOptions { alias: AliasMode::Coarse, ..CompileOptions::default() };
-        check_options(&src, &coarse)?;
-    }
-
-    #[test]
     fn random_reductions_match(src in reduction()) {
         check(&src, SyncStrategy::Auto)?;
     }
@@ -316,5 +334,18 @@ proptest! {
             let to_gm = ["f32", "f16", "bf16"].iter().any(|dt| asm.contains(&format!("fix.{dt} y[")));
             prop_assert!(to_gm, "{src}\n{asm}");
         }
+    }
+}
+
+proptest! {
+    // A wrong omission of a sync is the worst bug insert-sync can have: more cases.
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_in_place_kernels_match(src in in_place()) {
+        check(&src, SyncStrategy::Auto)?;
+        check(&src, SyncStrategy::Barrier)?;
+        let coarse = CompileOptions { alias: AliasMode::Coarse, ..CompileOptions::default() };
+        check_options(&src, &coarse)?;
     }
 }
