@@ -48,6 +48,30 @@ pub enum SyncStrategy {
     None,
 }
 
+/// What `insert-sync` knows about which accesses can touch the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AliasMode {
+    /// Distinct buffers and slots are disjoint, and GM accesses touch the box their
+    /// indices select in each iteration (affine in the loop counters; the whole tensor
+    /// when an index is indirect or not affine).
+    #[default]
+    Precise,
+    /// The ablation: every buffer of one memory space is one region (slots included),
+    /// and every GM access touches every tensor, as for a compiler without alias
+    /// information.
+    Coarse,
+}
+
+impl AliasMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AliasMode::Precise => "precise",
+            AliasMode::Coarse => "coarse",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CompileOptions {
@@ -61,6 +85,8 @@ pub struct CompileOptions {
     /// over `preset`.
     pub machine: Option<Machine>,
     pub sync: SyncStrategy,
+    /// How insert-sync decides that two accesses may overlap (JSON `"alias"`).
+    pub alias: AliasMode,
     /// Let the compiler choose multi-buffering for loops without `@buffers`.
     pub auto_multi_buffer: bool,
     /// Optional passes to leave out (`--disable-pass`), to see what each one buys.
@@ -79,6 +105,7 @@ impl Default for CompileOptions {
             preset: None,
             machine: None,
             sync: SyncStrategy::Auto,
+            alias: AliasMode::Precise,
             auto_multi_buffer: true,
             disabled_passes: Vec::new(),
             clock: passes::default_clock(),
@@ -152,6 +179,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
     let mut cx = Context::new(source, options.kernel.clone());
     cx.sync = options.sync;
+    cx.alias = options.alias;
     cx.auto_multi_buffer = options.auto_multi_buffer;
     // The machine and the pass list come from the options: either can be wrong before
     // any pass runs.

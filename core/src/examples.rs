@@ -30,6 +30,7 @@ pub const ALL: &[Example] = examples![
     "layernorm": "Layer norm",
     "rmsnorm": "RMS norm (f16)",
     "tail_reduction": "Tail iteration",
+    "rmw": "Read-modify-write",
     "matmul_tiled": "Tiled matmul",
     "matmul_bias_gelu": "Linear + GELU",
     "attention": "Attention",

@@ -167,6 +167,7 @@ pub fn sync_json(result: &CompileResult, source: &str) -> serde_json::Value {
     let rows = sync_rows(report, result.program.as_ref(), source);
     serde_json::json!({
         "strategy": report.strategy,
+        "alias": report.alias,
         "pairs": rows,
         "removed": removed_rows(report, source),
         "notes": notes(report),
@@ -208,9 +209,10 @@ pub fn sync_table(result: &CompileResult, source: &str, file: &str) -> String {
     };
     let index = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("#{i}"));
     let mut out = format!(
-        "{} set/wait pairs ({:?} sync)\n",
+        "{} set/wait pairs ({:?} sync, {} aliasing)\n",
         rows.len(),
-        report.strategy
+        report.strategy,
+        report.alias.name()
     );
     out.push_str("pair  flag            id     kind        buffer      producer -> consumer\n");
     for (n, r) in rows.iter().enumerate() {

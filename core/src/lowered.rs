@@ -61,6 +61,27 @@ pub struct Access {
     /// `None` means the whole slot/tensor (conservative).
     pub range: Option<(u64, u64)>,
     pub write: bool,
+    /// For a GM access whose indices are affine in the loop counters: the box it touches
+    /// (index into `Lowered::regions`). `None`: no better than `range`.
+    #[serde(default)]
+    pub region: Option<u32>,
+}
+
+/// One axis of a [`GmRegion`]: the indices `start .. start + len`, where
+/// `start = constant + sum(coefficient * counter)` over the counters (iteration numbers
+/// 0, 1, ...) of the loops named. A tail iteration touches a prefix of `len`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AxisSpan {
+    pub constant: i64,
+    pub terms: Vec<(LoopId, i64)>,
+    pub len: u64,
+}
+
+/// The box of tensor elements one GM access touches in one iteration, one span per
+/// tensor axis: what `insert-sync` compares to omit syncs between disjoint regions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GmRegion {
+    pub axes: Vec<AxisSpan>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,6 +124,9 @@ pub struct Lowered {
     pub body: Vec<Item>,
     /// Next unused virtual register number (registers are virtual until emit).
     pub next_reg: u32,
+    /// The GM regions accesses name (`Access::region`).
+    #[serde(default)]
+    pub regions: Vec<GmRegion>,
 }
 
 impl Lowered {

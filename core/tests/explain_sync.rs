@@ -125,3 +125,32 @@ fn every_example_explains_every_pair_it_places() {
         assert_eq!(at.len(), n, "{}: two rows claim one instruction", e.name);
     }
 }
+
+/// The JSON option `"alias"` selects the alias analysis, and the sync object echoes it.
+#[test]
+fn the_alias_option_reads_from_json_and_the_sync_object_echoes_it() {
+    use tilescope::compile::AliasMode;
+    let options: CompileOptions =
+        serde_json::from_str(r#"{ "alias": "coarse" }"#).expect("options parse");
+    assert_eq!(options.alias, AliasMode::Coarse);
+    let default: CompileOptions = serde_json::from_str("{}").expect("options parse");
+    assert_eq!(default.alias, AliasMode::Precise);
+    assert!(serde_json::from_str::<CompileOptions>(r#"{ "alias": "fuzzy" }"#).is_err());
+    let source = STREAM.replace("BUF", "2");
+    for (alias, name) in [
+        (AliasMode::Precise, "precise"),
+        (AliasMode::Coarse, "coarse"),
+    ] {
+        let r = compile(
+            &source,
+            &CompileOptions {
+                alias,
+                ..CompileOptions::default()
+            },
+        );
+        assert!(r.ok(), "{:?}", r.diagnostics);
+        let json = sync_json(&r, &source);
+        assert_eq!(json["alias"], name);
+        assert!(sync_table(&r, &source, "k.tile").contains(&format!("{name} aliasing")));
+    }
+}

@@ -116,3 +116,80 @@ fn multi_buffered_tiles_rotate_with_their_loop() {
     };
     assert_eq!(lp.slots.map(|s| s.0), Some(3));
 }
+
+/// Every GM access but a gather's or scatter's records the box it touches, and where
+/// lowering also knows its fixed byte range (from the transfer's descriptors, another
+/// path), the box's byte hull is that range.
+#[test]
+fn gm_regions_agree_with_the_byte_ranges_of_the_descriptors() {
+    fn visit(
+        l: &Lowered,
+        items: &[Item],
+        name: &str,
+        checked: &mut usize,
+        problems: &mut Vec<String>,
+    ) {
+        for item in items {
+            match item {
+                Item::Loop(lp) => visit(l, &lp.body, name, checked, problems),
+                Item::Instr(ins) => {
+                    for a in &ins.accesses {
+                        let Target::Tensor(t) = a.target else {
+                            continue;
+                        };
+                        let indirect = matches!(ins.op, Op::Gather { .. } | Op::Scatter { .. });
+                        let region = a.region.and_then(|r| l.regions.get(r as usize));
+                        if indirect != region.is_none() {
+                            problems
+                                .push(format!("{name}: {:?} records region {region:?}", ins.op));
+                            continue;
+                        }
+                        let (Some(region), Some((lo, hi))) = (region, a.range) else {
+                            continue;
+                        };
+                        if region.axes.iter().any(|x| !x.terms.is_empty()) {
+                            problems.push(format!(
+                                "{name}: a fixed range with a moving box {region:?}"
+                            ));
+                            continue;
+                        }
+                        let tensor = &l.tensors[t as usize];
+                        let eb = tensor.dtype.bytes() as i64;
+                        let mut stride = 1i64;
+                        let (mut first, mut last) = (0i64, 0i64);
+                        for (x, &dim) in region.axes.iter().zip(&tensor.shape).rev() {
+                            first += x.constant * stride;
+                            last += (x.constant + x.len as i64 - 1) * stride;
+                            stride *= dim as i64;
+                        }
+                        *checked += 1;
+                        if (first * eb, (last + 1) * eb) != (lo as i64, hi as i64) {
+                            problems.push(format!(
+                                "{name}: {:?}: box {region:?} spans bytes {}..{}, the range is {lo}..{hi}",
+                                ins.op,
+                                first * eb,
+                                (last + 1) * eb
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let (mut checked, mut problems) = (0, Vec::new());
+    for path in examples_support::examples() {
+        let source = std::fs::read_to_string(&path).expect("readable example");
+        let (result, cx) = compile_with_context(&source, &CompileOptions::default());
+        assert!(result.ok(), "{}: {:?}", path.display(), result.diagnostics);
+        let l = cx.lowered.expect("lowered program");
+        visit(
+            &l,
+            &l.body,
+            &path.display().to_string(),
+            &mut checked,
+            &mut problems,
+        );
+    }
+    assert!(checked >= 20, "only {checked} fixed ranges checked");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -4,7 +4,7 @@
 //! simulation errors.
 
 use proptest::prelude::*;
-use tilescope::compile::{compile, CompileOptions, SyncStrategy};
+use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
 use tilescope::run::run;
 
 /// An elementwise expression over the loaded tile `t` and the bias row `b`.
@@ -177,6 +177,99 @@ fn gather() -> impl Strategy<Value = String> {
         })
 }
 
+/// In-place kernels: one tensor both loaded and stored in a loop, at windows shifted by
+/// `a` and `b` rows (or columns) from the loop variable, so iterations read what earlier
+/// ones wrote, write what later ones read, or touch disjoint blocks, within and across
+/// iterations, and in a nest, single rows and tails. Precise aliasing omits syncs only between blocks it proves
+/// disjoint: a wrong omission is a race (the detector is timing-independent) and, in a
+/// read-after-write chain across iterations, a wrong answer.
+fn in_place() -> impl Strategy<Value = String> {
+    (
+        0u8..6,
+        1u64..6,
+        prop_oneof![Just(4u64), Just(8), Just(16)],
+        prop_oneof![Just(4u64), Just(8), Just(16)],
+        0u64..20,
+        0u64..20,
+        buffers(),
+    )
+        .prop_map(|(kind, iters, step, n, a, b, buf)| {
+            let rows = iters * step;
+            let extent = rows - step + a.max(b) + n;
+            match kind {
+                // Load the window at +a, store at +b (read-modify-write when a == b).
+                0 => format!(
+                    "kernel k(x: f32[{extent}, 32], y: out f32[{extent}, 32]) {{
+    for r in 0..{rows} step {step}{buf} {{
+        let t = load y[r + {a} .. r + {a} + {n}, :];
+        let u = load x[r .. r + {n}, :];
+        store y[r + {b} .. r + {b} + {n}, :] = t * 0.5 + u;
+    }}
+}}"
+                ),
+                // Store first, then load (read after write in the iteration or across).
+                1 => format!(
+                    "kernel k(x: f32[{extent}, 32], y: out f32[{extent}, 32], z: out f32[{extent}, 32]) {{
+    for r in 0..{rows} step {step}{buf} {{
+        let u = load x[r .. r + {n}, :];
+        store y[r + {b} .. r + {b} + {n}, :] = u + 1.0;
+        let t = load y[r + {a} .. r + {a} + {n}, :];
+        store z[r .. r + {n}, :] = t * 2.0;
+    }}
+}}"
+                ),
+                // Column blocks: windows on the second axis, whole rows.
+                2 => format!(
+                    "kernel k(x: f32[16, {extent}], y: out f32[16, {extent}]) {{
+    for c in 0..{rows} step {step}{buf} {{
+        let t = load y[:, c + {a} .. c + {a} + {n}];
+        let u = load x[:, c .. c + {n}];
+        store y[:, c + {b} .. c + {b} + {n}] = t * 0.5 + u;
+    }}
+}}"
+                ),
+                // Single rows, one per iteration.
+                4 => {
+                    let one = rows + a.max(b);
+                    format!(
+                        "kernel k(x: f32[{one}, 32], y: out f32[{one}, 32]) {{
+    for r in 0..{rows}{buf} {{
+        let t = load y[r + {a}, :];
+        let u = load x[r, :];
+        store y[r + {b}, :] = t * 0.5 + u;
+    }}
+}}"
+                    )
+                }
+                // A tail: the last block is cut at the tensor's end (clamped ranges).
+                5 => {
+                    let end = rows + 1 + a.max(b) % step;
+                    format!(
+                        "kernel k(x: f32[{end}, 32], y: out f32[{end}, 32]) {{
+    for r in 0..{end} step {step}{buf} {{
+        let t = load y[r .. r + {step}, :];
+        let u = load x[r .. r + {step}, :];
+        store y[r .. r + {step}, :] = t * 0.5 + u;
+    }}
+}}"
+                    )
+                }
+                // A nest: row blocks outside, column blocks inside, shifted on both.
+                _ => format!(
+                    "kernel k(x: f32[{extent}, {extent}], y: out f32[{extent}, {extent}]) {{
+    for i in 0..{rows} step {step} {{
+        for j in 0..{rows} step {step}{buf} {{
+            let t = load y[i + {a} .. i + {a} + {n}, j + {b} .. j + {b} + {n}];
+            let u = load x[i .. i + {n}, j .. j + {n}];
+            store y[i + {b} .. i + {b} + {n}, j + {a} .. j + {a} + {n}] = t * 0.5 + u;
+        }}
+    }}
+}}"
+                ),
+            }
+        })
+}
+
 fn check(source: &str, sync: SyncStrategy) -> Result<(), TestCaseError> {
     check_on(source, sync, "a3")
 }
@@ -187,7 +280,11 @@ fn check_on(source: &str, sync: SyncStrategy, preset: &str) -> Result<(), TestCa
         sync,
         ..CompileOptions::default()
     };
-    let r = run(source, &options, Vec::new(), 3);
+    check_options(source, &options)
+}
+
+fn check_options(source: &str, options: &CompileOptions) -> Result<(), TestCaseError> {
+    let r = run(source, options, Vec::new(), 3);
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     prop_assert!(diags.is_empty(), "{source}\n{diags:?}");
     let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
@@ -237,5 +334,18 @@ proptest! {
             let to_gm = ["f32", "f16", "bf16"].iter().any(|dt| asm.contains(&format!("fix.{dt} y[")));
             prop_assert!(to_gm, "{src}\n{asm}");
         }
+    }
+}
+
+proptest! {
+    // A wrong omission of a sync is the worst bug insert-sync can have: more cases.
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_in_place_kernels_match(src in in_place()) {
+        check(&src, SyncStrategy::Auto)?;
+        check(&src, SyncStrategy::Barrier)?;
+        let coarse = CompileOptions { alias: AliasMode::Coarse, ..CompileOptions::default() };
+        check_options(&src, &coarse)?;
     }
 }

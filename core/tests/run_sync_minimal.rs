@@ -7,10 +7,11 @@
 
 mod examples_support;
 
-use tilescope::compile::{compile_with_context, CompileOptions};
+use tilescope::compile::{compile_with_context, AliasMode, CompileOptions};
 use tilescope::passes::emit::emit;
-use tilescope::passes::sync::{without_pair, Reason};
+use tilescope::passes::sync::{without_pair, HazardKind, Reason};
 use tilescope::sim::{simulate, SimMode};
+use tilescope::types::Pipe;
 
 /// The pairs `auto` inserts into `source` whose deletion leaves the simulation clean,
 /// and how many pairs were checked.
@@ -95,4 +96,113 @@ fn every_pair_around_stores_from_l0c_is_needed() {
         "redundant pairs:\n{}",
         redundant.join("\n")
     );
+}
+
+/// A placed pair: (src, dst, kind, buffer, back edge).
+type Placed = (Pipe, Pipe, Option<HazardKind>, Option<String>, bool);
+
+/// The pairs of `source` under `auto` (precise aliasing).
+fn pairs_of(source: &str) -> Vec<Placed> {
+    let (result, _) = compile_with_context(source, &CompileOptions::default());
+    assert!(result.ok(), "{:?}", result.diagnostics);
+    let report = result.sync.as_ref().expect("sync report");
+    report
+        .pairs
+        .iter()
+        .map(|p| {
+            (
+                p.src,
+                p.dst,
+                p.hazard,
+                p.buffer.clone(),
+                p.loop_carried.is_some(),
+            )
+        })
+        .collect()
+}
+
+fn assert_needed(name: &str, source: &str) {
+    let (checked, redundant) = redundant_pairs(name, source, &CompileOptions::default());
+    assert!(checked >= 1, "{name}: no pair checked");
+    assert!(
+        redundant.is_empty(),
+        "redundant pairs:\n{}",
+        redundant.join("\n")
+    );
+}
+
+/// Precise aliasing compares the rows each GM access touches per iteration: the load and
+/// the store of the same rows in one iteration overlap, so the write after read on `y`
+/// keeps its own MTE2 -> MTE3 pair (the store's value `c` was loaded before the loop,
+/// so no data dependence orders them), and deleting it is a race.
+#[test]
+fn a_load_then_a_store_of_the_same_rows_in_one_iteration_keeps_its_pair() {
+    let source = "kernel k(x: f32[16, 32], y: out f32[64, 32], z: out f32[64, 32]) {
+    let c = load x[:, :];
+    for r in 0..64 step 16 {
+        let t = load y[r .. r + 16, :];
+        store y[r .. r + 16, :] = c;
+        store z[r .. r + 16, :] = t;
+    }
+}";
+    let pairs = pairs_of(source);
+    assert!(
+        pairs.iter().any(|(s, d, k, b, _)| *s == Pipe::MTE2
+            && *d == Pipe::MTE3
+            && *k == Some(HazardKind::War)
+            && b.as_deref() == Some("y")),
+        "no WAR pair on y: {pairs:#?}"
+    );
+    assert_needed("same rows in one iteration", source);
+}
+
+/// Rows stored by one iteration and loaded by the next (`y[r + 16]` from `y[r]`) overlap
+/// across the back edge: the read after write keeps a loop-carried MTE3 -> MTE2 pair.
+#[test]
+fn a_store_read_by_the_next_iteration_keeps_its_back_edge_pair() {
+    let source = "kernel k(x: f32[80, 32], y: out f32[80, 32]) {
+    for r in 0..64 step 16 @buffers(2) {
+        let t = load y[r .. r + 16, :];
+        let u = load x[r .. r + 16, :];
+        store y[r + 16 .. r + 32, :] = t + u;
+    }
+}";
+    let pairs = pairs_of(source);
+    assert!(
+        pairs.iter().any(|(s, d, k, b, carried)| *s == Pipe::MTE3
+            && *d == Pipe::MTE2
+            && *k == Some(HazardKind::Raw)
+            && b.as_deref() == Some("y")
+            && *carried),
+        "no loop-carried RAW pair on y: {pairs:#?}"
+    );
+    assert_needed("rows read by the next iteration", source);
+}
+
+/// The gallery's read-modify-write: disjoint row blocks across iterations need no
+/// MTE3 -> MTE2 pair on `y` (coarse aliasing places one).
+#[test]
+fn disjoint_row_blocks_across_iterations_need_no_pair() {
+    let source = include_str!("../../static/examples/rmw.tile");
+    let on_y = |pairs: &[Placed]| {
+        pairs.iter().any(|(s, d, _, b, _)| {
+            *s == Pipe::MTE3 && *d == Pipe::MTE2 && b.as_deref() == Some("y")
+        })
+    };
+    assert!(!on_y(&pairs_of(source)), "{:#?}", pairs_of(source));
+    let coarse = CompileOptions {
+        alias: AliasMode::Coarse,
+        ..CompileOptions::default()
+    };
+    let (result, _) = compile_with_context(source, &coarse);
+    let report = result.sync.as_ref().expect("sync report");
+    assert!(
+        report
+            .pairs
+            .iter()
+            .any(|p| p.src == Pipe::MTE3 && p.dst == Pipe::MTE2),
+        "coarse has no MTE3 -> MTE2 pair: {:#?}",
+        report.pairs
+    );
+    assert_needed("rmw", source);
 }

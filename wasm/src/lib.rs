@@ -28,6 +28,9 @@ export interface CompileOptions {
   machine?: object;
   /** How the compiler orders the pipes. */
   sync?: "auto" | "barrier" | "none";
+  /** What insert-sync knows about aliasing: "precise" (default) or "coarse" (every
+      buffer of a memory space and every tensor one region, the ablation). */
+  alias?: "precise" | "coarse";
   /** Double-buffer loops without `@buffers` when memory allows. */
   auto_multi_buffer?: boolean;
   /** Verify the IR after every pass. */

@@ -72,6 +72,8 @@ pub struct Context {
     pub program: Option<crate::isa::Program>,
     /// How insert-sync orders the pipes.
     pub sync: crate::compile::SyncStrategy,
+    /// What insert-sync knows about aliasing.
+    pub alias: crate::compile::AliasMode,
     /// The target; `None` means the default preset (`a3`).
     pub machine: Option<crate::machine::Machine>,
     /// What insert-sync inserted, once it ran.

@@ -139,6 +139,7 @@ pub fn access(target: Target, slot: Slot, write: bool) -> Access {
         slot,
         range: None,
         write,
+        region: None,
     }
 }
 

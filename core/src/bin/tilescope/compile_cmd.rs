@@ -4,7 +4,7 @@ use crate::io::{self, print_json};
 use crate::Failed;
 use clap::ValueEnum;
 use std::path::PathBuf;
-use tilescope::compile::{compile, CompileOptions, CompileResult, SyncStrategy};
+use tilescope::compile::{compile, AliasMode, CompileOptions, CompileResult, SyncStrategy};
 
 /// Options shared by `compile` and `run`.
 #[derive(clap::Args)]
@@ -17,6 +17,12 @@ pub struct CompileArgs {
     /// How the compiler orders the pipes.
     #[arg(long, value_enum, default_value_t = Sync::Auto)]
     pub sync: Sync,
+    /// What insert-sync knows about aliasing: `precise` (distinct buffers and slots
+    /// never alias, GM accesses touch the rows and columns their indices select) or
+    /// `coarse` (every buffer of a memory space and every tensor is one region: the
+    /// ablation of alias information).
+    #[arg(long, value_enum, default_value_t = Alias::Precise)]
+    pub alias: Alias,
     /// The kernel to compile when the file holds several (default: the first).
     #[arg(long)]
     pub kernel: Option<String>,
@@ -38,6 +44,12 @@ pub enum Sync {
     Auto,
     Barrier,
     None,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Alias {
+    Precise,
+    Coarse,
 }
 
 #[derive(Clone, Copy, ValueEnum, Default)]
@@ -75,6 +87,10 @@ impl CompileArgs {
                 Sync::Auto => SyncStrategy::Auto,
                 Sync::Barrier => SyncStrategy::Barrier,
                 Sync::None => SyncStrategy::None,
+            },
+            alias: match self.alias {
+                Alias::Precise => AliasMode::Precise,
+                Alias::Coarse => AliasMode::Coarse,
             },
             auto_multi_buffer: !self.no_auto_buffers,
             verify: self.verify,

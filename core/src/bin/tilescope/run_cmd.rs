@@ -120,6 +120,13 @@ fn text(r: &RunResult, locate: report::Locate) -> String {
         ..SimResult::default()
     };
     let mut s = report::sim_text(&sim, r.syncs as usize, locate);
+    if let Some(sync) = &r.compile.sync {
+        s.push_str(&format!(
+            "sync: {:?}, {} aliasing\n",
+            sync.strategy,
+            sync.alias.name()
+        ));
+    }
     let ratio = if r.cycles == 0 {
         0.0
     } else {

@@ -14,7 +14,9 @@ use crate::ir::{
     Block, BlockItem, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
 };
 use crate::isa::{Addr, AluOp, Op, Provenance, Reg, Region, TensorDecl, Tile, VSrc, Val};
-use crate::lowered::{Access, Buffer, BufferId, Instr, Item, Loop, LoopId, Lowered, Slot, Target};
+use crate::lowered::{
+    Access, AxisSpan, Buffer, BufferId, GmRegion, Instr, Item, Loop, LoopId, Lowered, Slot, Target,
+};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 use std::collections::HashMap;
@@ -119,6 +121,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         out,
         stack: vec![Vec::new()],
         var_reg: DenseMap::new(),
+        var_loop: DenseMap::new(),
         loop_counter: DenseMap::new(),
         slot_base: DenseMap::new(),
         valid: DenseMap::new(),
@@ -148,6 +151,9 @@ struct Lw<'a> {
     /// Item lists being built, innermost last.
     stack: Vec<Vec<Item>>,
     var_reg: VarMap<Val>,
+    /// Each IR loop variable's lowered loop, with its start and step: the variable is
+    /// `start + step * counter` (for the GM regions insert-sync compares).
+    var_loop: VarMap<(LoopId, i64, i64)>,
     /// Each `for` op's iteration counter, while lowering its body.
     loop_counter: OpMap<Reg>,
     /// Slab index -> register holding `slot * slot bytes` in the current iteration.
@@ -292,6 +298,7 @@ impl Lw<'_> {
             slot: if rotating { Slot::Current } else { Slot::All },
             range: Some((0, bytes)),
             write,
+            region: None,
         }
     }
 
@@ -301,7 +308,54 @@ impl Lw<'_> {
             slot: Slot::All,
             range: None,
             write,
+            region: None,
         }
+    }
+
+    /// The box `index` selects of a tensor of shape `tensor`, with every start affine in
+    /// the counters of the enclosing lowered loops; `None` when an index is indirect or
+    /// not affine, or an arithmetic step overflows (the access then covers the whole
+    /// tensor).
+    fn gm_region(&self, tensor: &[u64], index: &[crate::ir::Index]) -> Option<GmRegion> {
+        use crate::ir::Index;
+        if index.len() != tensor.len() {
+            return None;
+        }
+        let mut axes = Vec::with_capacity(index.len());
+        for (&extent, ix) in tensor.iter().zip(index) {
+            let (start, len) = match ix {
+                Index::Full => {
+                    axes.push(AxisSpan {
+                        constant: 0,
+                        terms: Vec::new(),
+                        len: extent,
+                    });
+                    continue;
+                }
+                Index::Indirect(_) => return None,
+                Index::Range { start, len, .. } => (start, *len),
+                Index::Single(start) => (start, 1),
+            };
+            let form = crate::affine::of_index(start)?;
+            let mut span = AxisSpan {
+                constant: form.constant,
+                terms: Vec::new(),
+                len,
+            };
+            for &(var, c) in form.terms() {
+                // A variable of no enclosing loop: nothing known about it.
+                let &(l, start, step) = self.var_loop.get(&var)?;
+                span.constant = span.constant.checked_add(c.checked_mul(start)?)?;
+                let coefficient = c.checked_mul(step)?;
+                match span.terms.iter_mut().find(|(x, _)| *x == l) {
+                    Some((_, k)) => *k = k.checked_add(coefficient)?,
+                    None => span.terms.push((l, coefficient)),
+                }
+            }
+            span.terms.retain(|&(_, k)| k != 0);
+            axes.push(span);
+        }
+        Some(GmRegion { axes })
     }
 
     /// A 2-D view of a tile: `(rows, cols)` with `rows` the product of the leading axes.
@@ -409,6 +463,7 @@ impl Lw<'_> {
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
         let var = self.alu(AluOp::Add, var, Val::Imm(l.start));
         self.var_reg.insert(l.var, var);
+        self.var_loop.insert(l.var, (loop_id, l.start, l.step));
         self.loop_counter.insert(id, counter);
         let rotating: Vec<usize> = self
             .plan
@@ -454,6 +509,8 @@ impl Lw<'_> {
             }
         }
         self.block(&l.body, depth + 1);
+        // Past its loop a variable names no counter (a region using it covers the tensor).
+        self.var_loop.remove(&l.var);
         for s in &rotating {
             self.slot_base.remove(s);
         }

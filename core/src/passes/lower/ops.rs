@@ -249,6 +249,10 @@ impl Lw<'_> {
                 .sum();
             gm.range = Some((off as u64, (off + (last + 1) * eb) as u64));
         }
+        if let Some(region) = self.gm_region(&tensor, index) {
+            gm.region = Some(self.out.regions.len() as u32);
+            self.out.regions.push(region);
+        }
         acc.push(gm);
         if store && self.space(tile_v) == Some(MemSpace::L0C) {
             let row_stride = gm_strides.first().copied().unwrap_or(1);

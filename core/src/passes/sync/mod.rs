@@ -32,7 +32,7 @@ pub mod tree;
 pub mod walk;
 
 use super::{Context, Pass};
-use crate::compile::SyncStrategy;
+use crate::compile::{AliasMode, SyncStrategy};
 use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::isa::{AluOp, Op, Provenance, Reg, Val};
@@ -169,6 +169,9 @@ pub struct SlotReduction {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyncReport {
     pub strategy: SyncStrategy,
+    /// The alias analysis the pairs were placed with.
+    #[serde(default)]
+    pub alias: AliasMode,
     pub pairs: Vec<PairInfo>,
     /// `pipe_barrier ALL` instructions inserted.
     pub barriers: usize,
@@ -200,21 +203,33 @@ impl Pass for InsertSync {
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
-        let strategy = cx.sync;
+        let (strategy, alias) = (cx.sync, cx.alias);
         let lowered = cx.lowered_mut(self.name())?;
-        cx.sync_report = Some(insert_sync(lowered, strategy, &machine)?);
+        cx.sync_report = Some(insert_sync_with(lowered, strategy, alias, &machine)?);
         Ok(())
     }
 }
 
-/// Inserts the sync of `strategy` into `lowered` in place.
+/// Inserts the sync of `strategy` into `lowered` in place, with precise aliasing.
 pub fn insert_sync(
     lowered: &mut Lowered,
     strategy: SyncStrategy,
     machine: &Machine,
 ) -> Result<SyncReport, Diagnostics> {
+    insert_sync_with(lowered, strategy, AliasMode::Precise, machine)
+}
+
+/// Inserts the sync of `strategy` into `lowered` in place, with `alias`'s view of
+/// which accesses may overlap.
+pub fn insert_sync_with(
+    lowered: &mut Lowered,
+    strategy: SyncStrategy,
+    alias: AliasMode,
+    machine: &Machine,
+) -> Result<SyncReport, Diagnostics> {
     let mut report = SyncReport {
         strategy,
+        alias,
         ..SyncReport::default()
     };
     if strategy == SyncStrategy::None {
@@ -222,20 +237,21 @@ pub fn insert_sync(
     }
     let original = lowered.body.clone();
     let result = match strategy {
-        SyncStrategy::Auto => match auto(lowered, machine, &mut report, true) {
+        SyncStrategy::Auto => match auto(lowered, alias, machine, &mut report, true) {
             // Nest-wide rotation needs each dynamic pair's ids to follow its slots: when
             // ids ran short, rotate per run of the inner loop instead.
             Ok(AutoOutcome::NestNeedsFullIds) => {
                 lowered.body = original.clone();
                 report = SyncReport {
                     strategy,
+                    alias,
                     ..SyncReport::default()
                 };
-                auto(lowered, machine, &mut report, false).map(|_| ())
+                auto(lowered, alias, machine, &mut report, false).map(|_| ())
             }
             r => r.map(|_| ()),
         },
-        _ => barrier(lowered, &mut report),
+        _ => barrier(lowered, alias, &mut report),
     };
     match result {
         Ok(()) => Ok(report),
@@ -245,10 +261,11 @@ pub fn insert_sync(
             lowered.body = original;
             let mut report = SyncReport {
                 strategy,
+                alias,
                 notes: vec![format!("{}; used barriers instead", e.message)],
                 ..SyncReport::default()
             };
-            barrier(lowered, &mut report).map_err(|e| vec![e])?;
+            barrier(lowered, alias, &mut report).map_err(|e| vec![e])?;
             Ok(report)
         }
         Err(e) => {
@@ -295,7 +312,7 @@ fn check(
     spent: &mut u64,
 ) -> Result<Option<Finding>, Diagnostic> {
     for s in scenarios(tree, lowered) {
-        if let Some(f) = Walker::new(tree, &lowered.buffers, flags, s).run(spent)? {
+        if let Some(f) = Walker::new(tree, lowered, flags, s).run(spent)? {
             return Ok(Some(f));
         }
     }
@@ -333,11 +350,12 @@ enum AutoOutcome {
 
 fn auto(
     lowered: &mut Lowered,
+    alias: AliasMode,
     machine: &Machine,
     report: &mut SyncReport,
     nest: bool,
 ) -> Result<AutoOutcome, Diagnostic> {
-    let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
+    let mut tree = Tree::build(std::mem::take(&mut lowered.body), alias)?;
     let mut seen = std::collections::HashSet::new();
     let mut spent = 0;
     fixpoint(&mut tree, lowered, &mut spent, &mut |tree, f| {
@@ -472,8 +490,14 @@ fn needed_by_pipe_graph(tree: &Tree, p: usize) -> bool {
     !reached.get(me.dst.index()).copied().unwrap_or(true)
 }
 
-fn barrier(lowered: &mut Lowered, report: &mut SyncReport) -> Result<(), Diagnostic> {
-    let mut tree = Tree::build(std::mem::take(&mut lowered.body))?;
+fn barrier(
+    lowered: &mut Lowered,
+    alias: AliasMode,
+    report: &mut SyncReport,
+) -> Result<(), Diagnostic> {
+    let mut tree = Tree::build(std::mem::take(&mut lowered.body), alias)?;
+    // The conservative baseline: a GM access touches its whole tensor.
+    tree.gm_regions = false;
     let mut count = 0;
     fixpoint(&mut tree, lowered, &mut 0, &mut |tree, f| {
         let Finding::Hazard { consumer, .. } = f else {

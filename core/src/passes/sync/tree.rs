@@ -148,6 +148,12 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     pub root: Vec<NodeId>,
     pub pairs: Vec<Pair>,
+    /// What the walk assumes about aliasing (set by the pass, read by every walk).
+    pub alias: crate::compile::AliasMode,
+    /// Compare the GM regions accesses record (`auto` with precise aliasing); otherwise
+    /// every GM access touches its whole tensor (`barrier`, the conservative baseline,
+    /// and `coarse`).
+    pub gm_regions: bool,
 }
 
 fn too_deep() -> Diagnostic {
@@ -157,8 +163,12 @@ fn too_deep() -> Diagnostic {
 }
 
 impl Tree {
-    pub fn build(body: Vec<Item>) -> Result<Tree, Diagnostic> {
-        let mut t = Tree::default();
+    pub fn build(body: Vec<Item>, alias: crate::compile::AliasMode) -> Result<Tree, Diagnostic> {
+        let mut t = Tree {
+            alias,
+            gm_regions: alias == crate::compile::AliasMode::Precise,
+            ..Tree::default()
+        };
         t.root = t.add_items(body, None, 0)?;
         Ok(t)
     }

@@ -12,10 +12,11 @@
 
 use super::internal;
 use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use crate::compile::AliasMode;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};
-use crate::lowered::{Access, Buffer, LoopId, Slot, Target};
+use crate::lowered::{Access, AxisSpan, Buffer, GmRegion, LoopId, Lowered, Slot, Target};
 use crate::types::Pipe;
 use std::rc::Rc;
 
@@ -134,6 +135,14 @@ pub fn unroll_and_period(
     (unroll, period)
 }
 
+/// How the loop counters of two instances relate (see `Walker::disjoint`).
+struct Relation<'r> {
+    ai: &'r [(NodeId, u32)],
+    bi: &'r [(NodeId, u32)],
+    same: &'r [NodeId],
+    differ: Option<NodeId>,
+}
+
 struct Entry {
     inst: Rc<Inst>,
     access: usize,
@@ -151,6 +160,7 @@ struct FlagState {
 pub struct Walker<'a> {
     tree: &'a Tree,
     buffers: &'a [Buffer],
+    regions: &'a [GmRegion],
     rotating: DenseMap<LoopId, NodeId>,
     unroll: DenseMap<NodeId, u32>,
     period: DenseMap<NodeId, u32>,
@@ -194,7 +204,8 @@ fn slot_count(b: &Buffer) -> u32 {
 }
 
 impl<'a> Walker<'a> {
-    pub fn new(tree: &'a Tree, buffers: &'a [Buffer], flags: Flags, scenario: Scenario) -> Self {
+    pub fn new(tree: &'a Tree, lowered: &'a Lowered, flags: Flags, scenario: Scenario) -> Self {
+        let buffers = &lowered.buffers;
         let mut rotating = DenseMap::new();
         let mut active = [false; 7];
         for (id, n) in tree.nodes.iter().enumerate() {
@@ -210,6 +221,7 @@ impl<'a> Walker<'a> {
         Walker {
             tree,
             buffers,
+            regions: &lowered.regions,
             rotating,
             unroll,
             period,
@@ -343,6 +355,10 @@ impl<'a> Walker<'a> {
     /// The slot an access touches in this iteration (`None`: every slot), and the loop
     /// its buffer rotates with.
     fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32)>) {
+        // Without alias information a buffer's slots are one region.
+        if self.tree.alias == AliasMode::Coarse {
+            return (None, None);
+        }
         let Target::Buffer(b) = acc.target else {
             return (None, None);
         };
@@ -378,16 +394,16 @@ impl<'a> Walker<'a> {
         let mut work = 0u64;
         for acc in accesses {
             let (slot, rot) = self.slot(acc);
-            let Some(log) = self.logs.get(&target_key(acc.target)) else {
+            let Some(log) = self.logs.get(&self.key(acc.target)?) else {
                 continue;
             };
             work += log.len() as u64;
             for e in log {
                 if e.inst.pipe == pipe
                     || !(e.acc.write || acc.write)
-                    || !overlaps(e.acc.range, acc.range)
                     || matches!((e.slot, slot), (Some(a), Some(b)) if a != b)
                     || clock[e.inst.pipe.index()] >= e.inst.count
+                    || !self.may_overlap(e, acc)?
                 {
                     continue;
                 }
@@ -429,12 +445,16 @@ impl<'a> Walker<'a> {
         }
         for (k, acc) in accesses.iter().enumerate() {
             let (slot, rotation) = self.slot(acc);
-            let log = self.logs.entry(target_key(acc.target)).or_default();
+            let varies = self.varies(acc);
+            let key = self.key(acc.target)?;
+            let log = self.logs.entry(key).or_default();
             // A later instance of the same access on the same (in-order) pipe orders
-            // everything the earlier one did.
+            // everything the earlier one did. Not when its region moves with the
+            // iterations: the earlier one touched other elements, which a later access
+            // may overlap while the later one does not.
             if let Some(e) = log
                 .iter_mut()
-                .find(|e| e.inst.node == id && e.access == k && e.slot == slot)
+                .find(|e| !varies && e.inst.node == id && e.access == k && e.slot == slot)
             {
                 e.inst = me.clone();
                 continue;
@@ -447,10 +467,182 @@ impl<'a> Walker<'a> {
                 rotation,
             });
             if log.len() > 64 {
-                self.prune(target_key(acc.target));
+                self.prune(key);
             }
         }
         Ok(None)
+    }
+
+    /// The log an access goes to: per buffer and per tensor, or (coarse) per memory
+    /// space, every GM tensor in one.
+    fn key(&self, t: Target) -> Result<usize, Diagnostic> {
+        Ok(match (self.tree.alias, t) {
+            (AliasMode::Precise, _) => target_key(t),
+            (AliasMode::Coarse, Target::Tensor(_)) => 1,
+            (AliasMode::Coarse, Target::Buffer(b)) => {
+                let buffer = self.buffers.get(b.0 as usize).ok_or_else(|| {
+                    internal(format!(
+                        "an access names buffer {}, which does not exist",
+                        b.0
+                    ))
+                })?;
+                2 * buffer.space.index()
+            }
+        })
+    }
+
+    /// Whether an access's GM region depends on a loop counter.
+    fn varies(&self, acc: &Access) -> bool {
+        self.tree.gm_regions
+            && acc
+                .region
+                .and_then(|r| self.regions.get(r as usize))
+                .is_some_and(|g| g.axes.iter().any(|a| !a.terms.is_empty()))
+    }
+
+    /// Whether the logged access `e` and `acc` (by the instruction being walked, in the
+    /// current iterations `self.stack`) may touch a common byte of one target.
+    fn may_overlap(&self, e: &Entry, acc: &Access) -> Result<bool, Diagnostic> {
+        if self.tree.alias == AliasMode::Coarse {
+            return Ok(true);
+        }
+        if !overlaps(e.acc.range, acc.range) {
+            return Ok(false);
+        }
+        match (e.acc.region, acc.region) {
+            (Some(a), Some(b)) if self.tree.gm_regions => {
+                Ok(!self.disjoint(a, &e.inst.iters, b, &self.stack)?)
+            }
+            _ => Ok(true),
+        }
+    }
+
+    /// Whether region `a` of an instance in iterations `ai` and region `b` of one in
+    /// iterations `bi` are disjoint for every value the loop counters can take. Loops
+    /// around both instances in the same iteration (and every outer one the same) give
+    /// both one counter; at the first common loop whose iterations differ the counters
+    /// differ by 1 ..= n - 1 either way; every other counter is anywhere in 0 ..= n - 1.
+    /// That relation holds however many iterations the walk leaves out, so the answer
+    /// is true of the real run. Two boxes are disjoint when one axis keeps them apart.
+    fn disjoint(
+        &self,
+        a: u32,
+        ai: &[(NodeId, u32)],
+        b: u32,
+        bi: &[(NodeId, u32)],
+    ) -> Result<bool, Diagnostic> {
+        let region = |r: u32| {
+            self.regions.get(r as usize).ok_or_else(|| {
+                internal(format!(
+                    "an access names GM region {r}, which does not exist"
+                ))
+            })
+        };
+        let (ra, rb) = (region(a)?, region(b)?);
+        if ra.axes.len() != rb.axes.len() {
+            return Err(internal("two GM regions of one tensor differ in rank"));
+        }
+        let mut same = Vec::new();
+        let mut differ = None;
+        for (x, y) in ai.iter().zip(bi) {
+            if x.0 != y.0 {
+                break;
+            }
+            if x.1 != y.1 {
+                differ = Some(x.0);
+                break;
+            }
+            same.push(x.0);
+        }
+        let rel = Relation {
+            ai,
+            bi,
+            same: &same,
+            differ,
+        };
+        for (p, c) in ra.axes.iter().zip(&rb.axes) {
+            if self.axis_apart(p, c, &rel)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `p` (the earlier access's span) and `c` never overlap on this axis.
+    fn axis_apart(&self, p: &AxisSpan, c: &AxisSpan, rel: &Relation) -> Result<bool, Diagnostic> {
+        // d = start(c) - start(p), as an interval [lo, hi], plus (at the differing
+        // loop) k * delta with delta in +-(1 ..= top).
+        let mut lo = i128::from(c.constant) - i128::from(p.constant);
+        let mut hi = lo;
+        let mut delta: Option<(i128, i128)> = None;
+        let coefficient = |s: &AxisSpan, l: LoopId| -> i128 {
+            s.terms
+                .iter()
+                .filter(|(x, _)| *x == l)
+                .map(|&(_, k)| i128::from(k))
+                .sum()
+        };
+        // Adds k * [0, top].
+        let add = |k: i128, top: i128, lo: &mut i128, hi: &mut i128| {
+            let (x, y) = (0, k * top);
+            *lo += x.min(y);
+            *hi += x.max(y);
+        };
+        let loops = p.terms.iter().chain(&c.terms).map(|&(l, _)| l);
+        let mut done: Vec<LoopId> = Vec::new();
+        for l in loops {
+            if done.contains(&l) {
+                continue;
+            }
+            done.push(l);
+            let (kp, kc) = (coefficient(p, l), coefficient(c, l));
+            let Some(&node) = self.rotating.get(&l) else {
+                return Err(internal(format!(
+                    "a GM region names loop {}, which does not exist",
+                    l.0
+                )));
+            };
+            // Lowering names only the loops around an access.
+            let around = |iters: &[(NodeId, u32)]| iters.iter().any(|x| x.0 == node);
+            if (kp != 0 && !around(rel.ai)) || (kc != 0 && !around(rel.bi)) {
+                return Err(internal(format!(
+                    "a GM region names loop {}, which is not around its access",
+                    l.0
+                )));
+            }
+            // A loop of the IR runs a constant number of times, and at least once when
+            // an instance is inside it.
+            let top = match self.tree.loop_head(node).map(|h| h.count) {
+                Some(Val::Imm(n)) if n >= 1 => i128::from(n) - 1,
+                _ => {
+                    return Err(internal(format!(
+                        "a GM region names loop {}, whose trip count is not a positive constant",
+                        l.0
+                    )))
+                }
+            };
+            if rel.same.contains(&node) {
+                add(kc - kp, top, &mut lo, &mut hi);
+            } else if rel.differ == Some(node) && kp == kc {
+                delta = Some((kc, top));
+            } else {
+                add(kc, top, &mut lo, &mut hi);
+                add(-kp, top, &mut lo, &mut hi);
+            }
+        }
+        let (lp, lc) = (i128::from(p.len), i128::from(c.len));
+        // [lo, hi] keeps c's span wholly before p's or wholly after it.
+        let apart = |lo: i128, hi: i128| hi <= -lc || lo >= lp;
+        Ok(match delta {
+            None => apart(lo, hi),
+            // Different iterations of a one-iteration loop cannot be: stay conservative.
+            Some((_, top)) if top < 1 => false,
+            Some((k, top)) => {
+                let (x, y) = (k, k * top);
+                let (down_lo, down_hi) = (lo - x.max(y), hi - x.min(y));
+                apart(lo + x.min(y), hi + x.max(y)) && apart(down_lo, down_hi)
+            }
+        })
     }
 
     /// Drops entries every active pipe is already ordered after.
