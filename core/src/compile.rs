@@ -64,6 +64,8 @@ pub enum AliasMode {
 }
 
 impl AliasMode {
+    pub const ALL: [AliasMode; 2] = [AliasMode::Precise, AliasMode::Coarse];
+
     pub fn name(self) -> &'static str {
         match self {
             AliasMode::Precise => "precise",

@@ -505,3 +505,35 @@ fn assembly_and_trace_give_source_positions_as_line_and_column() {
         .iter()
         .any(|e| e["args"]["line"] == 8 && e["args"]["col"] == 17));
 }
+
+#[test]
+fn alias_coarse_costs_the_read_modify_write_its_overlap() {
+    let file = repo().join("static/examples/rmw.tile");
+    let run = |alias: &str| -> serde_json::Value {
+        let out = tilescope()
+            .args(["run", "--json", "--preset", "a3", "--alias", alias])
+            .arg(&file)
+            .output()
+            .expect("tilescope runs");
+        assert!(out.status.success(), "{alias}: {out:?}");
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let (precise, coarse) = (run("precise"), run("coarse"));
+    for v in [&precise, &coarse] {
+        assert_eq!(v["reference_match"], true);
+        assert_eq!(v["races"].as_array().map(Vec::len), Some(0));
+    }
+    let cycles = |v: &serde_json::Value| v["cycles"].as_u64().expect("cycles");
+    assert!(
+        cycles(&coarse) > cycles(&precise),
+        "coarse {} <= precise {}",
+        cycles(&coarse),
+        cycles(&precise)
+    );
+    tilescope()
+        .args(["run", "--alias", "fuzzy"])
+        .arg(&file)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("precise"));
+}

@@ -35,6 +35,7 @@ fn core_options(options: &CompileOptions) -> compile::CompileOptions {
             SyncMode::Barrier => SyncStrategy::Barrier,
             SyncMode::None => SyncStrategy::None,
         },
+        alias: options.alias,
         auto_multi_buffer: options.multibuffer_auto,
         clock: clock(),
         ..compile::CompileOptions::default()
@@ -670,5 +671,23 @@ mod tests {
         assert!(!grade(&lesson.id, &lesson.starter).passed);
         let unknown = grade("no-such", "x");
         assert!(!unknown.passed && unknown.checks[0].message.contains("no-such"));
+    }
+
+    #[test]
+    fn the_alias_option_reaches_insert_sync() {
+        let cycles = |alias| {
+            let options = CompileOptions {
+                preset: crate::options::Preset::A3,
+                alias,
+                ..CompileOptions::default()
+            };
+            let (_, sim) = run(example("rmw"), &options, 0);
+            let (sim, _) = sim.expect("it simulates");
+            assert!(sim.reference_match && sim.races.is_empty());
+            sim.cycles
+        };
+        let precise = cycles(crate::options::AliasMode::Precise);
+        let coarse = cycles(crate::options::AliasMode::Coarse);
+        assert!(coarse > precise, "coarse {coarse}, precise {precise}");
     }
 }

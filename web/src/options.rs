@@ -50,10 +50,16 @@ impl SyncMode {
     }
 }
 
+pub use tilescope::compile::AliasMode;
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompileOptions {
     pub preset: Preset,
     pub sync: SyncMode,
+    /// What insert-sync knows about overlapping accesses: `coarse` is the ablation
+    /// without alias information.
+    #[serde(default)]
+    pub alias: AliasMode,
     /// Let the compiler pick a slot count for loops without `@buffers`.
     pub multibuffer_auto: bool,
     /// The kernel to compile; the first one when `None`.
@@ -66,6 +72,7 @@ impl Default for CompileOptions {
         CompileOptions {
             preset: Preset::Teach,
             sync: SyncMode::Auto,
+            alias: AliasMode::Precise,
             multibuffer_auto: true,
             kernel: None,
         }

@@ -350,6 +350,7 @@ fn lenient_view(value: &serde_json::Value, problems: &mut Vec<ShareError>) -> Op
     view.options = CompileOptions {
         preset: lenient_field(options, "preset", defaults.preset, problems),
         sync: lenient_field(options, "sync", defaults.sync, problems),
+        alias: lenient_field(options, "alias", defaults.alias, problems),
         multibuffer_auto: options
             .get("multibuffer_auto")
             .and_then(Value::as_bool)
@@ -597,6 +598,7 @@ mod tests {
             options: CompileOptions {
                 preset: Preset::A3,
                 sync: SyncMode::Barrier,
+                alias: crate::options::AliasMode::Coarse,
                 multibuffer_auto: false,
                 kernel: None,
             },

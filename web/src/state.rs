@@ -8,7 +8,7 @@ use yew::Reducible;
 
 use crate::examples;
 use crate::lessons::{self, Grade, Lesson, Progress};
-use crate::options::{CompileOptions, Preset, SyncMode};
+use crate::options::{AliasMode, CompileOptions, Preset, SyncMode};
 use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
 use crate::share::{Panel, ViewState};
 
@@ -171,6 +171,7 @@ pub enum Action {
     LoadExample(String),
     SetPreset(Preset),
     SetSync(SyncMode),
+    SetAlias(AliasMode),
     SetMultibuffer(bool),
     SelectPass(String),
     /// Move the pass selection by this many visible passes (arrow keys).
@@ -314,6 +315,10 @@ impl AppState {
             }
             Action::SetSync(s) => {
                 self.view.options.sync = s;
+                self.invalidate();
+            }
+            Action::SetAlias(a) => {
+                self.view.options.alias = a;
                 self.invalidate();
             }
             Action::SetMultibuffer(on) => {

@@ -7,7 +7,7 @@ use super::use_app;
 use crate::dom;
 use crate::examples;
 use crate::lessons;
-use crate::options::{Preset, SyncMode};
+use crate::options::{AliasMode, Preset, SyncMode};
 use crate::share;
 use crate::state::{Action, Banner, Overlay, Theme};
 
@@ -50,6 +50,18 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 .and_then(|s| SyncMode::from_name(&s.value()))
             {
                 app.dispatch(Action::SetSync(s));
+            }
+        })
+    };
+    let on_alias = {
+        let app = app.clone();
+        Callback::from(move |e: Event| {
+            let value = e.target_dyn_into::<HtmlSelectElement>().map(|s| s.value());
+            if let Some(a) = AliasMode::ALL
+                .into_iter()
+                .find(|a| Some(a.name()) == value.as_deref())
+            {
+                app.dispatch(Action::SetAlias(a));
             }
         })
     };
@@ -142,6 +154,14 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <select data-testid="sync-select" onchange={on_sync}>
                     { for SyncMode::ALL.iter().map(|s| html! {
                         <option value={s.name()} selected={*s == options.sync}>{s.name()}</option>
+                    }) }
+                </select>
+            </label>
+            <label class="tb-field" title="Alias information of insert-sync: coarse treats each memory space and all tensors as one region (the ablation)">
+                <span class="tb-label">{"Alias"}</span>
+                <select data-testid="alias-select" onchange={on_alias}>
+                    { for AliasMode::ALL.iter().map(|a| html! {
+                        <option value={a.name()} selected={*a == options.alias}>{a.name()}</option>
                     }) }
                 </select>
             </label>
