@@ -10,6 +10,7 @@ use crate::state::Theme;
 
 const SESSION_KEY: &str = "tilescope.session";
 const THEME_KEY: &str = "tilescope.theme";
+#[cfg(feature = "lessons")]
 const PROGRESS_KEY: &str = "tilescope.lessons";
 
 pub fn window() -> Option<web_sys::Window> {
@@ -56,13 +57,19 @@ pub fn save_session(fragment: &str) {
 }
 
 /// The lesson medals saved on this browser; a damaged entry counts as none.
+#[cfg(feature = "lessons")]
 pub fn load_progress() -> Progress {
     LocalStorage::get(PROGRESS_KEY).unwrap_or_default()
 }
 
+#[cfg(feature = "lessons")]
 pub fn save_progress(progress: &Progress) {
     let _ = LocalStorage::set(PROGRESS_KEY, progress);
 }
+
+/// Without the lesson track there are no medals to keep.
+#[cfg(not(feature = "lessons"))]
+pub fn save_progress(_: &Progress) {}
 
 pub fn load_theme() -> Theme {
     LocalStorage::get::<String>(THEME_KEY)

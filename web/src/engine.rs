@@ -4,7 +4,6 @@
 use tilescope::dense::DenseMap;
 
 use tilescope::compile::{self, SyncStrategy};
-use tilescope::diag::Diagnostic;
 use tilescope::isa::{asm, Op, Program};
 use tilescope::run::{self, RunResult};
 use tilescope::sim::{self, StallReason};
@@ -194,7 +193,8 @@ enum Source {
         result: Box<compile::CompileResult>,
         cx: Box<tilescope::passes::Context>,
     },
-    Asm(Result<Program, Vec<Diagnostic>>),
+    #[cfg(feature = "lessons")]
+    Asm(Result<Program, Vec<tilescope::diag::Diagnostic>>),
 }
 
 impl Compiled {
@@ -210,25 +210,27 @@ impl Compiled {
         }
     }
 
-    /// A hand-written assembly program (the assembly lessons).
-    pub fn assemble(source: &str, options: &CompileOptions) -> Self {
+    /// `source` as a kernel, or as a hand-written assembly program when `asm` (an
+    /// assembly lesson). Only the lesson track has those, so a build without it has no
+    /// assembler and compiles every text as a kernel.
+    pub fn for_source(source: &str, options: &CompileOptions, asm: bool) -> Self {
         #[cfg(feature = "lessons")]
-        let program = asm::parse(source);
-        #[cfg(not(feature = "lessons"))]
-        let program = Err(vec![Diagnostic::global(format!(
-            "this build of the playground has no assembler ({} bytes not assembled)",
-            source.len()
-        ))]);
-        Compiled {
-            options: core_options(options),
-            source: Source::Asm(program),
+        if asm {
+            return Compiled {
+                options: core_options(options),
+                source: Source::Asm(asm::parse(source)),
+            };
         }
+        #[cfg(not(feature = "lessons"))]
+        let _ = asm;
+        Compiled::new(source, options)
     }
 
     /// The compile result as the page shows it.
     pub fn output(&self) -> CompileOutput {
         match &self.source {
             Source::Kernel { result, .. } => compile_output((**result).clone()),
+            #[cfg(feature = "lessons")]
             Source::Asm(Ok(program)) => {
                 let (asm_header, asm) = program_lines(program);
                 CompileOutput {
@@ -237,6 +239,7 @@ impl Compiled {
                     ..CompileOutput::default()
                 }
             }
+            #[cfg(feature = "lessons")]
             Source::Asm(Err(diagnostics)) => CompileOutput {
                 diagnostics: diagnostics.clone(),
                 ..CompileOutput::default()
@@ -257,6 +260,7 @@ impl Compiled {
                 result.diagnostics.drain(..repeated);
                 (result, compile.program?, compile.buffers)
             }
+            #[cfg(feature = "lessons")]
             Source::Asm(program) => {
                 let program = program.ok()?;
                 let result = match compile::resolve_machine(&self.options) {
@@ -641,7 +645,7 @@ mod tests {
     fn an_assembly_lesson_runs_its_program_and_a_bad_one_is_a_diagnostic() {
         let lesson = crate::lessons::find("18-asm-race").expect("lesson 18");
         let options = CompileOptions::default();
-        let starter = Compiled::assemble(&lesson.starter, &options);
+        let starter = Compiled::for_source(&lesson.starter, &options, true);
         let out = starter.output();
         assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
         assert!(out.passes.is_empty() && !out.asm.is_empty());
@@ -651,12 +655,12 @@ mod tests {
             !sim.races.is_empty(),
             "the starter's race shows on the timeline"
         );
-        let (sim, _) = Compiled::assemble(&lesson.solution, &options)
+        let (sim, _) = Compiled::for_source(&lesson.solution, &options, true)
             .simulate(1)
             .expect("it simulates");
         assert!(sim.races.is_empty() && sim.errors.is_empty());
 
-        let bad = Compiled::assemble("nonsense r1", &options);
+        let bad = Compiled::for_source("nonsense r1", &options, true);
         assert!(bad.output().error_count() > 0);
         assert!(bad.simulate(1).is_none());
     }

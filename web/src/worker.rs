@@ -86,11 +86,7 @@ impl Worker for CompileWorker {
                     panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
                 }
                 // Passes first, so they appear while the simulator runs.
-                let compiled = if asm {
-                    engine::Compiled::assemble(&source, &options)
-                } else {
-                    engine::Compiled::new(&source, &options)
-                };
+                let compiled = engine::Compiled::for_source(&source, &options, asm);
                 let output = compiled.output();
                 let simulating = output.error_count() == 0 && !output.asm.is_empty();
                 scope.respond(

@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, lesson::LessonPane,
-    lessons::Lessons, panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, panels::Panels,
+    statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
 use crate::codec::Postcard;
 use crate::dom;
@@ -52,7 +52,10 @@ fn initial_state() -> AppState {
     let mut state = AppState::new(view);
     state.banner = banner;
     state.theme = dom::load_theme();
-    state.progress = dom::load_progress();
+    #[cfg(feature = "lessons")]
+    {
+        state.progress = dom::load_progress();
+    }
     state
 }
 
@@ -302,18 +305,7 @@ pub fn App() -> Html {
         let link = Rc::clone(&link);
         Callback::from(move |_| link.request_trace())
     };
-    let on_check = {
-        let link = Rc::clone(&link);
-        let state = state.clone();
-        Callback::from(move |_| {
-            let Some(lesson) = state.view.lesson.clone() else {
-                return;
-            };
-            let source = state.view.source.clone();
-            let id = link.send_other(|id| Request::Grade { id, lesson, source });
-            state.dispatch(Action::GradeSent(id));
-        })
-    };
+    let lesson = lesson_pane(&state, &link);
     let theme_class = match state.theme {
         crate::state::Theme::System => "",
         _ => "themed",
@@ -325,7 +317,7 @@ pub fn App() -> Html {
                 <BannerBar />
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
-                        if state.view.lesson.is_some() { <LessonPane {on_check} /> }
+                        {lesson}
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">
@@ -335,10 +327,49 @@ pub fn App() -> Html {
                 <StatusBar />
                 if state.overlay == Overlay::Help { <Help /> }
                 if state.overlay == Overlay::Gallery { <Gallery /> }
-                if state.overlay == Overlay::Lessons { <Lessons /> }
+                if state.overlay == Overlay::Lessons { {lesson_track()} }
             </div>
         </ContextProvider<AppContext>>
     }
+}
+
+/// The open lesson above the editor, its Check sending the code to the grader.
+#[cfg(feature = "lessons")]
+fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Html {
+    use super::lesson::LessonPane;
+    if state.view.lesson.is_none() {
+        return Html::default();
+    }
+    let on_check = {
+        let link = Rc::clone(link);
+        let state = state.clone();
+        Callback::from(move |_| {
+            let Some(lesson) = state.view.lesson.clone() else {
+                return;
+            };
+            let source = state.view.source.clone();
+            let id = link.send_other(|id| Request::Grade { id, lesson, source });
+            state.dispatch(Action::GradeSent(id));
+        })
+    };
+    html! { <LessonPane {on_check} /> }
+}
+
+/// Without the lesson track (the budgeted build) there is no lesson to show.
+#[cfg(not(feature = "lessons"))]
+fn lesson_pane(_: &UseReducerHandle<AppState>, _: &Rc<WorkerLink>) -> Html {
+    Html::default()
+}
+
+/// The lesson track overlay.
+#[cfg(feature = "lessons")]
+fn lesson_track() -> Html {
+    html! { <super::lessons::Lessons /> }
+}
+
+#[cfg(not(feature = "lessons"))]
+fn lesson_track() -> Html {
+    Html::default()
 }
 
 fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispatcher<AppState>) {

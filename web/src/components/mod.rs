@@ -9,7 +9,9 @@ pub mod dialog;
 pub mod editor;
 pub mod gallery;
 pub mod help;
+#[cfg(feature = "lessons")]
 pub mod lesson;
+#[cfg(feature = "lessons")]
 pub mod lessons;
 pub mod output;
 pub mod panels;
