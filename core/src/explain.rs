@@ -9,6 +9,7 @@ use crate::compile::CompileResult;
 use crate::diag::Span;
 use crate::isa::{Op, Program, Val};
 use crate::passes::sync::{PairInfo, Reason, RemovedPair, SyncReport};
+use crate::sim::{AccessKind, Race};
 use crate::types::Pipe;
 use serde::Serialize;
 
@@ -148,6 +149,35 @@ pub fn removed_rows(report: &SyncReport, source: &str) -> Vec<RemovedRow> {
             covered_by: r.covered_by.clone(),
         })
         .collect()
+}
+
+/// The pair `auto` places that orders `race` (found in a run compiled without sync):
+/// the pair from the pipe of the race's first access to the pipe of its second, of the
+/// race's hazard, whose producer and consumer are the racing instructions' source
+/// positions, else one on the same pipes, hazard and tensor. `None` when `auto` orders
+/// the two accesses only through a chain of other pairs.
+pub fn race_fix<'a>(race: &Race, auto: &'a [SyncRow], source: &str) -> Option<&'a SyncRow> {
+    let (first, second) = (&race.first, &race.second);
+    let hazard = match (first.kind, second.kind) {
+        (AccessKind::Write, AccessKind::Read) => "RAW",
+        (AccessKind::Read, AccessKind::Write) => "WAR",
+        (AccessKind::Write, AccessKind::Write) => "WAW",
+        // Two reads never race.
+        (AccessKind::Read, AccessKind::Read) => return None,
+    };
+    let producer = site(first.instr.pipe, first.instr.prov.span, source);
+    let consumer = site(second.instr.pipe, second.instr.prov.span, source);
+    let candidates = || {
+        auto.iter()
+            .filter(move |r| r.src == producer.pipe && r.dst == consumer.pipe && r.kind == hazard)
+    };
+    let same_lines =
+        |r: &&SyncRow| r.producer.line == producer.line && r.consumer.line == consumer.line;
+    candidates().find(same_lines).or_else(|| {
+        race.buffer
+            .as_ref()
+            .and_then(|b| candidates().find(|r| r.buffer.as_ref() == Some(b)))
+    })
 }
 
 fn kind(p: &PairInfo) -> String {

@@ -537,3 +537,44 @@ fn alias_coarse_costs_the_read_modify_write_its_overlap() {
         .failure()
         .stderr(predicate::str::contains("precise"));
 }
+
+#[test]
+fn a_race_without_sync_names_the_pair_auto_places_for_it() {
+    let file = repo().join("static/examples/elementwise.tile");
+    tilescope()
+        .args(["run", "--sync", "none"])
+        .arg(&file)
+        .assert()
+        .stdout(predicate::str::contains(
+            "auto orders it with a MTE2 -> V pair (RAW on t)",
+        ));
+    let out = tilescope()
+        .args(["run", "--sync", "none", "--json"])
+        .arg(&file)
+        .output()
+        .expect("tilescope runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let races = v["races"].as_array().expect("races");
+    let fixes = v["race_fixes"].as_array().expect("race_fixes");
+    assert!(!races.is_empty());
+    assert_eq!(races.len(), fixes.len());
+    // Each pair named runs from the pipe of the race's first access to its second's.
+    let mut named = 0;
+    for (race, fix) in races.iter().zip(fixes) {
+        if fix.is_null() {
+            continue;
+        }
+        named += 1;
+        assert_eq!(fix["src"], race["first"]["instr"]["pipe"]);
+        assert_eq!(fix["dst"], race["second"]["instr"]["pipe"]);
+    }
+    assert!(named > 0, "no race names its pair: {fixes:?}");
+    // With sync there is nothing to fix.
+    let out = tilescope()
+        .args(["run", "--json"])
+        .arg(&file)
+        .output()
+        .expect("tilescope runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(v.get("race_fixes").is_none());
+}

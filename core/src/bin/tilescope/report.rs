@@ -48,8 +48,9 @@ pub fn sim_json(result: &SimResult) -> Value {
 }
 
 /// `syncs` is passed in because a run counts them from the compiled program's flags;
-/// `locate` names the source line of each access of a race.
-pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate) -> String {
+/// `locate` names the source line of each access of a race; `fixes[i]`, when given,
+/// says what orders race `i` under `auto` sync.
+pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate, fixes: &[String]) -> String {
     let mut s = format!("cycles: {}\n", result.cycles);
     for p in &result.pipes {
         if p.instructions == 0 {
@@ -75,7 +76,7 @@ pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate) -> String {
         s.push('\n');
     }
     s.push_str(&format!("syncs: {syncs}\n"));
-    for race in &result.races {
+    for (i, race) in result.races.iter().enumerate() {
         s.push_str(&format!("race: {}\n", race.message));
         for a in [&race.first, &race.second] {
             if let Some(at) = a.instr.prov.span.and_then(locate) {
@@ -85,6 +86,9 @@ pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate) -> String {
                     a.instr.index
                 ));
             }
+        }
+        if let Some(fix) = fixes.get(i) {
+            s.push_str(&format!("  {fix}\n"));
         }
     }
     for e in &result.errors {

@@ -5,6 +5,8 @@ use crate::compile_cmd::CompileArgs;
 use crate::io::{self, print_json};
 use crate::{report, Failed};
 use serde_json::json;
+use tilescope::compile::{compile, CompileOptions, SyncStrategy};
+use tilescope::explain::{race_fix, sync_rows, Site, SyncRow};
 use tilescope::npy;
 use tilescope::run::{run as run_kernel, RunResult};
 use tilescope::sim::SimResult;
@@ -57,18 +59,43 @@ pub fn run(args: Args) -> Result<(), Failed> {
             })?;
         io::write_bytes(path, &npy::write(tensor))?;
     }
+    let fixes = race_fixes(&result, &options, &source);
     let ablation = args
         .ablate
         .then(|| tilescope::run::ablate(&source, &options, &provided, args.io.seed));
     if args.io.json {
         let mut value = summary(&result, &source);
-        if let (Some(a), Some(map)) = (&ablation, value.as_object_mut()) {
-            map.insert("ablation".into(), json!(a));
+        if let Some(map) = value.as_object_mut() {
+            if let Some(a) = &ablation {
+                map.insert("ablation".into(), json!(a));
+            }
+            if !fixes.is_empty() {
+                map.insert("race_fixes".into(), json!(fixes));
+            }
         }
         print_json(&value)?;
     } else {
         let locate = |span| io::locate(file, &source, span);
-        print!("{}", text(&result, &locate));
+        let at = |site: &Site| match (site.line, site.col) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", file.display()),
+            _ => "-".to_string(),
+        };
+        let fixes: Vec<String> = fixes
+            .iter()
+            .map(|fix| match fix {
+                Some(r) => format!(
+                    "auto orders it with a {} -> {} pair ({} on {}): set_flag after {}, wait_flag before {}",
+                    r.src.name(),
+                    r.dst.name(),
+                    r.kind,
+                    r.buffer.as_deref().unwrap_or("-"),
+                    at(&r.producer),
+                    at(&r.consumer)
+                ),
+                None => "auto orders it through a chain of other pairs".to_string(),
+            })
+            .collect();
+        print!("{}", text(&result, &locate, &fixes));
         for a in ablation.iter().flatten() {
             println!(
                 "without {:<18} {:>8} cycles ({:+}), {} syncs, {} on-chip bytes{}",
@@ -111,7 +138,31 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
     })
 }
 
-fn text(r: &RunResult, locate: report::Locate) -> String {
+/// For each race of a run compiled without sync, the pair `auto` places that orders it
+/// (`explain::race_fix`); empty for a run with sync or without races.
+fn race_fixes(r: &RunResult, options: &CompileOptions, source: &str) -> Vec<Option<SyncRow>> {
+    if options.sync != SyncStrategy::None || r.races.is_empty() {
+        return Vec::new();
+    }
+    let auto = compile(
+        source,
+        &CompileOptions {
+            sync: SyncStrategy::Auto,
+            ..options.clone()
+        },
+    );
+    let rows = auto
+        .sync
+        .as_ref()
+        .map(|report| sync_rows(report, auto.program.as_ref(), source))
+        .unwrap_or_default();
+    r.races
+        .iter()
+        .map(|race| race_fix(race, &rows, source).cloned())
+        .collect()
+}
+
+fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
     let sim = SimResult {
         cycles: r.cycles,
         pipes: r.pipes.clone(),
@@ -119,7 +170,7 @@ fn text(r: &RunResult, locate: report::Locate) -> String {
         errors: r.errors.clone(),
         ..SimResult::default()
     };
-    let mut s = report::sim_text(&sim, r.syncs as usize, locate);
+    let mut s = report::sim_text(&sim, r.syncs as usize, locate, fixes);
     if let Some(sync) = &r.compile.sync {
         s.push_str(&format!(
             "sync: {:?}, {} aliasing\n",

@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
     } else {
         print!(
             "{}",
-            report::sim_text(&result, report::syncs(&result), &|_| None)
+            report::sim_text(&result, report::syncs(&result), &|_| None, &[])
         );
     }
     if result.errors.is_empty() {
