@@ -23,6 +23,16 @@ fn tilescope() -> Command {
     Command::cargo_bin("tilescope").expect("the tilescope binary is built")
 }
 
+/// What `tilescope ARGS FILE` prints as JSON (`ARGS` holding `--json`).
+fn json_of(args: &[&str], file: &Path) -> serde_json::Value {
+    let out = tilescope()
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("tilescope runs");
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 /// A scratch directory unique to one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tilescope-cli-{}-{name}", std::process::id()));
@@ -332,12 +342,7 @@ fn emit_sync_explains_every_pair_and_the_json_carries_it() {
         .stdout(predicate::str::contains("MTE2 -> V"))
         .stdout(predicate::str::contains("RAW"))
         .stdout(predicate::str::contains("(back edge)"));
-    let out = tilescope()
-        .args(["run", "--json"])
-        .arg(&file)
-        .output()
-        .expect("tilescope runs");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of(&["run", "--json"], &file);
     let pairs = v["sync"]["pairs"].as_array().expect("sync.pairs");
     assert_eq!(pairs.len(), 4);
     for key in [
@@ -453,12 +458,7 @@ fn disable_pass_and_ablate_show_what_each_pass_buys() {
         .assert()
         .success()
         .stdout(predicate::str::contains("=== after vector-peephole ===").not());
-    let out = tilescope()
-        .args(["run", "--json", "--ablate"])
-        .arg(&file)
-        .output()
-        .expect("tilescope runs");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of(&["run", "--json", "--ablate"], &file);
     let rows = v["ablation"].as_array().expect("ablation");
     assert_eq!(rows.len(), 7);
     let peephole = rows
@@ -548,12 +548,7 @@ fn a_race_without_sync_names_the_pair_auto_places_for_it() {
         .stdout(predicate::str::contains(
             "auto orders it with a MTE2 -> V pair (RAW on t)",
         ));
-    let out = tilescope()
-        .args(["run", "--sync", "none", "--json"])
-        .arg(&file)
-        .output()
-        .expect("tilescope runs");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of(&["run", "--sync", "none", "--json"], &file);
     let races = v["races"].as_array().expect("races");
     let fixes = v["race_fixes"].as_array().expect("race_fixes");
     assert!(!races.is_empty());
@@ -570,11 +565,6 @@ fn a_race_without_sync_names_the_pair_auto_places_for_it() {
     }
     assert!(named > 0, "no race names its pair: {fixes:?}");
     // With sync there is nothing to fix.
-    let out = tilescope()
-        .args(["run", "--json"])
-        .arg(&file)
-        .output()
-        .expect("tilescope runs");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of(&["run", "--json"], &file);
     assert!(v.get("race_fixes").is_none());
 }
