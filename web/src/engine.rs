@@ -172,11 +172,13 @@ fn step_graph(g: &compile::StepGraph) -> StepGraph {
 pub struct TraceSource {
     program: Program,
     sim: sim::SimResult,
+    /// The text the program came from: slices carry their `line` and `col` in it.
+    source: String,
 }
 
 impl TraceSource {
     pub fn chrome_json(&self) -> String {
-        sim::trace::chrome_trace(&self.program, &self.sim).to_string()
+        sim::trace::chrome_trace_located(&self.program, &self.sim, Some(&self.source)).to_string()
     }
 }
 
@@ -185,6 +187,8 @@ impl TraceSource {
 /// assembly lesson's `.tasm` program is assembled instead, with no passes.
 pub struct Compiled {
     options: compile::CompileOptions,
+    /// The source text (the trace download locates slices in it).
+    text: String,
     source: Source,
 }
 
@@ -203,6 +207,7 @@ impl Compiled {
         let (result, cx) = compile::compile_with_context(source, &options);
         Compiled {
             options,
+            text: source.to_string(),
             source: Source::Kernel {
                 result: Box::new(result),
                 cx: Box::new(cx),
@@ -218,6 +223,7 @@ impl Compiled {
         if asm {
             return Compiled {
                 options: core_options(options),
+                text: source.to_string(),
                 source: Source::Asm(asm::parse(source)),
             };
         }
@@ -276,7 +282,7 @@ impl Compiled {
         let buffers = crate::liveness::slots(&buffers, &result.trace, &result.accesses);
         let mut sim = sim_output(&mut result);
         sim.buffers = buffers;
-        let source = TraceSource {
+        let trace = TraceSource {
             sim: sim::SimResult {
                 cycles: result.cycles,
                 pipes: std::mem::take(&mut result.pipes),
@@ -286,8 +292,9 @@ impl Compiled {
                 ..sim::SimResult::default()
             },
             program,
+            source: self.text,
         };
-        Some((sim, source))
+        Some((sim, trace))
     }
 }
 
@@ -609,8 +616,11 @@ mod tests {
         assert!(o.npy.starts_with(b"\x93NUMPY") && !o.preview.is_empty() && o.matches);
         // The Chrome trace is valid JSON with one event per slice at least.
         let json: serde_json::Value = serde_json::from_str(&trace.chrome_json()).expect("JSON");
-        let events = json["traceEvents"].as_array().map_or(0, Vec::len);
-        assert!(events >= kept);
+        let events = json["traceEvents"].as_array().cloned().unwrap_or_default();
+        assert!(events.len() >= kept);
+        // Slices give their source position as line and column, never byte offsets.
+        assert!(events.iter().any(|e| e["args"]["line"].as_u64().is_some()));
+        assert!(events.iter().all(|e| e["args"].get("span").is_none()));
     }
 
     #[test]
