@@ -35,12 +35,22 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
     with_page(async |page: &Page| {
         page.open("/").await?;
         page.wait_for_text(".brand-name", "tilescope").await?;
+        // The first screen: the default example's teaching text and its timeline.
+        let note = page
+            .wait_for("[data-testid=example-note]")
+            .await?
+            .text()
+            .await?;
+        ensure!(note.starts_with("Elementwise"), "the first note: {note}");
+        page.wait_for("[data-testid=lane-MTE2]").await?;
+        page.screenshot("playground-first-screen").await?;
         // Pick the tiled matmul from the gallery.
         page.wait_for(".tb-examples").await?.click().await?;
         page.wait_for("[data-example=matmul_tiled]")
             .await?
             .click()
             .await?;
+        page.tab("Passes").await?;
         page.wait_for("[data-testid=pass-item]").await?;
         page.wait_for("[data-testid=ir-view]").await?;
         page.screenshot("playground-passes").await?;

@@ -98,6 +98,8 @@ const BOMB_JS: &str = "
 async fn hostile_links_open_with_a_message_and_keep_what_they_can() -> Result<()> {
     with_page(async |page: &Page| {
         page.open("/").await?;
+        // A first visit opens the timeline; these checks read the IR.
+        page.tab("Passes").await?;
         page.wait_for("[data-testid=ir-view]").await?;
 
         // Not lz-string at all: the default example, and a message.
@@ -300,6 +302,8 @@ async fn user_text_is_only_ever_rendered_as_text() -> Result<()> {
 async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
     with_page(async |page: &Page| {
         page.open("/").await?;
+        // A first visit opens the timeline; these checks read the IR.
+        page.tab("Passes").await?;
         page.wait_for("[data-testid=ir-view]").await?;
         // The help overlay documents the debug comment.
         press(page, "?").await?;

@@ -143,6 +143,8 @@ pub struct AppState {
     pub lesson: LessonSession,
     /// The best medal of every lesson passed (kept in local storage).
     pub progress: Progress,
+    /// The loaded example's notes above the editor were dismissed.
+    pub example_note_hidden: bool,
 }
 
 impl Default for AppState {
@@ -158,7 +160,8 @@ pub fn default_view() -> ViewState {
         example: Some(example.name.to_string()),
         options: CompileOptions::default(),
         pass: None,
-        panel: Panel::Passes,
+        // A newcomer starts where the examples' teaching text points: the timeline.
+        panel: Panel::Timeline,
         cursor: 0,
         seed: 0,
         lesson: None,
@@ -216,6 +219,7 @@ pub enum Action {
     ShowSolution,
     /// Put the lesson's starter code back in the editor.
     ResetStarter,
+    HideExampleNote,
 }
 
 impl AppState {
@@ -241,6 +245,7 @@ impl AppState {
             selected_instr: None,
             lesson: LessonSession::default(),
             progress: Progress::default(),
+            example_note_hidden: false,
         }
     }
 
@@ -303,6 +308,7 @@ impl AppState {
                     self.view.example = Some(example.name.to_string());
                     self.view.lesson = None;
                     self.lesson = LessonSession::default();
+                    self.example_note_hidden = false;
                     self.view.options.kernel = None;
                     self.overlay = Overlay::None;
                     self.linked_span = None;
@@ -392,6 +398,7 @@ impl AppState {
                 self.view.panel = Panel::Timeline;
             }
             Action::OpenLesson(id) => self.start_lesson(&id),
+            Action::HideExampleNote => self.example_note_hidden = true,
             Action::CloseLesson => {
                 self.view.lesson = None;
                 self.lesson = LessonSession::default();
@@ -576,10 +583,16 @@ mod tests {
     }
 
     #[test]
-    fn starts_on_the_default_example() {
-        let s = AppState::default();
+    fn starts_on_the_default_example_and_its_timeline() {
+        let mut s = AppState::default();
         assert_eq!(s.view.example.as_deref(), Some("elementwise"));
         assert!(s.view.source.contains("kernel elementwise"));
+        assert_eq!(s.view.panel, Panel::Timeline);
+        assert!(!s.example_note_hidden);
+        s.apply(Action::HideExampleNote);
+        assert!(s.example_note_hidden);
+        s.apply(Action::LoadExample("softmax".into()));
+        assert!(!s.example_note_hidden, "a new example shows its notes");
     }
 
     #[test]

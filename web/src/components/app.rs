@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, gallery::Gallery, help::Help, panels::Panels,
-    statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar, editor::Editor, example_note::ExampleNote, gallery::Gallery, help::Help,
+    panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
 use crate::codec::Postcard;
 use crate::dom;
@@ -318,6 +318,7 @@ pub fn App() -> Html {
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
                         {lesson}
+                        <ExampleNote />
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">

@@ -7,6 +7,7 @@ pub mod banner;
 pub mod buffers;
 pub mod dialog;
 pub mod editor;
+pub mod example_note;
 pub mod gallery;
 pub mod help;
 #[cfg(feature = "lessons")]
