@@ -4,6 +4,7 @@
 use tilescope::dense::DenseMap;
 
 use tilescope::compile::{self, SyncStrategy};
+use tilescope::diag::Diagnostic;
 use tilescope::isa::{asm, Op, Program};
 use tilescope::run::{self, RunResult};
 use tilescope::sim::{self, StallReason};
@@ -66,6 +67,19 @@ fn compile_output(result: compile::CompileResult) -> CompileOutput {
         .as_ref()
         .map(program_lines)
         .unwrap_or_default();
+    // insert-sync's event-id reductions and barrier fallbacks cost overlap the user
+    // did not ask for: Problems lists them as warnings.
+    let mut diagnostics = result.diagnostics;
+    if let Some(report) = &result.sync {
+        diagnostics.extend(
+            tilescope::explain::notes(report)
+                .into_iter()
+                .map(|note| Diagnostic {
+                    severity: tilescope::diag::Severity::Warning,
+                    ..Diagnostic::global(format!("insert-sync: {note}"))
+                }),
+        );
+    }
     CompileOutput {
         passes: result
             .passes
@@ -79,7 +93,7 @@ fn compile_output(result: compile::CompileResult) -> CompileOutput {
                 micros: p.micros,
             })
             .collect(),
-        diagnostics: result.diagnostics,
+        diagnostics,
         steps: result.steps.as_ref().map(step_graph),
         asm_header,
         asm,
@@ -198,7 +212,7 @@ enum Source {
         cx: Box<tilescope::passes::Context>,
     },
     #[cfg(feature = "lessons")]
-    Asm(Result<Program, Vec<tilescope::diag::Diagnostic>>),
+    Asm(Result<Program, Vec<Diagnostic>>),
 }
 
 impl Compiled {
@@ -703,5 +717,32 @@ mod tests {
         let precise = cycles(crate::options::AliasMode::Precise);
         let coarse = cycles(crate::options::AliasMode::Coarse);
         assert!(coarse > precise, "coarse {coarse}, precise {precise}");
+    }
+
+    #[test]
+    fn insert_syncs_notes_are_warnings() {
+        let source = "kernel stream(x: f32[256, 16], y: out f32[256, 16]) {
+    for r in 0..256 step 8 @buffers(16) {
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = exp(t);
+    }
+}";
+        let out = compile(source, &CompileOptions::default());
+        assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
+        let warning = out
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == tilescope::diag::Severity::Warning)
+            .expect("a warning");
+        assert!(
+            warning
+                .message
+                .starts_with("insert-sync: event ids ran out"),
+            "{}",
+            warning.message
+        );
+        // An example that needs no fallback has none.
+        let quiet = compile(example("elementwise"), &CompileOptions::default());
+        assert!(quiet.diagnostics.is_empty(), "{:?}", quiet.diagnostics);
     }
 }
