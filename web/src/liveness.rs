@@ -95,7 +95,7 @@ pub fn slots(
                 .enumerate()
                 .map(move |(i, &addr)| BufferSlot {
                     name: if multi {
-                        format!("{}[{i}]", b.name)
+                        format!("{} slot {i}", b.name)
                     } else {
                         b.name.clone()
                     },
@@ -226,7 +226,7 @@ mod tests {
         let t: Vec<&BufferSlot> = sim
             .buffers
             .iter()
-            .filter(|s| s.name.starts_with("t["))
+            .filter(|s| s.name.starts_with("t slot "))
             .collect();
         assert_eq!(t.len(), 3, "{:?}", sim.buffers);
         // 16 iterations over 3 slots: each slot holds 5 or 6 loaded tiles, each live
