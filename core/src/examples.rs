@@ -33,6 +33,7 @@ pub const ALL: &[Example] = examples![
     "rmw": "Read-modify-write",
     "matmul_tiled": "Tiled matmul",
     "matmul_bias_gelu": "Linear + GELU",
+    "gemm_l0": "GEMM in L0 sub-tiles",
     "attention": "Attention",
     "flash_attention": "Flash attention (online softmax)",
     "decode": "Decode attention",

@@ -277,6 +277,19 @@ pub struct OpAttrs {
     pub transposed: bool,
     /// Why out-of-ssa inserted this copy (or re-materialised this constant).
     pub note: Option<CopyNote>,
+    /// A loop whose product subtile-matmul split along K because an operand's tile did
+    /// not fit its L0 buffer whole; printed on the loop.
+    pub l0_split: Option<L0Split>,
+}
+
+/// Why subtile-matmul split a product into K sub-tiles: the whole operand needed `bytes`
+/// of `space` (every slot counted), which holds `capacity`; `chunks` sub-tiles fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L0Split {
+    pub space: MemSpace,
+    pub bytes: u64,
+    pub capacity: u64,
+    pub chunks: u64,
 }
 
 /// Why out-of-ssa gave a loop-carried tile a copy instead of sharing its buffer with the

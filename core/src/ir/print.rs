@@ -400,6 +400,18 @@ impl Printer<'_> {
             let _ = write!(head, " iter({})", pairs.join(", "));
         }
         head.push_str(" {");
+        if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.l0_split) {
+            let _ = write!(
+                head,
+                "  // subtile-matmul: K split into {} sub-tiles, {} capacity required it \
+                 (the whole operand tile needs {} bytes, {} has {})",
+                n.chunks,
+                n.space.name().to_ascii_uppercase(),
+                n.bytes,
+                n.space.name().to_ascii_uppercase(),
+                n.capacity
+            );
+        }
         self.out.line(depth, &head, span);
         self.block(&l.body, depth + 1);
         if !l.yields.is_empty() {

@@ -30,12 +30,23 @@
 //! exact in the f32 accumulator, f32 products are not, and a random f32 product with
 //! cancellation left the simulator's 1e-5 tolerance against the reference when split,
 //! so f32 stays whole.
+//!
+//! Capacity comes first: a product whose whole operand tile (every slot counted, rounded
+//! up to the memory's alignment) does not fit L0A or L0B is split into the fewest K
+//! sub-tiles that fit, whatever the cost model says (top-level: the cost model then
+//! chooses among that many chunks or more). The accumulating form
+//! `for k .. step S { acc += load A[.., k .. k + S] @ load B[.., k .. k + S].T }`, whose
+//! body is nothing but that product, is split in place for capacity: the loop's step and
+//! the loads' K extent shrink to the sub-tile, and the accumulator stays one L0C tile.
+//! The loop prints which memory required it. An accumulator too large for L0C, or an
+//! operand too large for L1, cannot be split here: plan-memory reports them.
 
 use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, Op, OpId, OpKind, OpMap, ValueDef, ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, OpKind, OpMap, ValueDef,
+    ValueId,
 };
 use crate::machine::Machine;
 use crate::types::{DType, MemSpace};
@@ -52,7 +63,7 @@ impl Pass for SubtileMatmul {
     }
 
     fn description(&self) -> &'static str {
-        "split a product's operand loads into K sub-tiles fused into one accumulating loop, when the cost model gains"
+        "split a product's operand loads into K sub-tiles accumulated in L0C, when L0 capacity requires it or the cost model gains"
     }
 
     fn optional(&self) -> bool {
@@ -66,6 +77,12 @@ impl Pass for SubtileMatmul {
         // Only top-level products split (see `candidate`); the splits leave the other
         // candidates' loads and their uses as they were, so one look at the block and
         // one count of uses serve them all.
+        let mut loops = Vec::new();
+        k.walk_ops(|id, op| {
+            if matches!(op.kind, OpKind::For(_)) {
+                loops.push(id);
+            }
+        });
         let top: OpMap<usize> = k.body.ops().enumerate().map(|(i, o)| (o, i)).collect();
         let uses = k.use_counts();
         let mut candidates: Vec<Candidate> = top
@@ -80,9 +97,25 @@ impl Pass for SubtileMatmul {
             )
         });
         for c in candidates {
-            let chunks = best_chunks(&machine, &c, depth);
+            // Not even the smallest sub-tiles fit: the cost model alone decides, and
+            // plan-memory reports what overflows.
+            let (min, why) = capacity_chunks(&machine, &c, 1).unwrap_or((1, None));
+            let chunks = best_chunks(&machine, &c, depth, min);
             if chunks > 1 {
-                split(k, &c, chunks);
+                let l = split(k, &c, chunks);
+                if let (Some(l), Some(why)) = (l, why) {
+                    k.op_attrs.entry(l).or_default().l0_split = Some(L0Split { chunks, ..why });
+                }
+            }
+        }
+        let uses = k.use_counts();
+        for f in loops {
+            let Some((c, slots)) = loop_candidate(k, &uses, f) else {
+                continue;
+            };
+            if let Some((chunks, Some(why))) = capacity_chunks(&machine, &c, slots) {
+                narrow_loop(k, f, &c, chunks);
+                k.op_attrs.entry(f).or_default().l0_split = Some(why);
             }
         }
         Ok(())
@@ -189,13 +222,50 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
     })
 }
 
-/// The chunk count with the earliest estimated end (1: do not split).
-fn best_chunks(machine: &Machine, c: &Candidate, depth: usize) -> u64 {
+/// Whether `c` may be split into `n` chunks: a chunk that is not whole K blocks would
+/// add a partial block to every mmad.
+fn splits_into(machine: &Machine, c: &Candidate, n: u64) -> bool {
     let kb = (machine.costs.matmul.k_block_bytes / c.dtype.bytes()).max(1);
-    let mut best = (estimate(machine, c, 1, depth), 1);
-    for n in 2..=MAX_CHUNKS {
-        // A chunk that is not whole K blocks would add a partial block to every mmad.
-        if !c.k.is_multiple_of(n) || !(c.k / n).is_multiple_of(kb) {
+    n > 0 && c.k.is_multiple_of(n) && (c.k / n).is_multiple_of(kb)
+}
+
+/// The fewest K chunks whose operand tiles, `slots` slots each, fit L0A and L0B: 1 when
+/// the whole product fits, else the chunk count with what the whole operand needed.
+/// `None` when no split fits either (plan-memory then reports the overflow).
+fn capacity_chunks(machine: &Machine, c: &Candidate, slots: u64) -> Option<(u64, Option<L0Split>)> {
+    let eb = c.dtype.bytes();
+    let overflow = |chunks: u64| {
+        [(&c.lhs, MemSpace::L0A), (&c.rhs, MemSpace::L0B)]
+            .into_iter()
+            .find_map(|(o, space)| {
+                let mem = machine.memories.get(space);
+                let capacity = mem.size?;
+                let bytes = (o.elems / chunks).saturating_mul(eb);
+                let bytes = bytes
+                    .div_ceil(mem.alignment.max(1))
+                    .saturating_mul(mem.alignment.max(1))
+                    .saturating_mul(slots);
+                (bytes > capacity).then_some(L0Split {
+                    space,
+                    bytes,
+                    capacity,
+                    chunks,
+                })
+            })
+    };
+    let Some(whole) = overflow(1) else {
+        return Some((1, None));
+    };
+    (2..=c.k)
+        .find(|&n| splits_into(machine, c, n) && overflow(n).is_none())
+        .map(|n| (n, Some(L0Split { chunks: n, ..whole })))
+}
+
+/// The chunk count, `min` or more, with the earliest estimated end (1: do not split).
+fn best_chunks(machine: &Machine, c: &Candidate, depth: usize, min: u64) -> u64 {
+    let mut best = (estimate(machine, c, min, depth), min);
+    for n in min + 1..=MAX_CHUNKS {
+        if !splits_into(machine, c, n) {
             continue;
         }
         let end = estimate(machine, c, n, depth);
@@ -239,13 +309,97 @@ fn estimate(machine: &Machine, c: &Candidate, n: u64, depth: usize) -> u64 {
     m
 }
 
-/// Rewrites `c` into the accumulating loop of `chunks` sub-tiles (module doc).
-fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
+/// The product of loop `f` when the loop is the accumulating form of the module doc,
+/// with the slots its tiles get (`@buffers`, else 1: automatic multi-buffering adds a
+/// slot only where it fits).
+fn loop_candidate(k: &Kernel, uses: &[u32], f: OpId) -> Option<(Candidate, u64)> {
+    let OpKind::For(l) = &k.ops.get(f)?.kind else {
+        return None;
+    };
+    let ([arg], [y]) = (l.args.as_slice(), l.yields.as_slice()) else {
+        return None;
+    };
+    if l.trip_count() == 0 || (l.end - l.start) % l.step != 0 {
+        return None;
+    }
+    let ValueDef::Result { op: add, .. } = k.values.get(*y)?.def else {
+        return None;
+    };
+    let OpKind::Binary {
+        op: BinaryOp::Add,
+        lhs,
+        rhs,
+    } = k.ops.get(add)?.kind
+    else {
+        return None;
+    };
+    let product = if lhs == *arg { rhs } else { lhs };
+    let once = |v: ValueId| uses.get(v.index()) == Some(&1);
+    if (lhs != *arg && rhs != *arg) || !once(*arg) || !once(product) {
+        return None;
+    }
+    if k.values.get(product)?.ty != k.values.get(*arg)?.ty {
+        return None;
+    }
+    let ValueDef::Result { op: mm, .. } = k.values.get(product)?.def else {
+        return None;
+    };
+    let body: OpMap<usize> = l.body.ops().enumerate().map(|(i, o)| (o, i)).collect();
+    let c = candidate(k, &body, uses, mm)?;
+    // Nothing else runs in the loop: with a shorter step it would run more often.
+    let mut ops = vec![c.lhs.load, c.rhs.load, c.matmul, add];
+    ops.extend(c.lhs.transpose.into_iter().chain(c.rhs.transpose));
+    if body.len() != ops.len() || !ops.iter().all(|o| body.contains_key(o)) {
+        return None;
+    }
+    // Each load reads K chunk `var + e .. var + e + step` and moves with `var` on no
+    // other axis, so the narrower chunks of the shorter step cover the same elements.
+    for o in [&c.lhs, &c.rhs] {
+        let OpKind::Load { index, .. } = &k.ops.get(o.load)?.kind else {
+            return None;
+        };
+        for (axis, ix) in index.iter().enumerate() {
+            let on_k = axis == o.k_axis;
+            let coefficient = match ix {
+                Index::Full => 0,
+                Index::Range { start, len, .. } if !on_k || *len == l.step as u64 => {
+                    let a = crate::affine::of_index(start)?;
+                    let t = a.terms().iter().find(|(v, _)| *v == l.var);
+                    t.map_or(0, |t| t.1)
+                }
+                _ => return None,
+            };
+            if coefficient != i64::from(on_k) {
+                return None;
+            }
+        }
+    }
+    Some((c, u64::from(l.buffers.unwrap_or(1))))
+}
+
+/// Splits the accumulating loop `f` of product `c` into `chunks` K sub-tiles per
+/// iteration of the old step: the step and both loads' K extent shrink.
+fn narrow_loop(k: &mut Kernel, f: OpId, c: &Candidate, chunks: u64) {
+    let chunk = c.k / chunks;
+    for o in [&c.lhs, &c.rhs] {
+        if let Some(OpKind::Load { index, .. }) = k.ops.get_mut(o.load).map(|op| &mut op.kind) {
+            if let Some(Index::Range { len, .. }) = index.get_mut(o.k_axis) {
+                *len = chunk;
+            }
+        }
+        resize(k, o, chunk);
+    }
+    if let Some(OpKind::For(l)) = k.ops.get_mut(f).map(|op| &mut op.kind) {
+        l.step = chunk as i64;
+    }
+}
+
+/// Rewrites `c` into the accumulating loop of `chunks` sub-tiles (module doc); returns
+/// the loop.
+fn split(k: &mut Kernel, c: &Candidate, chunks: u64) -> Option<OpId> {
     let chunk = c.k / chunks;
     let span = k.ops[c.matmul].span;
-    let Some(&product) = k.ops[c.matmul].results.first() else {
-        return;
-    };
+    let &product = k.ops[c.matmul].results.first()?;
     let ty = k.values[product].ty.clone();
     let var = k.loop_vars.push(LoopVar {
         name: fresh_var_name(k),
@@ -314,6 +468,7 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) {
     let at = at.min(ops.len());
     ops.splice(at..at, [init_op, for_id]);
     *block = Block::from_ops(ops);
+    Some(for_id)
 }
 
 /// Makes operand `o`'s load read chunk `var .. var + chunk` of its K axis, and narrows the
@@ -334,6 +489,11 @@ fn narrow(k: &mut Kernel, o: &Operand, var: crate::ir::LoopVarId, chunk: u64) {
             };
         }
     }
+    resize(k, o, chunk);
+}
+
+/// Narrows the K axis of operand `o`'s load and transpose types to `chunk`.
+fn resize(k: &mut Kernel, o: &Operand, chunk: u64) {
     let resize = |k: &mut Kernel, op: OpId, axis: usize| {
         let Some(&v) = k.ops[op].results.first() else {
             return;
