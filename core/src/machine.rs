@@ -424,8 +424,7 @@ impl Machine {
             }
         }
         let mm = &c.matmul;
-        if mm.block_m == 0 || mm.block_n == 0 || mm.matvec_block_n == 0 || mm.k_block_bytes < 4
-        {
+        if mm.block_m == 0 || mm.block_n == 0 || mm.matvec_block_n == 0 || mm.k_block_bytes < 4 {
             errs.push(
                 "costs.matmul block_m, block_n, matvec_block_n must be positive and \
                  k_block_bytes at least 4"

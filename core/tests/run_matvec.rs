@@ -24,7 +24,12 @@ fn assert_matches(r: &RunResult, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:?}");
     assert!(r.races.is_empty(), "{what}: {:?}", r.races);
     assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
-    assert!(r.bound <= r.cycles, "{what}: bound {} > {}", r.bound, r.cycles);
+    assert!(
+        r.bound <= r.cycles,
+        "{what}: bound {} > {}",
+        r.bound,
+        r.cycles
+    );
 }
 
 fn count(r: &RunResult, pred: impl Fn(&Op) -> bool) -> usize {

@@ -323,7 +323,11 @@ fn matvec_matches_the_product_and_hand_timing() {
     assert!(r.races.is_empty(), "{:#?}", r.races);
     let x = r.output("x").unwrap().to_f32_vec();
     let w = r.output("w").unwrap().to_f32_vec();
-    assert_close(&r.output("y").unwrap().to_f32_vec(), &row_product(&x, &w), 1e-5);
+    assert_close(
+        &r.output("y").unwrap().to_f32_vec(),
+        &row_product(&x, &w),
+        1e-5,
+    );
     let ends: Vec<(Pipe, u64, u64)> = r.trace.iter().map(|e| (e.pipe, e.start, e.end)).collect();
     assert_eq!(ends[8], (Pipe::M, 248, 256));
     assert_eq!(ends[11], (Pipe::FIX, 258, 286));
@@ -339,7 +343,10 @@ fn matvec_gives_the_bits_of_a_one_row_mmad_in_fewer_cycles() {
     .unwrap();
     let mv = "mmv.f16 l0c[0], l0a[0], l0b[0], k=32, n=64, acc=0";
     assert!(text.contains(mv), "matvec.tasm changed; update the edit");
-    let tile = text.replace(mv, "mmad.f16 l0c[0], l0a[0], l0b[0], m=1, k=32, n=64, acc=0");
+    let tile = text.replace(
+        mv,
+        "mmad.f16 l0c[0], l0a[0], l0b[0], m=1, k=32, n=64, acc=0",
+    );
     let (a, b) = (run(&load("matvec")), run(&parse(&tile)));
     assert!(b.errors.is_empty(), "{:#?}", b.errors);
     let bits = |r: &tilescope::sim::SimResult| -> Vec<u32> {

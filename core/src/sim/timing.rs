@@ -594,16 +594,18 @@ impl<'a> Engine<'a> {
             ),
             Op::Mmad { dtype, .. } => {
                 let row_blocks = u(r.val[0]).div_ceil(c.matmul.block_m);
-                product(*dtype, row_blocks, u(r.val[1]), u(r.val[2]), c.matmul.block_n)
+                product(
+                    *dtype,
+                    row_blocks,
+                    u(r.val[1]),
+                    u(r.val[2]),
+                    c.matmul.block_n,
+                )
             }
             // One row, at the matrix-vector rate: `matvec_block_n` columns per K block.
-            Op::Mmv { dtype, .. } => product(
-                *dtype,
-                1,
-                u(r.val[0]),
-                u(r.val[1]),
-                c.matmul.matvec_block_n,
-            ),
+            Op::Mmv { dtype, .. } => {
+                product(*dtype, 1, u(r.val[0]), u(r.val[1]), c.matmul.matvec_block_n)
+            }
             Op::VUnary { dtype, .. }
             | Op::VBinary { dtype, .. }
             | Op::VDup { dtype, .. }
