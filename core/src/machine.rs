@@ -148,7 +148,9 @@ impl Bandwidth {
     }
 }
 
-/// `cycles = base + (f32 ? f32_factor : 1) * ceil(m/block_m) * ceil(k/(k_block_bytes/elem_bytes)) * ceil(n/block_n)`.
+/// `mmad`: `cycles = base + (f32 ? f32_factor : 1) * ceil(m/block_m) * ceil(k/(k_block_bytes/elem_bytes)) * ceil(n/block_n)`.
+/// `mmv` (the matrix-vector product, `m = 1`): the same with `ceil(m/block_m)` = 1 and
+/// `matvec_block_n` in place of `block_n`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatmulCost {
@@ -157,6 +159,12 @@ pub struct MatmulCost {
     pub block_n: u64,
     pub k_block_bytes: u64,
     pub f32_factor: u64,
+    /// Output columns a matrix-vector product (`mmv`) produces per K block and cycle.
+    /// Ours, not a public figure: one row reads every element of B once, so its rate is
+    /// how fast L0B feeds the unit, not the 16 x 16 blocks of the cube; we assume four
+    /// 16-column blocks (64) where the tile path (`mmad` with m = 1) spends one cycle per
+    /// 16 columns and wastes 15 of its 16 rows.
+    pub matvec_block_n: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -215,7 +223,7 @@ impl Machine {
 
     /// Small buffers and round, short latencies: easy to overflow and to time by hand.
     /// Derived from `a3`: what is not set here (event ids, DMA dimensions, the matmul
-    /// formula, transcendental factor, scalar, dispatch and sync costs, the instruction
+    /// formula and matrix-vector rate, transcendental factor, scalar, dispatch and sync costs, the instruction
     /// limit) is a3's.
     pub fn teach() -> Machine {
         let a3 = Machine::a3();
@@ -266,7 +274,8 @@ impl Machine {
 
     /// Ascend A3-like core. From the public PTO cost model: memory sizes and alignments,
     /// the 1.85 GHz clock, every DMA bandwidth except L0C->UB, and the matmul formula.
-    /// Ours (plausible, not measured): L0C->UB 140 B, UB->L1 and UB->UB bandwidths, vector
+    /// Ours (plausible, not measured): the matrix-vector rate (`matvec_block_n` 64),
+    /// L0C->UB 140 B, UB->L1 and UB->UB bandwidths, vector
     /// slopes 1/64 (f32) and 1/128 (f16/bf16) cycle per element, bias 25,
     /// transcendental factor 4, 8 cycles per reduced row, DMA startup 200 (GM) / 20
     /// (on chip), queue depths, 1-cycle scalar, dispatch and sync costs, and the limits.
@@ -313,6 +322,7 @@ impl Machine {
                     block_n: 16,
                     k_block_bytes: 32,
                     f32_factor: 2,
+                    matvec_block_n: 64,
                 },
                 scalar_op_cycles: 1,
                 dispatch_cycles: 1,
@@ -414,9 +424,10 @@ impl Machine {
             }
         }
         let mm = &c.matmul;
-        if mm.block_m == 0 || mm.block_n == 0 || mm.k_block_bytes < 4 {
+        if mm.block_m == 0 || mm.block_n == 0 || mm.matvec_block_n == 0 || mm.k_block_bytes < 4 {
             errs.push(
-                "costs.matmul block_m, block_n must be positive and k_block_bytes at least 4"
+                "costs.matmul block_m, block_n, matvec_block_n must be positive and \
+                 k_block_bytes at least 4"
                     .into(),
             );
         }

@@ -38,9 +38,9 @@ fn operands(op: &Op) -> Vec<(Addr, bool)> {
             v
         }
         Op::VDup { dst, .. } => vec![(dst.addr, true)],
-        Op::Mmad { c, a, b, acc, .. } => {
+        Op::Mmad { c, a, b, acc, .. } | Op::Mmv { c, a, b, acc, .. } => {
             let mut v = vec![(*c, true), (*a, false), (*b, false)];
-            // An accumulating mmad (`acc` not the immediate 0) also reads C.
+            // An accumulating mmad or mmv (`acc` not the immediate 0) also reads C.
             if *acc != tilescope::isa::Val::Imm(0) {
                 v.push((*c, false));
             }

@@ -10,6 +10,7 @@ use tilescope::types::{DType, MemSpace, Pipe};
 fn every_test_program_round_trips() {
     for name in [
         "dma_round_trip",
+        "matvec",
         "matmul",
         "double_buffer",
         "no_flags",
@@ -178,6 +179,15 @@ fn op() -> impl Strategy<Value = Op> {
             a: Addr::buf(MemSpace::L0A, 4096),
             b: Addr::buf(MemSpace::L0B, 0),
             m,
+            k,
+            n,
+            acc
+        }),
+        (float_dtype(), val(), val(), val()).prop_map(|(dtype, k, n, acc)| Op::Mmv {
+            dtype,
+            c: Addr::buf(MemSpace::L0C, 4096),
+            a: Addr::buf(MemSpace::L0A, 0),
+            b: Addr::buf(MemSpace::L0B, 8192),
             k,
             n,
             acc

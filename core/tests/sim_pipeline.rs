@@ -308,3 +308,57 @@ vexp.f32 ub[0]{8, 64, 64}, ub[0]{8, 64, 64}
     assert_eq!(r.trace[1].stall, Some(StallReason::Barrier { cycles: 84 }));
     assert_eq!(r.cycles, 223);
 }
+
+/// `x @ w` of one row, as `matvec.tasm` computes it.
+fn row_product(x: &[f32], w: &[f32]) -> Vec<f32> {
+    (0..64)
+        .map(|j| (0..32).fold(0.0f32, |acc, k| acc + x[k] * w[k * 64 + j]))
+        .collect()
+}
+
+#[test]
+fn matvec_matches_the_product_and_hand_timing() {
+    let r = run(&load("matvec"));
+    assert!(r.errors.is_empty(), "{:#?}", r.errors);
+    assert!(r.races.is_empty(), "{:#?}", r.races);
+    let x = r.output("x").unwrap().to_f32_vec();
+    let w = r.output("w").unwrap().to_f32_vec();
+    assert_close(
+        &r.output("y").unwrap().to_f32_vec(),
+        &row_product(&x, &w),
+        1e-5,
+    );
+    let ends: Vec<(Pipe, u64, u64)> = r.trace.iter().map(|e| (e.pipe, e.start, e.end)).collect();
+    assert_eq!(ends[8], (Pipe::M, 248, 256));
+    assert_eq!(ends[11], (Pipe::FIX, 258, 286));
+    assert_eq!(r.cycles, 286);
+}
+
+#[test]
+fn matvec_gives_the_bits_of_a_one_row_mmad_in_fewer_cycles() {
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/asm/matvec.tasm",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let mv = "mmv.f16 l0c[0], l0a[0], l0b[0], k=32, n=64, acc=0";
+    assert!(text.contains(mv), "matvec.tasm changed; update the edit");
+    let tile = text.replace(
+        mv,
+        "mmad.f16 l0c[0], l0a[0], l0b[0], m=1, k=32, n=64, acc=0",
+    );
+    let (a, b) = (run(&load("matvec")), run(&parse(&tile)));
+    assert!(b.errors.is_empty(), "{:#?}", b.errors);
+    let bits = |r: &tilescope::sim::SimResult| -> Vec<u32> {
+        let y = r.output("y").unwrap().to_f32_vec();
+        y.iter().map(|v| v.to_bits()).collect()
+    };
+    assert_eq!(bits(&a), bits(&b));
+    let m_cycles = |r: &tilescope::sim::SimResult| {
+        r.trace
+            .iter()
+            .find(|e| e.pipe == Pipe::M && e.end - e.start > 1)
+            .map(|e| e.end - e.start)
+    };
+    assert_eq!((m_cycles(&a), m_cycles(&b)), (Some(8), Some(14)));
+}

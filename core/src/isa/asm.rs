@@ -248,6 +248,24 @@ fn write_op(s: &mut String, p: &Program, op: &Op) -> fmt::Result {
             val(n),
             val(acc)
         ),
+        Op::Mmv {
+            dtype,
+            c,
+            a: x,
+            b,
+            k,
+            n,
+            acc,
+        } => write!(
+            s,
+            "mmv.{dtype} {}, {}, {}, k={}, n={}, acc={}",
+            a(c),
+            a(x),
+            a(b),
+            val(k),
+            val(n),
+            val(acc)
+        ),
         Op::Fix { dtype, dst, src } => write!(s, "fix.{dtype} {}, {}", t(dst), t(src)),
         Op::VUnary {
             op,
@@ -819,6 +837,15 @@ fn parse_op(mnemonic: &str, mut a: Args<'_>) -> PResult<Op> {
                 a: a.addr()?,
                 b: a.addr()?,
                 m: a.key_val("m")?,
+                k: a.key_val("k")?,
+                n: a.key_val("n")?,
+                acc: a.key_val("acc")?,
+            },
+            "mmv" => Op::Mmv {
+                dtype: dt()?,
+                c: a.addr()?,
+                a: a.addr()?,
+                b: a.addr()?,
                 k: a.key_val("k")?,
                 n: a.key_val("n")?,
                 acc: a.key_val("acc")?,

@@ -37,6 +37,9 @@
 //!
 //! Matrix: `mmad.DT l0c[..], l0a[..], l0b[..], m=V, k=V, n=V, acc=V` (M: C[m,n] = (acc != 0
 //! ? C : 0) + A[m,k] @ B[k,n]; A, B row-major with dtype DT in f32/f16/bf16, C f32).
+//! `mmv.DT l0c[..], l0a[..], l0b[..], k=V, n=V, acc=V` (M: the matrix-vector product,
+//! `mmad` with m = 1: C[1,n] = (acc != 0 ? C : 0) + A[1,k] @ B[k,n], priced by the
+//! preset's `matvec_block_n` instead of 16-row blocks).
 //! `fix.DT DST{..}, l0c[..]{..}` (FIX: L0C f32 to UB or GM, cast to DT).
 //!
 //! Vector (V, on UB tiles; a source with 1 row or 1 col broadcasts over the destination):
@@ -260,6 +263,16 @@ pub enum Op {
         n: Val,
         acc: Val,
     },
+    /// A matrix-vector product: [`Op::Mmad`] with one row in A and C (`m = 1`).
+    Mmv {
+        dtype: DType,
+        c: Addr,
+        a: Addr,
+        b: Addr,
+        k: Val,
+        n: Val,
+        acc: Val,
+    },
     Fix {
         dtype: DType,
         dst: Tile,
@@ -334,7 +347,7 @@ impl Op {
             Op::Gather { .. } => Pipe::MTE2,
             Op::Scatter { .. } => Pipe::MTE3,
             Op::Mov2d { .. } => Pipe::MTE1,
-            Op::Mmad { .. } => Pipe::M,
+            Op::Mmad { .. } | Op::Mmv { .. } => Pipe::M,
             Op::Fix { .. } => Pipe::FIX,
             Op::VUnary { .. }
             | Op::VBinary { .. }
@@ -505,11 +518,14 @@ fn op_rules(op: &Op) -> Result<(), String> {
             space(&src.addr) == L1 && matches!(space(&dst.addr), L0A | L0B),
             "mov2d moves l1 to l0a or l0b",
         ),
-        Op::Mmad { dtype, c, a, b, .. } => need(
+        Op::Mmad { dtype, c, a, b, .. } | Op::Mmv { dtype, c, a, b, .. } => need(
             space(c) == L0C && space(a) == L0A && space(b) == L0B,
-            "mmad reads l0a and l0b and accumulates into l0c",
+            "mmad and mmv read l0a and l0b and accumulate into l0c",
         )
-        .and(need(float(*dtype), "mmad operands are f32, f16 or bf16")),
+        .and(need(
+            float(*dtype),
+            "mmad and mmv operands are f32, f16 or bf16",
+        )),
         Op::Fix { dtype, dst, src } => need(
             space(&src.addr) == L0C && matches!(space(&dst.addr), UB | GM),
             "fix moves l0c to ub or GM",

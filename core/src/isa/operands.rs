@@ -43,7 +43,8 @@ pub enum MemAccess {
     /// Read to find the rows of another operand (the index tile of gather and scatter).
     Index,
     Write,
-    /// Read and then written: the C of an `mmad` whose `acc` is not the immediate 0.
+    /// Read and then written: the C of an `mmad` or `mmv` whose `acc` is not the
+    /// immediate 0.
     ReadWrite,
 }
 
@@ -213,25 +214,34 @@ macro_rules! describe {
                 acc,
             } => {
                 let eb = dtype.bytes();
-                let c_access = if *acc == Val::Imm(0) {
-                    MemAccess::Write
-                } else {
-                    MemAccess::ReadWrite
-                };
                 // C[m, n] (f32) += A[m, k] @ B[k, n], each row-major and dense.
                 let (dm, dk, dn) = (Dim::Slot(0), Dim::Slot(1), Dim::Slot(2));
-                let dense = |rows, cols| Extent::Tile {
-                    rows,
-                    cols,
-                    stride: cols,
-                };
-                $v.mem(c, c_access, 4, dense(dm, dn));
+                $v.mem(c, accumulator(acc), 4, dense(dm, dn));
                 $v.mem(a, MemAccess::Read, eb, dense(dm, dk));
                 $v.mem(b, MemAccess::Read, eb, dense(dk, dn));
                 $v.scalar(m, 0);
                 $v.scalar(k, 1);
                 $v.scalar(n, 2);
                 $v.scalar(acc, 3);
+            }
+            Op::Mmv {
+                dtype,
+                c,
+                a,
+                b,
+                k,
+                n,
+                acc,
+            } => {
+                let eb = dtype.bytes();
+                // C[1, n] (f32) += A[1, k] @ B[k, n]: `mmad` with one row.
+                let (one, dk, dn) = (Dim::Imm(1), Dim::Slot(0), Dim::Slot(1));
+                $v.mem(c, accumulator(acc), 4, dense(one, dn));
+                $v.mem(a, MemAccess::Read, eb, dense(one, dk));
+                $v.mem(b, MemAccess::Read, eb, dense(dk, dn));
+                $v.scalar(k, 0);
+                $v.scalar(n, 1);
+                $v.scalar(acc, 2);
             }
             Op::Fix { dtype, dst, src } => {
                 $v.tile(dst, MemAccess::Write, dtype.bytes());
@@ -268,6 +278,24 @@ macro_rules! describe {
             Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => $v.scalar(id, 0),
         }
     }};
+}
+
+/// How a product (`mmad`, `mmv`) uses C: written, or also read when `acc` may be set.
+fn accumulator(acc: &Val) -> MemAccess {
+    if *acc == Val::Imm(0) {
+        MemAccess::Write
+    } else {
+        MemAccess::ReadWrite
+    }
+}
+
+/// A row-major `rows x cols` tile with no gap between rows (a product's operands).
+fn dense(rows: Dim, cols: Dim) -> Extent {
+    Extent::Tile {
+        rows,
+        cols,
+        stride: cols,
+    }
 }
 
 /// A gather's index tile: `rows` i32 entries in one row.

@@ -23,7 +23,8 @@ pub fn dma(machine: &Machine, src: MemSpace, dst: MemSpace, bytes: u64) -> u64 {
     startup + (bytes as f64 / bw).ceil() as u64
 }
 
-/// One `mmad` of an `m x k` by `k x n` product of `dtype` operands.
+/// One product of an `m x k` by `k x n` tile of `dtype` operands: an `mmad`, or for
+/// `m = 1` the `mmv` lowering emits instead (the matrix-vector rate).
 pub fn mmad(machine: &Machine, dtype: DType, m: u64, k: u64, n: u64) -> u64 {
     let mm = &machine.costs.matmul;
     let kb = (mm.k_block_bytes / dtype.bytes()).max(1);
@@ -32,10 +33,14 @@ pub fn mmad(machine: &Machine, dtype: DType, m: u64, k: u64, n: u64) -> u64 {
     } else {
         1
     };
-    let blocks = m
-        .div_ceil(mm.block_m.max(1))
+    let (row_blocks, block_n) = if m == 1 {
+        (1, mm.matvec_block_n)
+    } else {
+        (m.div_ceil(mm.block_m.max(1)), mm.block_n)
+    };
+    let blocks = row_blocks
         .saturating_mul(k.div_ceil(kb))
-        .saturating_mul(n.div_ceil(mm.block_n.max(1)));
+        .saturating_mul(n.div_ceil(block_n.max(1)));
     mm.base.saturating_add(f.saturating_mul(blocks))
 }
 

@@ -455,52 +455,22 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             copy_strided(m, s, eb, (sv.region, sv.addr), (d.region, d.addr), &dims)
         }
         Op::Mmad { dtype, c, a, b, .. } => {
-            let (mm, kk, nn) = (
-                r.val[0].max(0) as usize,
-                r.val[1].max(0) as usize,
-                r.val[2].max(0) as usize,
-            );
-            let eb = dtype.bytes();
-            s.a.clear();
-            read_f32s(
-                slice(m, addr_region(a), r.addr[1], (mm * kk) as u64 * eb)?,
+            let dim = |i: usize| r.val[i].max(0) as usize;
+            let mnk = (dim(0), dim(1), dim(2));
+            product(m, s, *dtype, [c, a, b], r, mnk, r.val[3] != 0)
+        }
+        // `mmad` with one row: the same loop, so the same bits.
+        Op::Mmv { dtype, c, a, b, .. } => {
+            let dim = |i: usize| r.val[i].max(0) as usize;
+            product(
+                m,
+                s,
                 *dtype,
-                &mut s.a,
-            );
-            s.b.clear();
-            read_f32s(
-                slice(m, addr_region(b), r.addr[2], (kk * nn) as u64 * eb)?,
-                *dtype,
-                &mut s.b,
-            );
-            // The product is summed from zero in k order and only then added to C:
-            // `C + (A @ B)`, the reference interpreter's `acc + x @ w`, bit for bit.
-            s.out.clear();
-            s.out.resize(mm * nn, 0.0);
-            for i in 0..mm {
-                for p in 0..kk {
-                    let x = s.a.get(i * kk + p).copied().unwrap_or(0.0);
-                    let brow = s.b.get(p * nn..(p + 1) * nn).unwrap_or(&[]);
-                    if let Some(orow) = s.out.get_mut(i * nn..(i + 1) * nn) {
-                        orow.iter_mut().zip(brow).for_each(|(o, y)| *o += x * y);
-                    }
-                }
-            }
-            if r.val[3] != 0 {
-                s.a.clear();
-                read_f32s(
-                    slice(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
-                    DType::F32,
-                    &mut s.a,
-                );
-                s.out.iter_mut().zip(&s.a).for_each(|(o, c)| *o += c);
-            }
-            write_f32s(
-                slice_mut(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
-                DType::F32,
-                &s.out,
-            );
-            Ok(())
+                [c, a, b],
+                r,
+                (1, dim(0), dim(1)),
+                r.val[2] != 0,
+            )
         }
         Op::Fix { dtype, dst, src } => {
             convert(m, s, view(dst, r, 0), view(src, r, 1), *dtype, DType::F32)
@@ -638,6 +608,60 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
         }
         _ => Ok(()),
     }
+}
+
+/// `C[mm, nn] = (acc ? C : 0) + A[mm, kk] @ B[kk, nn]` for `mmad` and `mmv`, with C, A
+/// and B at `r.addr[0..3]`.
+fn product(
+    m: &mut Memory,
+    s: &mut Scratch,
+    dtype: DType,
+    [c, a, b]: [&Addr; 3],
+    r: &Resolved,
+    (mm, kk, nn): (usize, usize, usize),
+    acc: bool,
+) -> R<()> {
+    let eb = dtype.bytes();
+    s.a.clear();
+    read_f32s(
+        slice(m, addr_region(a), r.addr[1], (mm * kk) as u64 * eb)?,
+        dtype,
+        &mut s.a,
+    );
+    s.b.clear();
+    read_f32s(
+        slice(m, addr_region(b), r.addr[2], (kk * nn) as u64 * eb)?,
+        dtype,
+        &mut s.b,
+    );
+    // The product is summed from zero in k order and only then added to C:
+    // `C + (A @ B)`, the reference interpreter's `acc + x @ w`, bit for bit.
+    s.out.clear();
+    s.out.resize(mm * nn, 0.0);
+    for i in 0..mm {
+        for p in 0..kk {
+            let x = s.a.get(i * kk + p).copied().unwrap_or(0.0);
+            let brow = s.b.get(p * nn..(p + 1) * nn).unwrap_or(&[]);
+            if let Some(orow) = s.out.get_mut(i * nn..(i + 1) * nn) {
+                orow.iter_mut().zip(brow).for_each(|(o, y)| *o += x * y);
+            }
+        }
+    }
+    if acc {
+        s.a.clear();
+        read_f32s(
+            slice(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
+            DType::F32,
+            &mut s.a,
+        );
+        s.out.iter_mut().zip(&s.a).for_each(|(o, c)| *o += c);
+    }
+    write_f32s(
+        slice_mut(m, addr_region(c), r.addr[0], (mm * nn) as u64 * 4)?,
+        DType::F32,
+        &s.out,
+    );
+    Ok(())
 }
 
 fn fill<T: Copy>(buf: &mut Vec<T>, n: usize, v: T) {

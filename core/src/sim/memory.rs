@@ -180,7 +180,8 @@ fn addr_val(regs: &[i64; 32], a: &Addr) -> Result<u64, String> {
 /// Reads every register operand of `op` into the positions `isa::operands` gives them:
 /// memory operand `m`'s byte address at `addr[m]`, each scalar at its slot of `val` (so
 /// DMA `addr=[dst, src]`, `val=extents`; gather/scatter `addr=[dst, src, index]`,
-/// `val=[rows, len]`; mmad `addr=[c, a, b]`, `val=[m, k, n, acc]`; tile ops tile `m` at
+/// `val=[rows, len]`; mmad `addr=[c, a, b]`, `val=[m, k, n, acc]`; mmv the same without
+/// `m`, `val=[k, n, acc]`; tile ops tile `m` at
 /// `addr[m]` with rows and cols at `val[2m]`, `val[2m + 1]`, a scalar vector source at
 /// `val[2m]`; flags `val[0]=id`).
 pub fn resolve(op: &Op, regs: &[i64; 32]) -> Result<Resolved, String> {
@@ -371,7 +372,9 @@ fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {
         | Op::VReduce { dtype, .. }
         | Op::VDup { dtype, .. }
         | Op::VCopy { dtype, .. } => dtype.bytes(),
-        Op::Mmad { dtype, .. } if a.region.space() != MemSpace::L0C => dtype.bytes(),
+        Op::Mmad { dtype, .. } | Op::Mmv { dtype, .. } if a.region.space() != MemSpace::L0C => {
+            dtype.bytes()
+        }
         _ => 1,
     }
 }

@@ -7,7 +7,8 @@
 //!
 //! Costs: S scalar ops and loop control `scalar_op_cycles`; dispatch `dispatch_cycles`
 //! (the instruction is in its queue at the end of that cycle); sync ops `sync_cycles`;
-//! DMA `startup + ceil(bytes / bandwidth)`; matmul and vector per the machine's `costs`.
+//! DMA `startup + ceil(bytes / bandwidth)`; matmul (`mmad` by 16-row blocks, `mmv` at the
+//! matrix-vector rate) and vector per the machine's `costs`.
 //!
 //! GM bandwidth sharing (MTE2 and MTE3 share it): while both move GM data, each
 //! moves at half its own rate. When one transfer starts while the other pipe's is
@@ -524,6 +525,19 @@ impl<'a> Engine<'a> {
                 gm_bytes: if gm { bytes } else { 0 },
             }
         };
+        // `base + (f32 ? f32_factor : 1) * row_blocks * ceil(k / K block) * ceil(n / block_n)`.
+        let product = |dt: DType, row_blocks: u64, k: u64, n: u64, block_n: u64| {
+            let mm = &c.matmul;
+            let kb = (mm.k_block_bytes / dt.bytes()).max(1);
+            let f = if dt == DType::F32 { mm.f32_factor } else { 1 };
+            let blocks = row_blocks * k.div_ceil(kb) * n.div_ceil(block_n);
+            Cost {
+                cycles: mm.base + f * blocks,
+                transfer: 0,
+                startup: 0,
+                gm_bytes: 0,
+            }
+        };
         let vector = |dt: DType, elems: u64, extra: u64| {
             let slope = if dt.bytes() == 2 {
                 c.vector_slope_f16
@@ -579,22 +593,18 @@ impl<'a> Engine<'a> {
                 tile_elems(0) * dtype.bytes(),
             ),
             Op::Mmad { dtype, .. } => {
-                let mm = &c.matmul;
-                let kb = (mm.k_block_bytes / dtype.bytes()).max(1);
-                let f = if *dtype == DType::F32 {
-                    mm.f32_factor
-                } else {
-                    1
-                };
-                let blocks = u(r.val[0]).div_ceil(mm.block_m)
-                    * u(r.val[1]).div_ceil(kb)
-                    * u(r.val[2]).div_ceil(mm.block_n);
-                Cost {
-                    cycles: mm.base + f * blocks,
-                    transfer: 0,
-                    startup: 0,
-                    gm_bytes: 0,
-                }
+                let row_blocks = u(r.val[0]).div_ceil(c.matmul.block_m);
+                product(
+                    *dtype,
+                    row_blocks,
+                    u(r.val[1]),
+                    u(r.val[2]),
+                    c.matmul.block_n,
+                )
+            }
+            // One row, at the matrix-vector rate: `matvec_block_n` columns per K block.
+            Op::Mmv { dtype, .. } => {
+                product(*dtype, 1, u(r.val[0]), u(r.val[1]), c.matmul.matvec_block_n)
             }
             Op::VUnary { dtype, .. }
             | Op::VBinary { dtype, .. }

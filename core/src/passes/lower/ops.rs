@@ -550,7 +550,8 @@ impl Lw<'_> {
         self.emit(op, acc);
     }
 
-    /// `acc`: an L0C accumulator carried by a loop (scope inference put it, the
+    /// An `mmad`, or an `mmv` when the product has one row (`m = 1`). `acc`: an L0C
+    /// accumulator carried by a loop (scope inference put it, the
     /// result and its zero init in one L0C buffer): the first iteration writes the
     /// product (`acc=0`, the counter is 0), later ones add it (`acc` = counter != 0).
     fn matmul(
@@ -606,7 +607,19 @@ impl Lw<'_> {
         };
         let imm = |x: u64| Val::Imm(x as i64);
         let dtype = self.dtype(lhs);
-        self.emit(
+        // One row (a decode step's query): the matrix-vector product, which does not pay
+        // for 16 rows of the cube.
+        let op = if m == 1 {
+            Op::Mmv {
+                dtype,
+                c,
+                a,
+                b,
+                k: imm(k),
+                n: imm(n),
+                acc: accumulate,
+            }
+        } else {
             Op::Mmad {
                 dtype,
                 c,
@@ -616,9 +629,9 @@ impl Lw<'_> {
                 k: imm(k),
                 n: imm(n),
                 acc: accumulate,
-            },
-            acc,
-        );
+            }
+        };
+        self.emit(op, acc);
     }
 
     fn reduce(&mut self, op: ReduceOp, arg: ValueId, axis: usize, r: ValueId, span: Span) {
