@@ -31,6 +31,7 @@ pub enum Request {
         asm: bool,
     },
     /// Grade `source` for the lesson with id `lesson`; answered by `Graded`.
+    #[cfg(feature = "lessons")]
     Grade {
         id: RequestId,
         lesson: String,
@@ -44,7 +45,9 @@ pub enum Request {
 impl Request {
     pub fn id(&self) -> RequestId {
         match self {
-            Request::Compile { id, .. } | Request::Grade { id, .. } | Request::Trace { id } => *id,
+            Request::Compile { id, .. } | Request::Trace { id } => *id,
+            #[cfg(feature = "lessons")]
+            Request::Grade { id, .. } => *id,
         }
     }
 }
@@ -67,6 +70,7 @@ pub enum Response {
         json: String,
     },
     /// The grader's verdict on a `Grade` request.
+    #[cfg(feature = "lessons")]
     Graded {
         id: RequestId,
         grade: crate::lessons::Grade,
@@ -84,8 +88,9 @@ impl Response {
             Response::Compiled { id, .. }
             | Response::Simulated { id, .. }
             | Response::Trace { id, .. }
-            | Response::Graded { id, .. }
             | Response::Crashed { id, .. } => *id,
+            #[cfg(feature = "lessons")]
+            Response::Graded { id, .. } => *id,
         }
     }
 }
@@ -352,6 +357,7 @@ mod tests {
                 id: 3,
                 message: "boom".into(),
             },
+            #[cfg(feature = "lessons")]
             Response::Graded {
                 id: 4,
                 grade: crate::engine::grade("01-load-store", "kernel k() {}"),
@@ -370,6 +376,7 @@ mod tests {
                 seed: 3,
                 asm: true,
             },
+            #[cfg(feature = "lessons")]
             Request::Grade {
                 id: 11,
                 lesson: "01-load-store".into(),

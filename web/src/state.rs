@@ -209,17 +209,25 @@ pub enum Action {
     SelectInstr(Option<u32>),
     /// Show a runtime problem: the timeline at `cycle`.
     ShowCycle(u64),
+    HideExampleNote,
+    /// What the open lesson's pane does (only with the lesson track).
+    #[cfg(feature = "lessons")]
+    Lesson(LessonAction),
+}
+
+#[cfg(feature = "lessons")]
+#[derive(Clone, Debug, PartialEq)]
+pub enum LessonAction {
     /// Open a lesson by id: its starter code, preset and options.
-    OpenLesson(String),
+    Open(String),
     /// Leave the lesson; the code stays in the editor.
-    CloseLesson,
+    Close,
     /// A grade request for the open lesson went to the worker.
     GradeSent(RequestId),
     ShowHint,
     ShowSolution,
     /// Put the lesson's starter code back in the editor.
     ResetStarter,
-    HideExampleNote,
 }
 
 impl AppState {
@@ -397,26 +405,34 @@ impl AppState {
                 self.view.cursor = cycle;
                 self.view.panel = Panel::Timeline;
             }
-            Action::OpenLesson(id) => self.start_lesson(&id),
             Action::HideExampleNote => self.example_note_hidden = true,
-            Action::CloseLesson => {
+            #[cfg(feature = "lessons")]
+            Action::Lesson(action) => self.lesson_action(action),
+        }
+    }
+
+    #[cfg(feature = "lessons")]
+    fn lesson_action(&mut self, action: LessonAction) {
+        match action {
+            LessonAction::Open(id) => self.start_lesson(&id),
+            LessonAction::Close => {
                 self.view.lesson = None;
                 self.lesson = LessonSession::default();
             }
-            Action::GradeSent(id) => {
+            LessonAction::GradeSent(id) => {
                 self.lesson.grading = Some(id);
                 self.lesson.tries += 1;
             }
-            Action::ShowHint => {
+            LessonAction::ShowHint => {
                 let hints = self.open_lesson().map_or(0, |l| l.hints.len());
                 self.lesson.hints = (self.lesson.hints + 1).min(hints);
             }
-            Action::ShowSolution => {
+            LessonAction::ShowSolution => {
                 if self.lesson.solution_unlocked() {
                     self.lesson.solution_shown = true;
                 }
             }
-            Action::ResetStarter => {
+            LessonAction::ResetStarter => {
                 if let Some(lesson) = self.open_lesson() {
                     self.apply(Action::SetSource(lesson.starter.clone()));
                 }
@@ -424,6 +440,7 @@ impl AppState {
         }
     }
 
+    #[cfg(feature = "lessons")]
     fn start_lesson(&mut self, id: &str) {
         let Some(lesson) = lessons::find(id) else {
             return;
@@ -465,6 +482,7 @@ impl AppState {
 
     fn receive(&mut self, response: Response) {
         // Grades answer their own requests, independent of the compile in flight.
+        #[cfg(feature = "lessons")]
         if let Response::Graded { id, grade } = response {
             self.graded(id, grade);
             return;
@@ -494,6 +512,7 @@ impl AppState {
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
+            #[cfg(feature = "lessons")]
             Response::Graded { .. } => {}
             Response::Crashed { id, message } => {
                 let input = self.view.source.clone();
@@ -502,6 +521,7 @@ impl AppState {
         }
     }
 
+    #[cfg(feature = "lessons")]
     fn graded(&mut self, id: RequestId, grade: Grade) {
         if self.lesson.grading != Some(id) {
             return;
@@ -801,7 +821,7 @@ mod tests {
         let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
         let mut s = AppState::default();
         s.view.options.sync = SyncMode::Barrier;
-        s.apply(Action::OpenLesson(lesson.id.clone()));
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
         assert_eq!(s.view.lesson.as_deref(), Some(lesson.id.as_str()));
         assert_eq!(s.view.source, lesson.starter);
         assert_eq!(s.view.example, None);
@@ -812,14 +832,14 @@ mod tests {
 
         // Hints one at a time, never past the last.
         for _ in 0..lesson.hints.len() + 2 {
-            s.apply(Action::ShowHint);
+            s.apply(Action::Lesson(LessonAction::ShowHint));
         }
         assert_eq!(s.lesson.hints, lesson.hints.len());
 
         // The solution stays locked until a pass or enough tries.
-        s.apply(Action::ShowSolution);
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
         assert!(!s.lesson.solution_shown);
-        s.apply(Action::GradeSent(5));
+        s.apply(Action::Lesson(LessonAction::GradeSent(5)));
         // A compile answer does not end the grade; an older grade's answer is ignored.
         s.apply(Action::Received(Box::new(Response::Graded {
             id: 4,
@@ -843,27 +863,27 @@ mod tests {
             medal: Some(lessons::Medal::Silver),
             ..Grade::default()
         };
-        s.apply(Action::GradeSent(6));
+        s.apply(Action::Lesson(LessonAction::GradeSent(6)));
         s.apply(Action::Received(Box::new(Response::Graded {
             id: 6,
             grade: pass,
         })));
         assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
-        s.apply(Action::ShowSolution);
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
         assert!(s.lesson.solution_shown, "a pass unlocks the solution");
 
         s.apply(Action::SetSource("edited".into()));
-        s.apply(Action::ResetStarter);
+        s.apply(Action::Lesson(LessonAction::ResetStarter));
         assert_eq!(s.view.source, lesson.starter);
 
         // Leaving keeps the code; loading an example leaves too.
         s.apply(Action::SetSource("mine".into()));
-        s.apply(Action::CloseLesson);
+        s.apply(Action::Lesson(LessonAction::Close));
         assert_eq!(
             (s.view.lesson.as_deref(), s.view.source.as_str()),
             (None, "mine")
         );
-        s.apply(Action::OpenLesson(lesson.id.clone()));
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
         assert!(
             s.lesson.grade.is_none(),
             "a lesson opens with a fresh session"
@@ -877,11 +897,11 @@ mod tests {
     #[test]
     fn three_tries_unlock_the_solution_and_a_crash_ends_the_check() {
         let mut s = AppState::default();
-        s.apply(Action::OpenLesson("18-asm-race".into()));
+        s.apply(Action::Lesson(LessonAction::Open("18-asm-race".into())));
         assert!(s.is_asm());
         assert_eq!(s.view.panel, Panel::Timeline);
         for id in 1..=SOLUTION_TRIES {
-            s.apply(Action::GradeSent(id));
+            s.apply(Action::Lesson(LessonAction::GradeSent(id)));
         }
         s.apply(Action::WorkerCrashed {
             id: SOLUTION_TRIES,
@@ -889,9 +909,9 @@ mod tests {
             input: String::new(),
         });
         assert_eq!(s.lesson.grading, None);
-        s.apply(Action::ShowSolution);
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
         assert!(s.lesson.solution_shown);
-        s.apply(Action::OpenLesson("no-such".into()));
+        s.apply(Action::Lesson(LessonAction::Open("no-such".into())));
         assert_eq!(s.view.lesson.as_deref(), Some("18-asm-race"));
     }
 

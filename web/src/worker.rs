@@ -111,6 +111,7 @@ impl Worker for CompileWorker {
                     );
                 }
             }
+            #[cfg(feature = "lessons")]
             Request::Grade { lesson, source, .. } => {
                 let grade = engine::grade(&lesson, &source);
                 scope.respond(handler, Response::Graded { id, grade });

@@ -350,7 +350,7 @@ fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Htm
             };
             let source = state.view.source.clone();
             let id = link.send_other(|id| Request::Grade { id, lesson, source });
-            state.dispatch(Action::GradeSent(id));
+            state.dispatch(Action::Lesson(crate::state::LessonAction::GradeSent(id)));
         })
     };
     html! { <LessonPane {on_check} /> }

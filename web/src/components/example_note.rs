@@ -19,9 +19,8 @@ pub fn ExampleNote() -> Html {
     let dismiss = Callback::from(move |_| app.dispatch(Action::HideExampleNote));
     html! {
         <div class="example-note" data-testid="example-note">
-            <div class="example-note-text">
-                <strong>{example.title}</strong>{" · "}{example.description()}
-            </div>
+            // The teaching text opens with the example's name.
+            <div class="example-note-text">{example.description()}</div>
             <button class="tb-icon" onclick={dismiss} aria-label="Hide the example's notes"
                 title="Hide until the next example">{"×"}</button>
         </div>

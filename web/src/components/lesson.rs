@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use super::use_app;
 use crate::lessons::{self, SOLUTION_AFTER_TRIES};
-use crate::state::{Action, Overlay};
+use crate::state::{Action, LessonAction, Overlay};
 
 #[derive(Properties, PartialEq)]
 pub struct LessonProps {
@@ -58,7 +58,7 @@ pub fn LessonPane(props: &LessonProps) -> Html {
     let solution_button = if session.solution_shown {
         html! {}
     } else if session.solution_unlocked() {
-        html! { <button class="tb-button small" onclick={dispatch(Action::ShowSolution)}>{"Show solution"}</button> }
+        html! { <button class="tb-button small" onclick={dispatch(Action::Lesson(LessonAction::ShowSolution))}>{"Show solution"}</button> }
     } else {
         let left = SOLUTION_AFTER_TRIES.saturating_sub(session.tries);
         html! { <span class="muted small">{format!("Solution after a pass or {left} more checks")}</span> }
@@ -77,7 +77,7 @@ pub fn LessonPane(props: &LessonProps) -> Html {
                 <h2 class="lesson-heading">{format!("Lesson {} · {}", lesson.number, lesson.title)}</h2>
                 {medal}
                 <button class="tb-icon" title="Leave the lesson (keeps your code)" aria-label="Leave the lesson"
-                    onclick={dispatch(Action::CloseLesson)}>{"×"}</button>
+                    onclick={dispatch(Action::Lesson(LessonAction::Close))}>{"×"}</button>
             </div>
             <div class="lesson-body">
                 <p class="lesson-idea">{lesson.idea.trim()}</p>
@@ -88,12 +88,12 @@ pub fn LessonPane(props: &LessonProps) -> Html {
                         {if checking { "Checking…" } else { "Check" }}
                     </button>
                     if more_hints {
-                        <button class="tb-button small" data-testid="lesson-hint-button" onclick={dispatch(Action::ShowHint)}>
+                        <button class="tb-button small" data-testid="lesson-hint-button" onclick={dispatch(Action::Lesson(LessonAction::ShowHint))}>
                             {format!("Hint ({} of {})", session.hints + 1, lesson.hints.len())}
                         </button>
                     }
                     {solution_button}
-                    <button class="tb-button small" onclick={dispatch(Action::ResetStarter)} title="Put the starter code back">{"Reset"}</button>
+                    <button class="tb-button small" onclick={dispatch(Action::Lesson(LessonAction::ResetStarter))} title="Put the starter code back">{"Reset"}</button>
                     <span class="muted small">{format!("Budgets on {}: gold ≤ {} cycles, silver ≤ {}", lesson.preset, lesson.budgets.gold, lesson.budgets.silver)}</span>
                 </div>
                 if session.hints > 0 { <ol class="hints">{ for hints }</ol> }

@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use super::{dialog::Dialog, use_app};
 use crate::lessons;
-use crate::state::Action;
+use crate::state::{Action, LessonAction};
 
 #[function_component]
 pub fn Lessons() -> Html {
@@ -22,7 +22,7 @@ pub fn Lessons() -> Html {
                     let medal = app.progress.medal(&l.id);
                     let app = app.clone();
                     let id = l.id.clone();
-                    let onclick = Callback::from(move |_| app.dispatch(Action::OpenLesson(id.clone())));
+                    let onclick = Callback::from(move |_| app.dispatch(Action::Lesson(LessonAction::Open(id.clone()))));
                     let kind = match l.kind {
                         lessons::LessonKind::Kernel => "kernel",
                         lessons::LessonKind::Asm => "assembly",
