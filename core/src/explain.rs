@@ -11,10 +11,10 @@ use crate::isa::{Op, Program, Val};
 use crate::passes::sync::{PairInfo, Reason, RemovedPair, SyncReport};
 use crate::sim::{AccessKind, Race};
 use crate::types::Pipe;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A source position of one side of a pair.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {
     pub pipe: Pipe,
     /// 1-based; `None` when the instruction has no source span.
@@ -23,7 +23,7 @@ pub struct Site {
 }
 
 /// One set/wait pair as users read it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncRow {
     pub src: Pipe,
     pub dst: Pipe,

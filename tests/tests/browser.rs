@@ -110,6 +110,37 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.wait_for("[data-testid=cursor-readout]").await?;
         page.screenshot("playground-timeline").await?;
 
+        // A set_flag line of the assembly explains its pair; the card stays with the
+        // selection on the timeline.
+        page.tab("Assembly").await?;
+        let set = page
+            .eval(
+                "const l = Array.from(document.querySelectorAll('.asm-line[data-instr]'))\
+                 .find(e => e.textContent.includes('set_flag')); return l ? l.dataset.instr : null;",
+            )
+            .await?;
+        let set = set.as_str().context("a set_flag line")?.to_string();
+        page.wait_for(&format!("[data-instr='{set}']"))
+            .await?
+            .click()
+            .await?;
+        let card = page
+            .wait_for("[data-testid=sync-card]")
+            .await?
+            .text()
+            .await?;
+        ensure!(
+            card.contains('→') && ["RAW", "WAR", "WAW"].iter().any(|k| card.contains(k)),
+            "the sync card: {card}"
+        );
+        ensure!(
+            card.contains("set_flag #") && card.contains("wait_flag #") && card.contains("producer"),
+            "the card links both instructions and the source: {card}"
+        );
+        page.screenshot("playground-sync-card").await?;
+        page.tab("Timeline").await?;
+        page.wait_for("[data-testid=sync-card]").await?;
+
         // A share link opens the same kernel and view in a fresh page.
         let link = attr(page, "[data-testid=share]", "data-link").await?;
         ensure!(link.starts_with("v1="), "share link {link:?}");

@@ -57,10 +57,10 @@ fn clock() -> Option<tilescope::passes::Clock> {
 
 /// Compiles `source` through every pass.
 pub fn compile(source: &str, options: &CompileOptions) -> CompileOutput {
-    compile_output(compile::compile(source, &core_options(options)))
+    compile_output(compile::compile(source, &core_options(options)), source)
 }
 
-fn compile_output(result: compile::CompileResult) -> CompileOutput {
+fn compile_output(result: compile::CompileResult, source: &str) -> CompileOutput {
     let total_micros = result.passes.iter().map(|p| p.micros).sum();
     let (asm_header, asm) = result
         .program
@@ -80,7 +80,17 @@ fn compile_output(result: compile::CompileResult) -> CompileOutput {
                 }),
         );
     }
+    let syncs = result
+        .sync
+        .as_ref()
+        .map(|report| tilescope::explain::sync_rows(report, result.program.as_ref(), source))
+        .unwrap_or_default();
+    let mut asm = asm;
+    if let Some(program) = &result.program {
+        link_syncs(program, &syncs, &mut asm);
+    }
     CompileOutput {
+        syncs,
         passes: result
             .passes
             .into_iter()
@@ -98,6 +108,31 @@ fn compile_output(result: compile::CompileResult) -> CompileOutput {
         asm_header,
         asm,
         total_micros,
+    }
+}
+
+/// Points each `set_flag` / `wait_flag` line at its pair: the row whose set or wait it
+/// is, else (a loop's prime or drain) the row of the same pipes whose ids include its
+/// id, or whose id is per slot when it takes its id from a register.
+fn link_syncs(program: &Program, syncs: &[tilescope::explain::SyncRow], asm: &mut [AsmLine]) {
+    for (i, (ins, line)) in program.instrs.iter().zip(asm.iter_mut()).enumerate() {
+        let (Op::SetFlag { src, dst, id } | Op::WaitFlag { src, dst, id }) = &ins.op else {
+            continue;
+        };
+        let exact = syncs
+            .iter()
+            .position(|r| r.set_index == Some(i) || r.wait_index == Some(i));
+        let same_flag = || {
+            syncs.iter().position(|r| {
+                r.src == *src
+                    && r.dst == *dst
+                    && match id {
+                        tilescope::isa::Val::Imm(x) => r.events.iter().any(|e| i64::from(*e) == *x),
+                        tilescope::isa::Val::Reg(_) => r.dynamic,
+                    }
+            })
+        };
+        line.sync = exact.or_else(same_flag).map(|r| r as u32);
     }
 }
 
@@ -123,6 +158,7 @@ fn program_lines(p: &Program) -> (Vec<String>, Vec<AsmLine>) {
                 pipe: ins.op.pipe(),
                 step: ins.prov.step,
                 span: ins.prov.span,
+                sync: None,
             };
             if matches!(ins.op, Op::Loop { .. }) {
                 depth = depth.saturating_add(1);
@@ -249,7 +285,7 @@ impl Compiled {
     /// The compile result as the page shows it.
     pub fn output(&self) -> CompileOutput {
         match &self.source {
-            Source::Kernel { result, .. } => compile_output((**result).clone()),
+            Source::Kernel { result, .. } => compile_output((**result).clone(), &self.text),
             #[cfg(feature = "lessons")]
             Source::Asm(Ok(program)) => {
                 let (asm_header, asm) = program_lines(program);
@@ -744,5 +780,36 @@ mod tests {
         // An example that needs no fallback has none.
         let quiet = compile(example("elementwise"), &CompileOptions::default());
         assert!(quiet.diagnostics.is_empty(), "{:?}", quiet.diagnostics);
+    }
+
+    #[test]
+    fn every_set_and_wait_of_an_example_has_its_reason() {
+        for name in [
+            "elementwise",
+            "multibuffer",
+            "matmul_tiled",
+            "flash_attention",
+        ] {
+            let out = compile(example(name), &CompileOptions::default());
+            assert!(!out.syncs.is_empty(), "{name}");
+            for (i, line) in out.asm.iter().enumerate() {
+                let flag = line.text.starts_with("set_flag") || line.text.starts_with("wait_flag");
+                let row = out.sync_of(i as u32);
+                // Every set and wait, primes and drains included, has its pair.
+                assert_eq!(flag, row.is_some(), "{name} #{i} {}", line.text);
+                if let Some(r) = row {
+                    assert!(line.text.contains(r.src.name()) && line.text.contains(r.dst.name()));
+                }
+            }
+            let placed = out
+                .syncs
+                .iter()
+                .filter(|r| r.set_index.is_some() && r.wait_index.is_some());
+            assert_eq!(
+                placed.count(),
+                out.syncs.len(),
+                "{name}: every pair is in the program"
+            );
+        }
     }
 }

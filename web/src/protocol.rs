@@ -169,6 +169,9 @@ pub struct AsmLine {
     pub pipe: Pipe,
     pub step: Option<u32>,
     pub span: Option<Span>,
+    /// For a `set_flag` or `wait_flag` (a loop's primes and drains included), the
+    /// index in `CompileOutput::syncs` of the pair it belongs to.
+    pub sync: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -180,6 +183,9 @@ pub struct CompileOutput {
     pub asm_header: Vec<String>,
     /// The final program, instruction `i` at index `i` (the trace refers to these).
     pub asm: Vec<AsmLine>,
+    /// Why each set/wait pair is there (insert-sync's record, with the positions of
+    /// its `set_flag` and `wait_flag` in `asm`).
+    pub syncs: Vec<tilescope::explain::SyncRow>,
     pub total_micros: u64,
 }
 
@@ -194,6 +200,12 @@ impl CompileOutput {
     /// The pass whose IR shows steps (what a click on a step switches to).
     pub fn steps_pass(&self) -> Option<&PassRecord> {
         self.passes.iter().find(|p| p.name == STEPS_PASS)
+    }
+
+    /// The set/wait pair a `set_flag` or `wait_flag` instruction belongs to.
+    pub fn sync_of(&self, instr: u32) -> Option<&tilescope::explain::SyncRow> {
+        let row = self.asm.get(instr as usize)?.sync?;
+        self.syncs.get(row as usize)
     }
 }
 

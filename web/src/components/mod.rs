@@ -20,6 +20,7 @@ pub mod passes;
 pub mod problems;
 pub mod statusbar;
 pub mod steps;
+pub mod sync_card;
 pub mod timeline;
 pub mod timeline_draw;
 pub mod toolbar;
