@@ -192,6 +192,35 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.wait_for_text(".stat-verdict", "✓ matches reference")
             .await?;
         page.screenshot("playground-output").await?;
+
+        // What a pass buys: the worker measures the run without each optional pass once
+        // the result settles; turning multi-buffer off costs those cycles.
+        page.tab("Passes").await?;
+        let effect = page
+            .wait_for("[data-testid=pass-switch][data-pass=multi-buffer] [data-testid=pass-effect]")
+            .await?
+            .text()
+            .await?;
+        let bought: i64 = effect
+            .trim_end_matches(" cycles")
+            .parse()
+            .with_context(|| format!("multi-buffer's effect {effect:?}"))?;
+        ensure!(bought < 0, "multi-buffer buys nothing here: {effect}");
+        page.wait_for("[data-testid=pass-switch][data-pass=multi-buffer] input")
+            .await?
+            .click()
+            .await?;
+        page.tab("Output").await?;
+        page.eventually("the run without multi-buffer", async || {
+            Ok(number("stat-cycles").await? as i64 == cycles as i64 - bought)
+        })
+        .await?;
+        page.screenshot("playground-pass-off").await?;
+        page.tab("Passes").await?;
+        page.wait_for("[data-testid=pass-switch][data-pass=multi-buffer] input")
+            .await?
+            .click()
+            .await?;
         page.wait_for("[data-testid=sync-select]")
             .await?
             .select_by_value("none")

@@ -36,6 +36,7 @@ fn core_options(options: &CompileOptions) -> compile::CompileOptions {
             SyncMode::None => SyncStrategy::None,
         },
         alias: options.alias,
+        disabled_passes: options.disabled_passes.clone(),
         auto_multi_buffer: options.multibuffer_auto,
         clock: clock(),
         ..compile::CompileOptions::default()
@@ -346,6 +347,12 @@ impl Compiled {
         };
         Some((sim, trace))
     }
+}
+
+/// What each optional pass buys: `source` run without each in turn (core's
+/// `run::ablate`, as `tilescope run --ablate`).
+pub fn ablate(source: &str, options: &CompileOptions, seed: u64) -> Vec<run::Ablation> {
+    run::ablate(source, &core_options(options), &[], seed)
 }
 
 /// Grades `source` for the lesson with id `lesson` with core's grader (the one
@@ -811,5 +818,19 @@ mod tests {
                 "{name}: every pair is in the program"
             );
         }
+    }
+
+    #[test]
+    fn ablation_runs_without_each_optional_pass() {
+        let ablation = ablate(example("elementwise"), &CompileOptions::default(), 0);
+        let passes: Vec<&str> = ablation.iter().map(|a| a.pass.as_str()).collect();
+        assert_eq!(passes, tilescope::passes::optional_passes());
+        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        let with = sim.expect("it simulates").0.cycles;
+        let without = ablation
+            .iter()
+            .find(|a| a.pass == "multi-buffer")
+            .expect("multi-buffer");
+        assert!(without.matches_reference && without.cycles > with);
     }
 }

@@ -65,6 +65,9 @@ pub struct CompileOptions {
     /// The kernel to compile; the first one when `None`.
     #[serde(default)]
     pub kernel: Option<String>,
+    /// Optional passes turned off (`tilescope::passes::optional_passes`).
+    #[serde(default)]
+    pub disabled_passes: Vec<String>,
 }
 
 impl Default for CompileOptions {
@@ -75,6 +78,7 @@ impl Default for CompileOptions {
             alias: AliasMode::Precise,
             multibuffer_auto: true,
             kernel: None,
+            disabled_passes: Vec::new(),
         }
     }
 }

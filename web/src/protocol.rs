@@ -37,6 +37,14 @@ pub enum Request {
         lesson: String,
         source: String,
     },
+    /// Run the kernel without each optional pass in turn; answered by `Ablated`. The
+    /// page asks once a result has been on screen for a moment, so it never delays one.
+    Ablate {
+        id: RequestId,
+        source: String,
+        options: CompileOptions,
+        seed: u64,
+    },
     /// The Chrome trace of the newest simulation (kept by the worker, sent on demand
     /// because it is large).
     Trace { id: RequestId },
@@ -45,7 +53,7 @@ pub enum Request {
 impl Request {
     pub fn id(&self) -> RequestId {
         match self {
-            Request::Compile { id, .. } | Request::Trace { id } => *id,
+            Request::Compile { id, .. } | Request::Ablate { id, .. } | Request::Trace { id } => *id,
             #[cfg(feature = "lessons")]
             Request::Grade { id, .. } => *id,
         }
@@ -75,6 +83,11 @@ pub enum Response {
         id: RequestId,
         grade: crate::lessons::Grade,
     },
+    /// The runs without each optional pass.
+    Ablated {
+        id: RequestId,
+        ablation: Vec<tilescope::run::Ablation>,
+    },
     /// The worker panicked while handling `id`; it closes itself after sending this.
     Crashed {
         id: RequestId,
@@ -88,6 +101,7 @@ impl Response {
             Response::Compiled { id, .. }
             | Response::Simulated { id, .. }
             | Response::Trace { id, .. }
+            | Response::Ablated { id, .. }
             | Response::Crashed { id, .. } => *id,
             #[cfg(feature = "lessons")]
             Response::Graded { id, .. } => *id,
@@ -369,6 +383,10 @@ mod tests {
                 id: 3,
                 message: "boom".into(),
             },
+            Response::Ablated {
+                id: 5,
+                ablation: crate::engine::ablate(example, &CompileOptions::default(), 1),
+            },
             #[cfg(feature = "lessons")]
             Response::Graded {
                 id: 4,
@@ -395,6 +413,12 @@ mod tests {
                 source: "k".into(),
             },
             Request::Trace { id: 10 },
+            Request::Ablate {
+                id: 12,
+                source: "k".into(),
+                options: CompileOptions::default(),
+                seed: 0,
+            },
         ] {
             let bytes = codec::to_bytes(&request).expect("serialise");
             assert_eq!(

@@ -356,8 +356,25 @@ fn lenient_view(value: &serde_json::Value, problems: &mut Vec<ShareError>) -> Op
             .and_then(Value::as_bool)
             .unwrap_or(defaults.multibuffer_auto),
         kernel: text(options, "kernel"),
+        disabled_passes: disabled_passes(options, problems),
     };
     Some(view)
+}
+
+/// The optional passes a link turns off; a name that is not an optional pass is
+/// dropped with a message.
+fn disabled_passes(options: &serde_json::Value, problems: &mut Vec<ShareError>) -> Vec<String> {
+    let optional = tilescope::passes::optional_passes();
+    let names = options.get("disabled_passes").and_then(|v| v.as_array());
+    let mut kept = Vec::new();
+    for name in names.into_iter().flatten() {
+        match name.as_str().filter(|n| optional.contains(n)) {
+            Some(n) if !kept.iter().any(|k| k == n) => kept.push(n.to_string()),
+            Some(_) => {}
+            None => problems.push(unknown_value("pass", name)),
+        }
+    }
+    kept
 }
 
 fn lenient_field<T: serde::de::DeserializeOwned>(
@@ -601,6 +618,7 @@ mod tests {
                 alias: crate::options::AliasMode::Coarse,
                 multibuffer_auto: false,
                 kernel: None,
+                disabled_passes: vec!["vector-peephole".into()],
             },
             pass: Some("insert-sync".into()),
             panel: Panel::Timeline,
@@ -705,6 +723,22 @@ mod tests {
         assert_eq!(
             opened.view.and_then(|v| v.lesson).as_deref(),
             Some("01-load-store")
+        );
+    }
+
+    #[test]
+    fn a_link_turns_off_only_optional_passes() {
+        let opened = open(&link_with_json(
+            r#"{"v":1,"source":"x","options":{"disabled_passes":["multi-buffer","emit","multi-buffer"]}}"#,
+        ));
+        let view = opened.view.expect("the view");
+        assert_eq!(view.options.disabled_passes, ["multi-buffer"]);
+        assert_eq!(
+            opened.problems,
+            vec![ShareError::UnknownValue {
+                field: "pass",
+                value: "emit".into()
+            }]
         );
     }
 

@@ -11,6 +11,7 @@ use crate::lessons::{self, Grade, Lesson, Progress};
 use crate::options::{AliasMode, CompileOptions, Preset, SyncMode};
 use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
 use crate::share::{Panel, ViewState};
+use tilescope::run::Ablation;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Theme {
@@ -145,6 +146,10 @@ pub struct AppState {
     pub progress: Progress,
     /// The loaded example's notes above the editor were dismissed.
     pub example_note_hidden: bool,
+    /// What each optional pass buys: the run without it, for the result on screen.
+    pub ablation: Option<Rc<Vec<Ablation>>>,
+    /// The ablation request in flight.
+    pub ablating: Option<RequestId>,
 }
 
 impl Default for AppState {
@@ -210,6 +215,10 @@ pub enum Action {
     /// Show a runtime problem: the timeline at `cycle`.
     ShowCycle(u64),
     HideExampleNote,
+    /// Turn an optional pass off, or back on.
+    TogglePass(String),
+    /// An ablation request for the result on screen went to the worker.
+    AblateSent(RequestId),
     /// What the open lesson's pane does (only with the lesson track).
     #[cfg(feature = "lessons")]
     Lesson(LessonAction),
@@ -254,6 +263,8 @@ impl AppState {
             lesson: LessonSession::default(),
             progress: Progress::default(),
             example_note_hidden: false,
+            ablation: None,
+            ablating: None,
         }
     }
 
@@ -300,6 +311,8 @@ impl AppState {
     /// panels do not flicker while typing.
     fn invalidate(&mut self) {
         self.sim = None;
+        self.ablation = None;
+        self.ablating = None;
     }
 
     pub fn apply(&mut self, action: Action) {
@@ -355,6 +368,7 @@ impl AppState {
                 self.pending = None;
                 self.simulating = false;
                 self.lesson.grading = None;
+                self.ablating = None;
                 self.worker_restarts += 1;
                 self.banner = Some(Banner::error(format!(
                     "The compiler stopped ({message}) and was restarted; your text is kept."
@@ -370,6 +384,9 @@ impl AppState {
                 }
                 if self.lesson.grading == Some(id) {
                     self.lesson.grading = None;
+                }
+                if self.ablating == Some(id) {
+                    self.ablating = None;
                 }
                 self.worker_restarts += 1;
                 self.banner = Some(Banner {
@@ -406,6 +423,16 @@ impl AppState {
                 self.view.panel = Panel::Timeline;
             }
             Action::HideExampleNote => self.example_note_hidden = true,
+            Action::TogglePass(name) => {
+                let disabled = &mut self.view.options.disabled_passes;
+                if let Some(at) = disabled.iter().position(|p| *p == name) {
+                    disabled.remove(at);
+                } else if tilescope::passes::optional_passes().contains(&name.as_str()) {
+                    disabled.push(name);
+                }
+                self.invalidate();
+            }
+            Action::AblateSent(id) => self.ablating = Some(id),
             #[cfg(feature = "lessons")]
             Action::Lesson(action) => self.lesson_action(action),
         }
@@ -487,6 +514,13 @@ impl AppState {
             self.graded(id, grade);
             return;
         }
+        if let Response::Ablated { id, ablation } = response {
+            if self.ablating == Some(id) {
+                self.ablating = None;
+                self.ablation = Some(Rc::new(ablation));
+            }
+            return;
+        }
         if self.pending != Some(response.id()) {
             return;
         }
@@ -512,6 +546,8 @@ impl AppState {
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
+            // Handled above, whatever compile is in flight.
+            Response::Ablated { .. } => {}
             #[cfg(feature = "lessons")]
             Response::Graded { .. } => {}
             Response::Crashed { id, message } => {
@@ -917,4 +953,39 @@ mod tests {
 
     #[cfg(feature = "lessons")]
     const SOLUTION_TRIES: u64 = lessons::SOLUTION_AFTER_TRIES as u64;
+
+    #[test]
+    fn optional_passes_toggle_and_stale_ablations_are_dropped() {
+        let mut s = AppState::default();
+        s.apply(Action::TogglePass("multi-buffer".into()));
+        assert_eq!(s.view.options.disabled_passes, ["multi-buffer"]);
+        s.apply(Action::TogglePass("insert-sync".into()));
+        s.apply(Action::TogglePass("no-such".into()));
+        assert_eq!(
+            s.view.options.disabled_passes,
+            ["multi-buffer"],
+            "required and unknown passes stay on"
+        );
+        s.apply(Action::TogglePass("multi-buffer".into()));
+        assert!(s.view.options.disabled_passes.is_empty());
+
+        let ablation = |id| {
+            Box::new(Response::Ablated {
+                id,
+                ablation: Vec::new(),
+            })
+        };
+        s.apply(Action::AblateSent(3));
+        s.apply(Action::Received(ablation(2)));
+        assert!(s.ablation.is_none(), "an older request's answer");
+        s.apply(Action::Received(ablation(3)));
+        assert!(s.ablation.is_some() && s.ablating.is_none());
+        // An edit drops it: it measured the previous text.
+        s.apply(Action::SetSource("edited".into()));
+        assert!(s.ablation.is_none());
+        s.apply(Action::AblateSent(4));
+        s.apply(Action::SetSource("edited again".into()));
+        s.apply(Action::Received(ablation(4)));
+        assert!(s.ablation.is_none(), "answered for an edited text");
+    }
 }

@@ -116,6 +116,15 @@ impl Worker for CompileWorker {
                 let grade = engine::grade(&lesson, &source);
                 scope.respond(handler, Response::Graded { id, grade });
             }
+            Request::Ablate {
+                source,
+                options,
+                seed,
+                ..
+            } => {
+                let ablation = engine::ablate(&source, &options, seed);
+                scope.respond(handler, Response::Ablated { id, ablation });
+            }
             Request::Trace { .. } => {
                 let json = self
                     .last

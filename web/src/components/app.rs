@@ -28,6 +28,9 @@ use crate::worker::CompileWorker;
 pub const DEBOUNCE_MS: u32 = 150;
 /// A worker that has not answered in this long is replaced.
 pub const WORKER_TIMEOUT_MS: u32 = 15_000;
+/// A result stays on screen this long before the worker measures what each optional
+/// pass buys (an edit in between cancels it).
+const ABLATE_AFTER_MS: u32 = 800;
 /// The session is saved after this much quiet.
 const SESSION_SAVE_MS: u32 = 500;
 /// The playground's own script (Trunk.toml's `pattern_script`): the worker runs the same
@@ -256,6 +259,41 @@ pub fn App() -> Html {
                 move || drop(timeout)
             },
         );
+    }
+
+    // What each optional pass buys, once a simulation has been on screen for a moment:
+    // the worker runs the kernel again without each, which must never delay a result.
+    {
+        let link = Rc::clone(&link);
+        let state = state.clone();
+        // An edit (a new key) drops the timeout, so a request always carries the text
+        // whose result is on screen.
+        let key = (
+            state.sim_generation,
+            state.view.source.clone(),
+            state.view.options.clone(),
+            state.view.seed,
+        );
+        use_effect_with(key, move |_| {
+            let ready = state.sim.is_some() && !state.is_asm() && state.ablation.is_none();
+            let timeout = ready.then(|| {
+                Timeout::new(ABLATE_AFTER_MS, move || {
+                    let (source, options, seed) = (
+                        state.view.source.clone(),
+                        state.view.options.clone(),
+                        state.view.seed,
+                    );
+                    let id = link.send_other(|id| Request::Ablate {
+                        id,
+                        source,
+                        options,
+                        seed,
+                    });
+                    state.dispatch(Action::AblateSent(id));
+                })
+            });
+            move || drop(timeout)
+        });
     }
 
     // Remember the session; the link in the address bar only changes on Share.

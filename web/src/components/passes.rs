@@ -174,6 +174,7 @@ pub fn PassesPanel() -> Html {
                 <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
                     { for list }
                 </ol>
+                <PassSwitches />
             </div>
             <div class="pass-view">
                 <div class="pass-head">
@@ -216,5 +217,50 @@ mod tests {
         assert_eq!(format_micros(99), "<0.1 ms");
         assert_eq!(format_micros(199), "0.2 ms");
         assert_eq!(format_micros(2_000), "2.0 ms");
+    }
+}
+
+/// A switch per optional pass, with what it buys: the cycles of the run on screen
+/// against the run without it (measured by the worker once the result has settled).
+#[function_component]
+fn PassSwitches() -> Html {
+    let app = use_app();
+    let cycles = app.sim.as_ref().map(|s| s.cycles);
+    let rows = tilescope::passes::optional_passes().into_iter().map(|name| {
+        let on = !app.view.options.disabled_passes.iter().any(|p| p == name);
+        let effect = app
+            .ablation
+            .as_ref()
+            .and_then(|a| a.iter().find(|r| r.pass == name))
+            .zip(cycles)
+            .map(|(r, with)| match &r.error {
+                Some(e) => (format!("needed: {e}"), "pass-effect-needed"),
+                None if !r.matches_reference => ("needed: wrong without".into(), "pass-effect-needed"),
+                None => (
+                    format!("{:+} cycles", with as i64 - r.cycles as i64),
+                    "pass-effect",
+                ),
+            });
+        let onchange = {
+            let app = app.clone();
+            Callback::from(move |_: Event| app.dispatch(Action::TogglePass(name.to_string())))
+        };
+        html! {
+            <li class="pass-switch" data-testid="pass-switch" data-pass={name}>
+                <label class="check" title={if on { "On: turn it off to see what it buys" } else { "Off: the compile leaves it out" }}>
+                    <input type="checkbox" checked={on} {onchange} />
+                    <span class="pass-switch-name">{name}</span>
+                </label>
+                if let Some((text, class)) = effect {
+                    <span class={class} data-testid="pass-effect">{text}</span>
+                }
+            </li>
+        }
+    });
+    html! {
+        <div class="pass-switches">
+            <div class="pass-switches-head" title="Optional passes: turn one off to see what it buys">{"optional passes"}</div>
+            <ul>{ for rows }</ul>
+        </div>
     }
 }
