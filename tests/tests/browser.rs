@@ -82,6 +82,17 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .click()
             .await?;
         page.screenshot("playground-steps").await?;
+        // A sync edge between two steps opens the card of its pair.
+        page.wait_for("[data-testid=sync-edge]")
+            .await?
+            .click()
+            .await?;
+        let card = page
+            .wait_for("[data-testid=sync-card]")
+            .await?
+            .text()
+            .await?;
+        ensure!(card.contains('→'), "the sync edge's card: {card}");
 
         // The timeline has a lane for every pipe the kernel uses.
         page.tab("Timeline").await?;

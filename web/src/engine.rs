@@ -791,6 +791,8 @@ mod tests {
 
     #[test]
     fn every_set_and_wait_of_an_example_has_its_reason() {
+        // Sync edges between two steps (a step's own pairs are labels on its box).
+        let mut mapped = 0;
         for name in [
             "elementwise",
             "multibuffer",
@@ -817,7 +819,31 @@ mod tests {
                 out.syncs.len(),
                 "{name}: every pair is in the program"
             );
+            assert!(out
+                .syncs
+                .iter()
+                .any(|r| r.producer.line.is_some() && r.consumer.line.is_some()));
+            // A sync edge of the step graph leads to a set_flag of its pair.
+            let graph = out.steps.as_ref().expect("a step graph");
+            let sync_edges: Vec<_> = graph
+                .edges
+                .iter()
+                .filter(|e| e.kind == StepEdgeKind::Sync && e.from != e.to)
+                .collect();
+            mapped += sync_edges
+                .iter()
+                .filter(|e| out.set_flag_of(e.from, e.to).is_some())
+                .count();
+            for e in sync_edges {
+                if let Some(i) = out.set_flag_of(e.from, e.to) {
+                    assert!(out.asm[i as usize].text.starts_with("set_flag"));
+                }
+            }
         }
+        assert!(
+            mapped > 0,
+            "no sync edge between steps leads to its set_flag"
+        );
     }
 
     #[test]

@@ -216,6 +216,20 @@ impl CompileOutput {
         self.passes.iter().find(|p| p.name == STEPS_PASS)
     }
 
+    /// The `set_flag` a sync edge of the step graph stands for: one in step `from`
+    /// whose pair waits in step `to` (a click on the edge opens that pair's card).
+    pub fn set_flag_of(&self, from: u32, to: u32) -> Option<u32> {
+        let step_of = |i: Option<usize>| self.asm.get(i?).and_then(|l| l.step);
+        let at = self.asm.iter().enumerate().position(|(i, l)| {
+            l.step == Some(from)
+                && l.text.starts_with("set_flag")
+                && self
+                    .sync_of(i as u32)
+                    .is_some_and(|r| step_of(r.wait_index) == Some(to))
+        })?;
+        Some(at as u32)
+    }
+
     /// The set/wait pair a `set_flag` or `wait_flag` instruction belongs to.
     pub fn sync_of(&self, instr: u32) -> Option<&tilescope::explain::SyncRow> {
         let row = self.asm.get(instr as usize)?.sync?;

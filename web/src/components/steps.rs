@@ -5,7 +5,7 @@
 
 use yew::prelude::*;
 
-use super::{panels::EmptyState, use_app};
+use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::palette::pipe_color;
 use crate::protocol::{StepEdge, StepEdgeKind, StepGraph, StepNode};
 use crate::state::Action;
@@ -35,7 +35,14 @@ pub fn StepsPanel() -> Html {
             if e.back || e.from > e.to {
                 *back += 1;
             }
-            Some(edge(&graph, e, lane, selected))
+            let pick = (e.kind == StepEdgeKind::Sync)
+                .then(|| app.compile.as_ref()?.set_flag_of(e.from, e.to))
+                .flatten()
+                .map(|i| {
+                    let app = app.clone();
+                    Callback::from(move |_: MouseEvent| app.dispatch(Action::SelectInstr(Some(i))))
+                });
+            Some(edge(&graph, e, lane, selected, pick))
         })
         .collect();
     let nodes: Html = graph
@@ -93,6 +100,7 @@ pub fn StepsPanel() -> Html {
                 </div>
                 {detail}
             </div>
+            <SyncCard />
             <div class="steps-canvas">
                 <svg class="step-graph" width={w.to_string()} height={h.to_string()}
                     viewBox={format!("0 0 {w} {h}")} role="img" aria-label="Step graph">
@@ -173,7 +181,13 @@ fn node(n: &StepNode, own: &[String], selected: bool, onclick: Callback<MouseEve
 /// An edge between two steps: forward edges run from the bottom of one box to the top
 /// of the next; back edges (a wait before its set in program order, a loop-carried
 /// value) loop round the left side, each in its own lane.
-fn edge(g: &StepGraph, e: &StepEdge, lane: usize, selected: Option<u32>) -> Html {
+fn edge(
+    g: &StepGraph,
+    e: &StepEdge,
+    lane: usize,
+    selected: Option<u32>,
+    pick: Option<Callback<MouseEvent>>,
+) -> Html {
     let (Some(a), Some(b)) = (g.node(e.from), g.node(e.to)) else {
         return html! {};
     };
@@ -212,8 +226,10 @@ fn edge(g: &StepGraph, e: &StepEdge, lane: usize, selected: Option<u32>) -> Html
     let label = e.label.clone().map(|l| {
         html! { <text x={lx.to_string()} y={ly.to_string()} class="edge-label" text-anchor={anchor}>{l}</text> }
     });
+    let clickable = pick.is_some();
     html! {
-        <g class={classes!("edge", touches.then_some("edge-active"))}>
+        <g class={classes!("edge", touches.then_some("edge-active"), clickable.then_some("edge-pick"))}
+            onclick={pick} data-testid={clickable.then_some("sync-edge")}>
             <path d={d} class={class} marker-end={marker} fill="none" />
             {label}
         </g>
