@@ -242,6 +242,13 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             Ok(n.parse::<u32>().unwrap_or(0) > 0)
         })
         .await?;
+        // Each race names the pair `auto` places for it.
+        let fix = page
+            .wait_for("[data-testid=race-fix]")
+            .await?
+            .text()
+            .await?;
+        ensure!(fix.starts_with("auto orders it"), "the race's fix: {fix}");
         page.screenshot("playground-races").await?;
 
         // A syntax error is underlined in the editor.

@@ -331,7 +331,11 @@ impl Compiled {
             }
         };
         let buffers = crate::liveness::slots(&buffers, &result.trace, &result.accesses);
+        let fixes = race_fixes(&self.options, &self.text, &result.races);
         let mut sim = sim_output(&mut result);
+        for (race, fix) in sim.races.iter_mut().zip(fixes) {
+            race.fix = Some(fix);
+        }
         sim.buffers = buffers;
         let trace = TraceSource {
             sim: sim::SimResult {
@@ -353,6 +357,43 @@ impl Compiled {
 /// `run::ablate`, as `tilescope run --ablate`).
 pub fn ablate(source: &str, options: &CompileOptions, seed: u64) -> Vec<run::Ablation> {
     run::ablate(source, &core_options(options), &[], seed)
+}
+
+/// For each race of a run compiled without sync, the pair `auto` places that orders it
+/// (core's `explain::race_fix`, as `tilescope run --sync none` prints it); none for a
+/// run with sync.
+fn race_fixes(options: &compile::CompileOptions, text: &str, races: &[sim::Race]) -> Vec<String> {
+    if options.sync != SyncStrategy::None || races.is_empty() {
+        return Vec::new();
+    }
+    let auto = compile::compile(
+        text,
+        &compile::CompileOptions {
+            sync: SyncStrategy::Auto,
+            ..options.clone()
+        },
+    );
+    let rows = auto
+        .sync
+        .as_ref()
+        .map(|report| tilescope::explain::sync_rows(report, auto.program.as_ref(), text))
+        .unwrap_or_default();
+    let line = |s: &tilescope::explain::Site| s.line.map_or("-".to_string(), |l| l.to_string());
+    races
+        .iter()
+        .map(|race| match tilescope::explain::race_fix(race, &rows, text) {
+            Some(r) => format!(
+                "auto orders it with a {} → {} pair ({} on {}): set after line {}, wait before line {}",
+                r.src.name(),
+                r.dst.name(),
+                r.kind,
+                r.buffer.as_deref().unwrap_or("-"),
+                line(&r.producer),
+                line(&r.consumer)
+            ),
+            None => "auto orders it through a chain of other pairs".to_string(),
+        })
+        .collect()
 }
 
 /// Grades `source` for the lesson with id `lesson` with core's grader (the one
@@ -521,6 +562,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
                     .clone()
                     .unwrap_or_else(|| race.space.name().to_string()),
                 count: race.count,
+                fix: None,
             })
             .collect(),
         errors: r
@@ -689,6 +731,25 @@ mod tests {
         assert!(shared(Pipe::MTE2) > 0 && shared(Pipe::MTE3) > 0);
         assert!(sim.lanes.iter().all(|l| l.shared_bandwidth <= l.busy));
         assert_eq!(shared(Pipe::V), 0);
+    }
+
+    #[test]
+    fn without_sync_each_race_names_the_pair_auto_places() {
+        let options = CompileOptions {
+            sync: SyncMode::None,
+            ..CompileOptions::default()
+        };
+        let (_, sim) = run(example("elementwise"), &options, 0);
+        let (sim, _) = sim.expect("it simulates");
+        assert!(!sim.races.is_empty());
+        assert!(sim.races.iter().all(|r| r.fix.is_some()));
+        assert!(sim.races.iter().any(|r| r
+            .fix
+            .as_deref()
+            .is_some_and(|f| f.starts_with("auto orders it with a MTE2 → V pair (RAW on t)"))));
+        // With sync there is nothing to fix.
+        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        assert!(sim.expect("it simulates").0.races.is_empty());
     }
 
     #[test]

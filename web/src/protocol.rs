@@ -307,6 +307,8 @@ pub struct Race {
     /// Memory space or tensor name.
     pub place: String,
     pub count: u64,
+    /// In a run without sync: the pair `auto` places that orders these two accesses.
+    pub fix: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

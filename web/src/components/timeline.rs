@@ -563,6 +563,9 @@ pub fn race_row(app: &AppContext, r: &Race) -> Html {
             <div class="race-msg">{format!("{} ({} ×{})", r.message, r.place, r.count)}</div>
             {side(&r.first)}
             {side(&r.second)}
+            if let Some(fix) = &r.fix {
+                <div class="race-fix" data-testid="race-fix">{fix.clone()}</div>
+            }
         </li>
     }
 }
