@@ -232,6 +232,28 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?
             .click()
             .await?;
+
+        // Compare: the same kernel under sync barrier, both runs on one axis.
+        page.tab("Compare").await?;
+        page.wait_for("[data-testid=compare-start]")
+            .await?
+            .click()
+            .await?;
+        let summary = page
+            .wait_for("[data-testid=compare-summary]")
+            .await?
+            .text()
+            .await?;
+        let cycles_row = summary
+            .lines()
+            .find(|l| l.starts_with("cycles"))
+            .with_context(|| format!("no cycles row in {summary}"))?;
+        ensure!(
+            cycles_row.contains(&cycles.to_string()) && cycles_row.contains('+'),
+            "barrier should take longer than auto: {cycles_row}"
+        );
+        page.wait_for(".cmp-run .cmp-bar").await?;
+        page.screenshot("playground-compare").await?;
         page.wait_for("[data-testid=sync-select]")
             .await?
             .select_by_value("none")

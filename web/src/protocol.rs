@@ -37,6 +37,14 @@ pub enum Request {
         lesson: String,
         source: String,
     },
+    /// Compile and simulate under a second option set (the Compare panel); answered by
+    /// `Simulated`, whose diagnostics say why when it did not compile.
+    Compare {
+        id: RequestId,
+        source: String,
+        options: CompileOptions,
+        seed: u64,
+    },
     /// Run the kernel without each optional pass in turn; answered by `Ablated`. The
     /// page asks once a result has been on screen for a moment, so it never delays one.
     Ablate {
@@ -53,7 +61,10 @@ pub enum Request {
 impl Request {
     pub fn id(&self) -> RequestId {
         match self {
-            Request::Compile { id, .. } | Request::Ablate { id, .. } | Request::Trace { id } => *id,
+            Request::Compile { id, .. }
+            | Request::Compare { id, .. }
+            | Request::Ablate { id, .. }
+            | Request::Trace { id } => *id,
             #[cfg(feature = "lessons")]
             Request::Grade { id, .. } => *id,
         }

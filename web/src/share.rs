@@ -27,16 +27,18 @@ pub enum Panel {
     Assembly,
     Output,
     Problems,
+    Compare,
 }
 
 impl Panel {
-    pub const ALL: [Panel; 6] = [
+    pub const ALL: [Panel; 7] = [
         Panel::Passes,
         Panel::Steps,
         Panel::Timeline,
         Panel::Assembly,
         Panel::Output,
         Panel::Problems,
+        Panel::Compare,
     ];
 
     pub fn title(self) -> &'static str {
@@ -47,6 +49,7 @@ impl Panel {
             Panel::Assembly => "Assembly",
             Panel::Output => "Output",
             Panel::Problems => "Problems",
+            Panel::Compare => "Compare",
         }
     }
 }
@@ -75,6 +78,9 @@ pub struct ViewState {
     /// student's code for it.
     #[serde(default)]
     pub lesson: Option<String>,
+    /// The second option set of the Compare panel (`options` is the first).
+    #[serde(default)]
+    pub compare: Option<CompileOptions>,
 }
 
 /// The format version lives inside the JSON as well as in the prefix, so a v2 reader can
@@ -302,6 +308,7 @@ fn empty_view() -> ViewState {
         cursor: 0,
         seed: 0,
         lesson: None,
+        compare: None,
     }
 }
 
@@ -343,11 +350,30 @@ fn lenient_view(value: &serde_json::Value, problems: &mut Vec<ShareError>) -> Op
             Err(_) => problems.push(unknown_value("panel", panel)),
         }
     }
+    if let Some(compare) = value.get("compare").filter(|c| !c.is_null()) {
+        match lenient_options(compare, problems) {
+            Some(options) => view.compare = Some(options),
+            None => problems.push(unknown_value("compare", compare)),
+        }
+    }
     let Some(options) = value.get("options") else {
         return Some(view);
     };
+    view.options = lenient_options(options, problems).unwrap_or_default();
+    Some(view)
+}
+
+/// Compile options field by field: an unknown value falls back to its default with a
+/// message. `None` when `options` is not an object.
+fn lenient_options(
+    options: &serde_json::Value,
+    problems: &mut Vec<ShareError>,
+) -> Option<CompileOptions> {
+    use serde_json::Value;
+    options.as_object()?;
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
     let defaults = CompileOptions::default();
-    view.options = CompileOptions {
+    Some(CompileOptions {
         preset: lenient_field(options, "preset", defaults.preset, problems),
         sync: lenient_field(options, "sync", defaults.sync, problems),
         alias: lenient_field(options, "alias", defaults.alias, problems),
@@ -357,8 +383,7 @@ fn lenient_view(value: &serde_json::Value, problems: &mut Vec<ShareError>) -> Op
             .unwrap_or(defaults.multibuffer_auto),
         kernel: text(options, "kernel"),
         disabled_passes: disabled_passes(options, problems),
-    };
-    Some(view)
+    })
 }
 
 /// The optional passes a link turns off; a name that is not an optional pass is
@@ -625,6 +650,10 @@ mod tests {
             cursor: 1234,
             seed: 7,
             lesson: cfg!(feature = "lessons").then(|| "08-multi-buffering".into()),
+            compare: Some(CompileOptions {
+                sync: SyncMode::None,
+                ..CompileOptions::default()
+            }),
         }
     }
 

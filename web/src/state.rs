@@ -150,6 +150,17 @@ pub struct AppState {
     pub ablation: Option<Rc<Vec<Ablation>>>,
     /// The ablation request in flight.
     pub ablating: Option<RequestId>,
+    /// The run under the Compare panel's second option set, for the text on screen.
+    pub compare_sim: Option<Rc<Compared>>,
+    /// The compare request in flight.
+    pub comparing: Option<RequestId>,
+}
+
+/// The Compare panel's second run: its simulation, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Compared {
+    Ran(Box<SimOutput>),
+    Failed(String),
 }
 
 impl Default for AppState {
@@ -170,6 +181,7 @@ pub fn default_view() -> ViewState {
         cursor: 0,
         seed: 0,
         lesson: None,
+        compare: None,
     }
 }
 
@@ -219,6 +231,13 @@ pub enum Action {
     TogglePass(String),
     /// An ablation request for the result on screen went to the worker.
     AblateSent(RequestId),
+    /// Set (or clear) the Compare panel's second option set.
+    SetCompare(Option<CompileOptions>),
+    /// A compare request went to the worker.
+    CompareSent(RequestId),
+    /// Set one option (`preset`, `sync`, `alias`) of the Compare panel's second set by
+    /// its name; an unknown value changes nothing.
+    SetCompareOption(&'static str, String),
     /// What the open lesson's pane does (only with the lesson track).
     #[cfg(feature = "lessons")]
     Lesson(LessonAction),
@@ -265,6 +284,8 @@ impl AppState {
             example_note_hidden: false,
             ablation: None,
             ablating: None,
+            compare_sim: None,
+            comparing: None,
         }
     }
 
@@ -313,6 +334,8 @@ impl AppState {
         self.sim = None;
         self.ablation = None;
         self.ablating = None;
+        self.compare_sim = None;
+        self.comparing = None;
     }
 
     pub fn apply(&mut self, action: Action) {
@@ -369,6 +392,7 @@ impl AppState {
                 self.simulating = false;
                 self.lesson.grading = None;
                 self.ablating = None;
+                self.comparing = None;
                 self.worker_restarts += 1;
                 self.banner = Some(Banner::error(format!(
                     "The compiler stopped ({message}) and was restarted; your text is kept."
@@ -387,6 +411,9 @@ impl AppState {
                 }
                 if self.ablating == Some(id) {
                     self.ablating = None;
+                }
+                if self.comparing == Some(id) {
+                    self.comparing = None;
                 }
                 self.worker_restarts += 1;
                 self.banner = Some(Banner {
@@ -433,6 +460,29 @@ impl AppState {
                 self.invalidate();
             }
             Action::AblateSent(id) => self.ablating = Some(id),
+            Action::SetCompare(options) => {
+                self.view.compare = options;
+                self.compare_sim = None;
+                self.comparing = None;
+            }
+            Action::CompareSent(id) => self.comparing = Some(id),
+            Action::SetCompareOption(field, value) => {
+                let Some(mut b) = self.view.compare.clone() else {
+                    return;
+                };
+                match field {
+                    "preset" => b.preset = Preset::from_name(&value).unwrap_or(b.preset),
+                    "sync" => b.sync = SyncMode::from_name(&value).unwrap_or(b.sync),
+                    "alias" => {
+                        b.alias = AliasMode::ALL
+                            .into_iter()
+                            .find(|a| a.name() == value)
+                            .unwrap_or(b.alias)
+                    }
+                    _ => {}
+                }
+                self.apply(Action::SetCompare(Some(b)));
+            }
             #[cfg(feature = "lessons")]
             Action::Lesson(action) => self.lesson_action(action),
         }
@@ -512,6 +562,18 @@ impl AppState {
         #[cfg(feature = "lessons")]
         if let Response::Graded { id, grade } = response {
             self.graded(id, grade);
+            return;
+        }
+        // The Compare panel's run answers as a simulation of its own request.
+        if self.comparing.is_some() && self.comparing == Some(response.id()) {
+            if let Response::Simulated { sim, .. } = response {
+                self.comparing = None;
+                let failed = sim.lanes.is_empty() && !sim.diagnostics.is_empty();
+                self.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
+                    Some(d) if failed => Compared::Failed(d.message.clone()),
+                    _ => Compared::Ran(Box::new(sim)),
+                }));
+            }
             return;
         }
         if let Response::Ablated { id, ablation } = response {
@@ -987,5 +1049,40 @@ mod tests {
         s.apply(Action::SetSource("edited again".into()));
         s.apply(Action::Received(ablation(4)));
         assert!(s.ablation.is_none(), "answered for an edited text");
+    }
+
+    #[test]
+    fn a_compare_run_belongs_to_the_text_and_options_on_screen() {
+        let mut s = AppState::default();
+        let b = CompileOptions {
+            sync: SyncMode::Barrier,
+            ..CompileOptions::default()
+        };
+        s.apply(Action::SetCompare(Some(b.clone())));
+        assert_eq!(s.view.compare, Some(b));
+        let compared = |id| {
+            Box::new(Response::Simulated {
+                id,
+                sim: SimOutput {
+                    cycles: 9,
+                    ..SimOutput::default()
+                },
+            })
+        };
+        s.apply(Action::CompareSent(2));
+        s.apply(Action::Received(compared(1)));
+        assert!(s.compare_sim.is_none(), "an older request's answer");
+        s.apply(Action::Received(compared(2)));
+        assert!(matches!(s.compare_sim.as_deref(), Some(Compared::Ran(sim)) if sim.cycles == 9));
+        s.apply(Action::SetSource("edited".into()));
+        assert!(s.compare_sim.is_none(), "an edit drops it");
+        s.apply(Action::SetCompareOption("sync", "none".into()));
+        s.apply(Action::SetCompareOption("preset", "turbo".into()));
+        assert_eq!(
+            s.view.compare.as_ref().map(|b| (b.sync, b.preset)),
+            Some((SyncMode::None, Preset::Teach))
+        );
+        s.apply(Action::SetCompare(None));
+        assert_eq!(s.view.compare, None);
     }
 }

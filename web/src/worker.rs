@@ -14,7 +14,8 @@ use std::cell::RefCell;
 use gloo::worker::{HandlerId, Worker, WorkerScope};
 
 use crate::engine;
-use crate::protocol::{Request, RequestId, Response};
+use crate::options::CompileOptions;
+use crate::protocol::{Request, RequestId, Response, SimOutput};
 
 /// A comment that makes the worker panic, to test crash recovery (see the module docs
 /// and the help overlay's "For developers" note).
@@ -55,6 +56,57 @@ fn close_self() {
 #[cfg(not(target_arch = "wasm32"))]
 fn close_self() {}
 
+impl CompileWorker {
+    /// Compiles (as a kernel, or an assembly lesson's program when `asm`) and simulates.
+    /// The editor's request (`answer_compile`) gets the passes first and keeps the run
+    /// for the trace download; the Compare panel's gets only the simulation, whose
+    /// diagnostics say why when there is none.
+    fn compile_and_run(
+        &mut self,
+        scope: &WorkerScope<Self>,
+        handler: HandlerId,
+        id: RequestId,
+        (source, options, seed, asm): (&str, &CompileOptions, u64, bool),
+        answer_compile: bool,
+    ) {
+        let compiled = engine::Compiled::for_source(source, options, asm);
+        let output = compiled.output();
+        let simulating = output.error_count() == 0 && !output.asm.is_empty();
+        let diagnostics = if answer_compile {
+            scope.respond(
+                handler,
+                Response::Compiled {
+                    id,
+                    output,
+                    simulating,
+                },
+            );
+            Vec::new()
+        } else {
+            output.diagnostics
+        };
+        let ran = if simulating {
+            compiled.simulate(seed)
+        } else {
+            None
+        };
+        let sim = match ran {
+            Some((sim, trace)) => {
+                if answer_compile {
+                    self.last = Some(trace);
+                }
+                sim
+            }
+            None if answer_compile => return,
+            None => SimOutput {
+                diagnostics,
+                ..SimOutput::default()
+            },
+        };
+        scope.respond(handler, Response::Simulated { id, sim });
+    }
+}
+
 impl Worker for CompileWorker {
     type Message = ();
     type Input = Request;
@@ -85,32 +137,15 @@ impl Worker for CompileWorker {
                     // Deliberate: the documented debug hook above.
                     panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
                 }
-                // Passes first, so they appear while the simulator runs.
-                let compiled = engine::Compiled::for_source(&source, &options, asm);
-                let output = compiled.output();
-                let simulating = output.error_count() == 0 && !output.asm.is_empty();
-                scope.respond(
-                    handler,
-                    Response::Compiled {
-                        id,
-                        output,
-                        simulating,
-                    },
-                );
-                if simulating {
-                    let sim = compiled.simulate(seed).map(|(sim, trace)| {
-                        self.last = Some(trace);
-                        sim
-                    });
-                    scope.respond(
-                        handler,
-                        Response::Simulated {
-                            id,
-                            sim: sim.unwrap_or_default(),
-                        },
-                    );
-                }
+                self.compile_and_run(scope, handler, id, (&source, &options, seed, asm), true);
             }
+            // The Compare panel's second run: the same path, answered by its simulation.
+            Request::Compare {
+                source,
+                options,
+                seed,
+                ..
+            } => self.compile_and_run(scope, handler, id, (&source, &options, seed, false), false),
             #[cfg(feature = "lessons")]
             Request::Grade { lesson, source, .. } => {
                 let grade = engine::grade(&lesson, &source);

@@ -63,6 +63,7 @@ proptest! {
             cursor,
             seed: 0,
             lesson,
+            compare: None,
         };
         prop_assert_eq!(decode(&encode(&view)), Ok(view));
     }

@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, example_note::ExampleNote, gallery::Gallery, help::Help,
-    panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar, editor::Editor, example_note, gallery::Gallery, help::Help, panels::Panels,
+    statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
 use crate::codec::Postcard;
 use crate::dom;
@@ -261,6 +261,35 @@ pub fn App() -> Html {
         );
     }
 
+    // The Compare panel's second run, after the first (the worker answers in order).
+    {
+        let link = Rc::clone(&link);
+        let dispatcher = state.dispatcher();
+        let key = (
+            state.view.source.clone(),
+            state.view.options.clone(),
+            state.view.compare.clone(),
+            state.view.seed,
+        );
+        use_effect_with(key, move |(source, _, compare, seed)| {
+            let request = compare
+                .clone()
+                .map(|options| (source.clone(), options, *seed));
+            let timeout = request.map(|(source, options, seed)| {
+                Timeout::new(DEBOUNCE_MS, move || {
+                    let id = link.send_other(|id| Request::Compare {
+                        id,
+                        source,
+                        options,
+                        seed,
+                    });
+                    dispatcher.dispatch(Action::CompareSent(id));
+                })
+            });
+            move || drop(timeout)
+        });
+    }
+
     // What each optional pass buys, once a simulation has been on screen for a moment:
     // the worker runs the kernel again without each, which must never delay a result.
     {
@@ -356,7 +385,7 @@ pub fn App() -> Html {
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
                         {lesson}
-                        <ExampleNote />
+                        {example_note::example_note(&state)}
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">

@@ -4,18 +4,18 @@
 
 use yew::prelude::*;
 
-use super::use_app;
+use super::AppContext;
 use crate::examples;
 use crate::state::Action;
 
-#[function_component]
-pub fn ExampleNote() -> Html {
-    let app = use_app();
+/// A view function, not a component: `App` holds the state it reads.
+pub fn example_note(app: &AppContext) -> Html {
     let example = app.view.example.as_deref().and_then(examples::find);
     let Some(example) = example.filter(|_| app.view.lesson.is_none() && !app.example_note_hidden)
     else {
         return html! {};
     };
+    let app = app.clone();
     let dismiss = Callback::from(move |_| app.dispatch(Action::HideExampleNote));
     html! {
         <div class="example-note" data-testid="example-note">

@@ -5,6 +5,7 @@ pub mod app;
 pub mod assembly;
 pub mod banner;
 pub mod buffers;
+pub mod compare;
 pub mod dialog;
 pub mod editor;
 pub mod example_note;

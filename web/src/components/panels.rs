@@ -3,8 +3,8 @@
 use yew::prelude::*;
 
 use super::{
-    assembly::AssemblyPanel, output::OutputPanel, passes::PassesPanel, problems::ProblemsPanel,
-    steps::StepsPanel, timeline::TimelinePanel, use_app,
+    assembly::AssemblyPanel, compare::ComparePanel, output::OutputPanel, passes::PassesPanel,
+    problems::ProblemsPanel, steps::StepsPanel, timeline::TimelinePanel, use_app,
 };
 use crate::share::Panel;
 use crate::state::Action;
@@ -38,6 +38,7 @@ pub fn Panels() -> Html {
         Panel::Assembly => html! { <AssemblyPanel /> },
         Panel::Output => html! { <OutputPanel /> },
         Panel::Problems => html! { <ProblemsPanel /> },
+        Panel::Compare => html! { <ComparePanel /> },
     };
     html! {
         <div class="panels">

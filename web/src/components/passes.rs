@@ -6,7 +6,7 @@
 use tilescope::diag::Span;
 use yew::prelude::*;
 
-use super::{panels::EmptyState, use_app};
+use super::{panels::EmptyState, use_app, AppContext};
 use crate::diff::{self, DiffKind};
 use crate::share::Panel;
 use crate::state::Action;
@@ -174,7 +174,7 @@ pub fn PassesPanel() -> Html {
                 <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
                     { for list }
                 </ol>
-                <PassSwitches />
+                {pass_switches(&app)}
             </div>
             <div class="pass-view">
                 <div class="pass-head">
@@ -207,24 +207,9 @@ fn format_micros(us: u64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::format_micros;
-
-    #[test]
-    fn pass_times_show_tenths_of_a_millisecond() {
-        assert_eq!(format_micros(0), "<0.1 ms");
-        assert_eq!(format_micros(99), "<0.1 ms");
-        assert_eq!(format_micros(199), "0.2 ms");
-        assert_eq!(format_micros(2_000), "2.0 ms");
-    }
-}
-
 /// A switch per optional pass, with what it buys: the cycles of the run on screen
 /// against the run without it (measured by the worker once the result has settled).
-#[function_component]
-fn PassSwitches() -> Html {
-    let app = use_app();
+fn pass_switches(app: &AppContext) -> Html {
     let cycles = app.sim.as_ref().map(|s| s.cycles);
     let rows = tilescope::passes::optional_passes().into_iter().map(|name| {
         let on = !app.view.options.disabled_passes.iter().any(|p| p == name);
@@ -262,5 +247,18 @@ fn PassSwitches() -> Html {
             <div class="pass-switches-head" title="Optional passes: turn one off to see what it buys">{"optional passes"}</div>
             <ul>{ for rows }</ul>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_micros;
+
+    #[test]
+    fn pass_times_show_tenths_of_a_millisecond() {
+        assert_eq!(format_micros(0), "<0.1 ms");
+        assert_eq!(format_micros(99), "<0.1 ms");
+        assert_eq!(format_micros(199), "0.2 ms");
+        assert_eq!(format_micros(2_000), "2.0 ms");
     }
 }

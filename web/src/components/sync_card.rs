@@ -6,7 +6,7 @@
 use tilescope::explain::{Site, SyncRow};
 use yew::prelude::*;
 
-use super::use_app;
+use super::AppContext;
 use crate::state::Action;
 use crate::text;
 
@@ -29,9 +29,10 @@ fn at(site: &Site) -> String {
     }
 }
 
-#[function_component]
-pub fn SyncCard() -> Html {
-    let app = use_app();
+/// The card of the pair the selected instruction belongs to (nothing when it is not a
+/// `set_flag` or `wait_flag`). A view function, not a component: the panels that show
+/// it already hold the app state.
+pub fn sync_card(app: &AppContext) -> Html {
     let row = app
         .selected_instr
         .and_then(|i| app.compile.as_ref()?.sync_of(i).cloned());

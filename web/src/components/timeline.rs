@@ -15,7 +15,7 @@ use yew::prelude::*;
 
 use super::buffers::BufferList;
 use super::timeline_draw::{self, canvas_height, Scene, AXIS_H, LANE_H};
-use super::{panels::EmptyState, sync_card::SyncCard, use_app, AppContext};
+use super::{panels::EmptyState, sync_card, use_app, AppContext};
 use crate::lanes::{self, StepUnit, Window};
 use crate::palette::pipe_color;
 use crate::protocol::{Race, SimOutput};
@@ -412,7 +412,7 @@ pub fn TimelinePanel() -> Html {
                     {tooltip}
                 </div>
             </div>
-            <SyncCard />
+            {sync_card::sync_card(&app)}
             <div class="tl-at-cursor">
                 <CursorReadout sim={Rc::clone(&sim)} />
                 <BufferList sim={Rc::clone(&sim)} />
