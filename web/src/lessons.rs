@@ -2,8 +2,10 @@
 //! files and grader as `tilescope lesson`) and the student's progress, the best medal
 //! earned in each lesson, which the page keeps in local storage.
 
+#[cfg(feature = "lessons")]
 use std::collections::BTreeMap;
 
+#[cfg(feature = "lessons")]
 use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "lessons")]
@@ -34,10 +36,17 @@ pub fn find(id: &str) -> Option<&'static Lesson> {
 }
 
 /// The best medal earned in each lesson, by lesson id.
+#[cfg(feature = "lessons")]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Progress(BTreeMap<String, Medal>);
 
+/// Without the lesson track there are no medals.
+#[cfg(not(feature = "lessons"))]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {}
+
+#[cfg(feature = "lessons")]
 impl Progress {
     /// Keeps the better of the recorded medal and `medal`; true if that changed anything.
     pub fn record(&mut self, id: &str, medal: Medal) -> bool {

@@ -7,7 +7,9 @@ use tilescope::diag::Span;
 use yew::Reducible;
 
 use crate::examples;
-use crate::lessons::{self, Grade, Lesson, Progress};
+#[cfg(feature = "lessons")]
+use crate::lessons::Grade;
+use crate::lessons::{self, Lesson, Progress};
 use crate::options::{AliasMode, CompileOptions, Preset, SyncMode};
 use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
 use crate::share::{Panel, ViewState};
@@ -94,6 +96,7 @@ pub struct Jump {
 /// checked. Reset when a lesson is opened; the medals earned are in `progress`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LessonSession {
+    #[cfg(feature = "lessons")]
     pub grade: Option<Rc<Grade>>,
     /// The grade request in flight.
     pub grading: Option<RequestId>,
@@ -102,6 +105,7 @@ pub struct LessonSession {
     pub solution_shown: bool,
 }
 
+#[cfg(feature = "lessons")]
 impl LessonSession {
     /// The reference solution may be shown: after a pass, or after
     /// `SOLUTION_AFTER_TRIES` checks.
@@ -287,6 +291,14 @@ impl AppState {
             compare_sim: None,
             comparing: None,
         }
+    }
+
+    /// Lessons passed, for the toolbar.
+    pub fn lessons_passed(&self) -> usize {
+        #[cfg(feature = "lessons")]
+        return self.progress.passed();
+        #[cfg(not(feature = "lessons"))]
+        0
     }
 
     /// The lesson open beside the editor.

@@ -364,9 +364,7 @@ pub fn App() -> Html {
     }
 
     // Medals survive reloads.
-    use_effect_with(state.progress.clone(), |progress| {
-        dom::save_progress(progress)
-    });
+    use_effect_with(state.progress.clone(), dom::save_progress);
 
     let on_trace = {
         let link = Rc::clone(&link);

@@ -135,8 +135,8 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
             if !lessons::all().is_empty() {
                 <button class="tb-button" data-testid="lessons" onclick={open(Overlay::Lessons)} title="The graded lesson track (l)">
                     {"Lessons"}
-                    if app.progress.passed() > 0 {
-                        <span class="tb-value">{format!("{}/{}", app.progress.passed(), lessons::all().len())}</span>
+                    if app.lessons_passed() > 0 {
+                        <span class="tb-value">{format!("{}/{}", app.lessons_passed(), lessons::all().len())}</span>
                     }
                 </button>
             }
