@@ -180,6 +180,23 @@ pub fn race_fix<'a>(race: &Race, auto: &'a [SyncRow], source: &str) -> Option<&'
     })
 }
 
+/// [`race_fix`]'s answer as a sentence; `at` writes a source position (`file:line:col`
+/// in the CLI, `line N` in the playground).
+pub fn race_fix_text(fix: Option<&SyncRow>, at: &dyn Fn(&Site) -> String) -> String {
+    match fix {
+        Some(r) => format!(
+            "auto orders it with a {} -> {} pair ({} on {}): set_flag after {}, wait_flag before {}",
+            r.src.name(),
+            r.dst.name(),
+            r.kind,
+            r.buffer.as_deref().unwrap_or("-"),
+            at(&r.producer),
+            at(&r.consumer)
+        ),
+        None => "auto orders it through a chain of other pairs".to_string(),
+    }
+}
+
 fn kind(p: &PairInfo) -> String {
     match (p.reason, p.hazard) {
         (Reason::Hazard, Some(h)) => h.name().to_string(),

@@ -378,20 +378,13 @@ fn race_fixes(options: &compile::CompileOptions, text: &str, races: &[sim::Race]
         .as_ref()
         .map(|report| tilescope::explain::sync_rows(report, auto.program.as_ref(), text))
         .unwrap_or_default();
-    let line = |s: &tilescope::explain::Site| s.line.map_or("-".to_string(), |l| l.to_string());
+    let line =
+        |s: &tilescope::explain::Site| s.line.map_or("-".to_string(), |l| format!("line {l}"));
     races
         .iter()
-        .map(|race| match tilescope::explain::race_fix(race, &rows, text) {
-            Some(r) => format!(
-                "auto orders it with a {} → {} pair ({} on {}): set after line {}, wait before line {}",
-                r.src.name(),
-                r.dst.name(),
-                r.kind,
-                r.buffer.as_deref().unwrap_or("-"),
-                line(&r.producer),
-                line(&r.consumer)
-            ),
-            None => "auto orders it through a chain of other pairs".to_string(),
+        .map(|race| {
+            let fix = tilescope::explain::race_fix(race, &rows, text);
+            tilescope::explain::race_fix_text(fix, &line)
         })
         .collect()
 }
@@ -746,7 +739,7 @@ mod tests {
         assert!(sim.races.iter().any(|r| r
             .fix
             .as_deref()
-            .is_some_and(|f| f.starts_with("auto orders it with a MTE2 → V pair (RAW on t)"))));
+            .is_some_and(|f| f.starts_with("auto orders it with a MTE2 -> V pair (RAW on t)"))));
         // With sync there is nothing to fix.
         let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
         assert!(sim.expect("it simulates").0.races.is_empty());

@@ -6,7 +6,7 @@ use crate::io::{self, print_json};
 use crate::{report, Failed};
 use serde_json::json;
 use tilescope::compile::{compile, CompileOptions, SyncStrategy};
-use tilescope::explain::{race_fix, sync_rows, Site, SyncRow};
+use tilescope::explain::{race_fix, race_fix_text, sync_rows, Site, SyncRow};
 use tilescope::npy;
 use tilescope::run::{run as run_kernel, RunResult};
 use tilescope::sim::SimResult;
@@ -82,18 +82,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
         };
         let fixes: Vec<String> = fixes
             .iter()
-            .map(|fix| match fix {
-                Some(r) => format!(
-                    "auto orders it with a {} -> {} pair ({} on {}): set_flag after {}, wait_flag before {}",
-                    r.src.name(),
-                    r.dst.name(),
-                    r.kind,
-                    r.buffer.as_deref().unwrap_or("-"),
-                    at(&r.producer),
-                    at(&r.consumer)
-                ),
-                None => "auto orders it through a chain of other pairs".to_string(),
-            })
+            .map(|fix| race_fix_text(fix.as_ref(), &at))
             .collect();
         print!("{}", text(&result, &locate, &fixes));
         for a in ablation.iter().flatten() {
