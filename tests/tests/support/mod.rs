@@ -62,9 +62,8 @@ pub struct Page {
 pub async fn with_page(test: impl AsyncFnOnce(&Page) -> Result<()>) -> Result<()> {
     let dist = dist_dir()?;
     let server = StaticServer::start(&dist)?;
-    let driver = Chromedriver::start()?;
     let profile = tempfile::tempdir().context("creating a Chromium profile directory")?;
-    let client = connect(&driver.url(), profile.path()).await?;
+    let (_driver, client) = start_session(profile.path()).await?;
     let page = Page {
         client,
         base_url: server.url(),
@@ -75,8 +74,25 @@ pub async fn with_page(test: impl AsyncFnOnce(&Page) -> Result<()>) -> Result<()
         .close()
         .await
         .context("closing the WebDriver session");
-    // The server, chromedriver and profile directory are released here, in that order.
+    // Chromedriver, the profile directory and the server are released here.
     outcome.and(closed)
+}
+
+/// Chromedriver and a session on it. Chromedriver listens on a port picked just before
+/// it starts, which a parallel test's server can take first (the session request then
+/// reaches the wrong process): a failed start is retried on a new port.
+async fn start_session(profile: &Path) -> Result<(Chromedriver, Client)> {
+    const ATTEMPTS: usize = 3;
+    let mut last = None;
+    for _ in 0..ATTEMPTS {
+        let driver = Chromedriver::start()?;
+        match connect(&driver.url(), profile).await {
+            Ok(client) => return Ok((driver, client)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| anyhow::anyhow!("no WebDriver session")))
+        .with_context(|| format!("no Chromium session after {ATTEMPTS} attempts"))
 }
 
 async fn connect(webdriver_url: &str, profile: &Path) -> Result<Client> {
