@@ -36,20 +36,13 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.open("/").await?;
         page.wait_for_text(".brand-name", "tilescope").await?;
         // The first screen: the default example's teaching text and its timeline.
-        let note = page
-            .wait_for("[data-testid=example-note]")
-            .await?
-            .text()
-            .await?;
+        let note = page.text_of("[data-testid=example-note]").await?;
         ensure!(note.starts_with("Elementwise"), "the first note: {note}");
         page.wait_for("[data-testid=lane-MTE2]").await?;
         page.screenshot("playground-first-screen").await?;
         // Pick the tiled matmul from the gallery.
-        page.wait_for(".tb-examples").await?.click().await?;
-        page.wait_for("[data-example=matmul_tiled]")
-            .await?
-            .click()
-            .await?;
+        page.click(".tb-examples").await?;
+        page.click("[data-example=matmul_tiled]").await?;
         page.tab("Passes").await?;
         page.wait_for("[data-testid=pass-item]").await?;
         page.wait_for("[data-testid=ir-view]").await?;
@@ -77,21 +70,11 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
 
         // The step graph; clicking a step switches the IR to form-steps.
         page.tab("Steps").await?;
-        page.wait_for("[data-testid=step-node]")
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=step-node]").await?;
         page.screenshot("playground-steps").await?;
         // A sync edge between two steps opens the card of its pair.
-        page.wait_for("[data-testid=sync-edge]")
-            .await?
-            .click()
-            .await?;
-        let card = page
-            .wait_for("[data-testid=sync-card]")
-            .await?
-            .text()
-            .await?;
+        page.click("[data-testid=sync-edge]").await?;
+        let card = page.text_of("[data-testid=sync-card]").await?;
         ensure!(card.contains('→'), "the sync edge's card: {card}");
 
         // The timeline has a lane for every pipe the kernel uses.
@@ -110,11 +93,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .send_keys(ARROW_RIGHT)
             .await?;
         page.eventually("the cursor moves", async || {
-            Ok(page
-                .wait_for("[data-testid=cursor-readout-cycle]")
-                .await?
-                .text()
-                .await?
+            Ok(page.text_of("[data-testid=cursor-readout-cycle]").await?
                 != before)
         })
         .await?;
@@ -131,15 +110,8 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             )
             .await?;
         let set = set.as_str().context("a set_flag line")?.to_string();
-        page.wait_for(&format!("[data-instr='{set}']"))
-            .await?
-            .click()
-            .await?;
-        let card = page
-            .wait_for("[data-testid=sync-card]")
-            .await?
-            .text()
-            .await?;
+        page.click(&format!("[data-instr='{set}']")).await?;
+        let card = page.text_of("[data-testid=sync-card]").await?;
         ensure!(
             card.contains('→') && ["RAW", "WAR", "WAW"].iter().any(|k| card.contains(k)),
             "the sync card: {card}"
@@ -158,21 +130,14 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.open(&format!("/#{link}")).await?;
         page.wait_for("[data-testid=lane-MTE1]").await?;
         page.eventually("the restored view shows the same kernel", async || {
-            Ok(page
-                .wait_for(".tb-examples")
-                .await?
-                .text()
-                .await?
+            Ok(page.text_of(".tb-examples").await?
                 .contains("matmul"))
         })
         .await?;
 
         // Without sync, the elementwise kernel races.
-        page.wait_for(".tb-examples").await?.click().await?;
-        page.wait_for("[data-example=elementwise]")
-            .await?
-            .click()
-            .await?;
+        page.click(".tb-examples").await?;
+        page.click("[data-example=elementwise]").await?;
         // First with auto sync, the Output panel: cycles against a bound no run beats,
         // its loads and stores hatched where they shared GM bandwidth, and the output
         // matching the reference.
@@ -188,11 +153,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         )
         .await?;
         let number = async |id: &str| -> Result<u64> {
-            let text = page
-                .wait_for(&format!("[data-testid={id}]"))
-                .await?
-                .text()
-                .await?;
+            let text = page.text_of(&format!("[data-testid={id}]")).await?;
             Ok(text.trim().parse()?)
         };
         let (cycles, bound) = (number("stat-cycles").await?, number("stat-bound").await?);
@@ -207,20 +168,13 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         // What a pass buys: the worker measures the run without each optional pass once
         // the result settles; turning multi-buffer off costs those cycles.
         page.tab("Passes").await?;
-        let effect = page
-            .wait_for("[data-testid=pass-switch][data-pass=multi-buffer] [data-testid=pass-effect]")
-            .await?
-            .text()
-            .await?;
+        let effect = page.text_of("[data-testid=pass-switch][data-pass=multi-buffer] [data-testid=pass-effect]").await?;
         let bought: i64 = effect
             .trim_end_matches(" cycles")
             .parse()
             .with_context(|| format!("multi-buffer's effect {effect:?}"))?;
         ensure!(bought < 0, "multi-buffer buys nothing here: {effect}");
-        page.wait_for("[data-testid=pass-switch][data-pass=multi-buffer] input")
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=pass-switch][data-pass=multi-buffer] input").await?;
         page.tab("Output").await?;
         page.eventually("the run without multi-buffer", async || {
             Ok(number("stat-cycles").await? as i64 == cycles as i64 - bought)
@@ -228,22 +182,12 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         .await?;
         page.screenshot("playground-pass-off").await?;
         page.tab("Passes").await?;
-        page.wait_for("[data-testid=pass-switch][data-pass=multi-buffer] input")
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=pass-switch][data-pass=multi-buffer] input").await?;
 
         // Compare: the same kernel under sync barrier, both runs on one axis.
         page.tab("Compare").await?;
-        page.wait_for("[data-testid=compare-start]")
-            .await?
-            .click()
-            .await?;
-        let summary = page
-            .wait_for("[data-testid=compare-summary]")
-            .await?
-            .text()
-            .await?;
+        page.click("[data-testid=compare-start]").await?;
+        let summary = page.text_of("[data-testid=compare-summary]").await?;
         let cycles_row = summary
             .lines()
             .find(|l| l.starts_with("cycles"))
@@ -265,11 +209,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         })
         .await?;
         // Each race names the pair `auto` places for it.
-        let fix = page
-            .wait_for("[data-testid=race-fix]")
-            .await?
-            .text()
-            .await?;
+        let fix = page.text_of("[data-testid=race-fix]").await?;
         ensure!(fix.starts_with("auto orders it"), "the race's fix: {fix}");
         page.screenshot("playground-races").await?;
 
@@ -291,11 +231,8 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
 async fn the_editor_colours_floor_division_as_the_compiler_reads_it() -> Result<()> {
     with_page(async |page: &Page| {
         page.open("/").await?;
-        page.wait_for(".tb-examples").await?.click().await?;
-        page.wait_for("[data-example=block_permute]")
-            .await?
-            .click()
-            .await?;
+        page.click(".tb-examples").await?;
+        page.click("[data-example=block_permute]").await?;
         // `(b // 4)` divides: four `//` operators in the source, none of them a comment.
         page.eventually("the block permute source is coloured", async || {
             let divisions = page

@@ -17,10 +17,7 @@ fn heading(lesson: &tilescope::lesson::Lesson) -> String {
 
 /// Clicks Check for the `n`th time and waits for that check's verdict.
 async fn check(page: &Page, n: u32) -> Result<String> {
-    page.wait_for("[data-testid=lesson-check]")
-        .await?
-        .click()
-        .await?;
+    page.click("[data-testid=lesson-check]").await?;
     let verdict = page
         .wait_for(&format!("[data-testid=lesson-verdict][data-check='{n}']"))
         .await?;
@@ -36,13 +33,8 @@ async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
     ensure!(wrong != lesson.solution, "the wrong solution differs");
     with_page(async |page: &Page| {
         page.open("/").await?;
-        page.wait_for("[data-testid=lessons]")
-            .await?
-            .click()
-            .await?;
-        page.wait_for(&format!("[data-lesson='{}']", lesson.id))
-            .await?
-            .click()
+        page.click("[data-testid=lessons]").await?;
+        page.click(&format!("[data-lesson='{}']", lesson.id))
             .await?;
         page.wait_for_text(".lesson-heading", &heading(&lesson))
             .await?;
@@ -55,10 +47,7 @@ async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
             verdict.contains("Not yet") && verdict.contains("expected"),
             "the wrong solution: {verdict}"
         );
-        page.wait_for("[data-testid=lesson-hint-button]")
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=lesson-hint-button]").await?;
         page.wait_for_text(
             "[data-testid=lesson-hint]",
             &format!("Hint 1: {}", lesson.hints[0]),
@@ -76,10 +65,7 @@ async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
 
         // The medal is in the track and survives a reload.
         page.open("/").await?;
-        page.wait_for("[data-testid=lessons]")
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=lessons]").await?;
         page.wait_for_text(
             &format!("[data-lesson='{}'] .lesson-medal", lesson.id),
             "🥇 gold",
@@ -97,11 +83,8 @@ async fn a_share_link_opens_the_lesson_with_the_students_code() -> Result<()> {
     let lesson = tilescope::lesson::find(18).map_err(anyhow::Error::msg)?;
     with_page(async |page: &Page| {
         page.open("/").await?;
-        page.wait_for("[data-testid=lessons]").await?.click().await?;
-        page.wait_for(&format!("[data-lesson='{}']", lesson.id))
-            .await?
-            .click()
-            .await?;
+        page.click("[data-testid=lessons]").await?;
+        page.click(&format!("[data-lesson='{}']", lesson.id)).await?;
         // An assembly lesson runs the hand-written program: its race is on the timeline.
         page.eventually("the starter's race is listed", async || {
             let n = page

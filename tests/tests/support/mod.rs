@@ -163,6 +163,24 @@ impl Page {
         }
     }
 
+    /// Clicks the element matching `css` once it exists.
+    pub async fn click(&self, css: &str) -> Result<()> {
+        self.wait_for(css)
+            .await?
+            .click()
+            .await
+            .with_context(|| format!("clicking `{css}`"))
+    }
+
+    /// The text of the element matching `css` once it exists.
+    pub async fn text_of(&self, css: &str) -> Result<String> {
+        self.wait_for(css)
+            .await?
+            .text()
+            .await
+            .with_context(|| format!("reading the text of `{css}`"))
+    }
+
     /// The editor's current text (its `value`, which WebDriver's text does not report).
     pub async fn editor_text(&self) -> Result<String> {
         let value = self

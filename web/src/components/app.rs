@@ -187,6 +187,18 @@ impl WorkerLink {
         id
     }
 
+    /// Sends `make`'s request after `delay` ms, then reports its id to `sent`; dropping
+    /// the returned timeout (an edit in between) cancels it.
+    fn send_later(
+        self: &Rc<Self>,
+        delay: u32,
+        make: impl FnOnce(RequestId) -> Request + 'static,
+        sent: impl FnOnce(RequestId) + 'static,
+    ) -> Timeout {
+        let link = Rc::clone(self);
+        Timeout::new(delay, move || sent(link.send_other(make)))
+    }
+
     /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
     fn request_trace(&self) {
         self.send_other(|id| Request::Trace { id });
@@ -276,15 +288,16 @@ pub fn App() -> Html {
                 .clone()
                 .map(|options| (source.clone(), options, *seed));
             let timeout = request.map(|(source, options, seed)| {
-                Timeout::new(DEBOUNCE_MS, move || {
-                    let id = link.send_other(|id| Request::Compare {
+                link.send_later(
+                    DEBOUNCE_MS,
+                    move |id| Request::Compare {
                         id,
                         source,
                         options,
                         seed,
-                    });
-                    dispatcher.dispatch(Action::CompareSent(id));
-                })
+                    },
+                    move |id| dispatcher.dispatch(Action::CompareSent(id)),
+                )
             });
             move || drop(timeout)
         });
@@ -306,20 +319,21 @@ pub fn App() -> Html {
         use_effect_with(key, move |_| {
             let ready = state.sim.is_some() && !state.is_asm() && state.ablation.is_none();
             let timeout = ready.then(|| {
-                Timeout::new(ABLATE_AFTER_MS, move || {
-                    let (source, options, seed) = (
-                        state.view.source.clone(),
-                        state.view.options.clone(),
-                        state.view.seed,
-                    );
-                    let id = link.send_other(|id| Request::Ablate {
+                let (source, options, seed) = (
+                    state.view.source.clone(),
+                    state.view.options.clone(),
+                    state.view.seed,
+                );
+                link.send_later(
+                    ABLATE_AFTER_MS,
+                    move |id| Request::Ablate {
                         id,
                         source,
                         options,
                         seed,
-                    });
-                    state.dispatch(Action::AblateSent(id));
-                })
+                    },
+                    move |id| state.dispatch(Action::AblateSent(id)),
+                )
             });
             move || drop(timeout)
         });
