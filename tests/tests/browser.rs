@@ -99,6 +99,58 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         .await?;
         page.wait_for("[data-testid=cursor-readout]").await?;
         page.screenshot("playground-timeline").await?;
+        // A flag arrow's head opens the card of its pair; zoom in until the arrows in
+        // the window are few enough to click.
+        let timeline = page.wait_for(".timeline").await?;
+        for _ in 0..10 {
+            let heads = page
+                .eval("return document.querySelectorAll('[data-testid=flag-arrow]').length;")
+                .await?;
+            if heads.as_u64().unwrap_or(0) > 0 {
+                break;
+            }
+            timeline.send_keys("+").await?;
+        }
+        // Heads of flags that meet at one cycle overlap: click one that is on top.
+        let k = page
+            .eval(
+                "const hs = Array.from(document.querySelectorAll('[data-testid=flag-arrow]'));\
+                 return hs.findIndex(h => { const r = h.getBoundingClientRect();\
+                 return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === h; });",
+            )
+            .await?;
+        let k = k.as_i64().filter(|k| *k >= 0).context("no flag head on top")?;
+        let head = format!("[data-testid=flag-arrow]:nth-of-type({})", k + 1);
+        let set = attr(page, &head, "data-instr").await?;
+        page.click(&head).await?;
+        let card_shows = async |what: &str| {
+            page.eventually(&format!("the sync card shows {what:?}"), async || {
+                Ok(page.text_of("[data-testid=sync-card]").await?.contains(what))
+            })
+            .await
+        };
+        card_shows(&format!("set_flag #{set}")).await?;
+        let shown = page.text_of(".sync-card-title").await?;
+        timeline.send_keys("0").await?;
+
+        // So does a set_flag line of insert-sync's IR in the Passes panel (one of
+        // another pair of pipes than the card on screen).
+        page.tab("Passes").await?;
+        page.click("[data-testid=pass-item][data-pass=insert-sync]").await?;
+        let shown_pipes = shown.split(" · ").next().unwrap_or_default().replace(" → ", ", ");
+        let line = page
+            .eval(&format!(
+                "const l = Array.from(document.querySelectorAll('[data-testid=ir-view] .ir-sync'))\
+                 .find(e => !e.textContent.includes('{shown_pipes}'));\
+                 if (!l) return null;\
+                 const m = l.textContent.match(/_flag (\\w+), (\\w+)/);\
+                 return [l.dataset.instr, m[1] + ' → ' + m[2]];"
+            ))
+            .await?;
+        let (instr, pipes) = line[0].as_str().zip(line[1].as_str()).context("an IR sync line of another pair")?;
+        page.click(&format!("[data-testid=ir-view] [data-instr='{instr}']")).await?;
+        card_shows(pipes).await?;
+        page.tab("Timeline").await?;
 
         // A set_flag line of the assembly explains its pair; the card stays with the
         // selection on the timeline.
@@ -198,6 +250,18 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         );
         page.wait_for(".cmp-run .cmp-bar").await?;
         page.screenshot("playground-compare").await?;
+        // B has pass switches of its own: without multi-buffer, B's run changes.
+        page.click(".compare-passes summary").await?;
+        page.click("[data-testid=compare-pass][data-pass=multi-buffer] input").await?;
+        page.eventually("B runs without multi-buffer", async || {
+            let now = page.text_of("[data-testid=compare-summary]").await?;
+            Ok(now != summary && now.contains("cycles"))
+        })
+        .await?;
+        ensure!(
+            page.text_of(".compare-passes summary").await?.contains("1 off"),
+            "B's switch is off"
+        );
         page.wait_for("[data-testid=sync-select]")
             .await?
             .select_by_value("none")

@@ -10,6 +10,7 @@ pub mod editing;
 pub mod engine;
 pub mod examples;
 pub mod highlight;
+pub mod ir_sync;
 pub mod lanes;
 pub mod layout;
 pub mod lessons;

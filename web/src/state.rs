@@ -262,6 +262,16 @@ pub enum LessonAction {
     ResetStarter,
 }
 
+/// Turns an optional pass off, or back on; a name that is not an optional pass is
+/// ignored (the switches only offer those).
+fn toggle_pass(disabled: &mut Vec<String>, name: String) {
+    if let Some(at) = disabled.iter().position(|p| *p == name) {
+        disabled.remove(at);
+    } else if tilescope::passes::optional_passes().contains(&name.as_str()) {
+        disabled.push(name);
+    }
+}
+
 impl AppState {
     pub fn new(view: ViewState) -> AppState {
         AppState {
@@ -463,12 +473,7 @@ impl AppState {
             }
             Action::HideExampleNote => self.example_note_hidden = true,
             Action::TogglePass(name) => {
-                let disabled = &mut self.view.options.disabled_passes;
-                if let Some(at) = disabled.iter().position(|p| *p == name) {
-                    disabled.remove(at);
-                } else if tilescope::passes::optional_passes().contains(&name.as_str()) {
-                    disabled.push(name);
-                }
+                toggle_pass(&mut self.view.options.disabled_passes, name);
                 self.invalidate();
             }
             Action::AblateSent(id) => self.ablating = Some(id),
@@ -491,6 +496,7 @@ impl AppState {
                             .find(|a| a.name() == value)
                             .unwrap_or(b.alias)
                     }
+                    "pass" => toggle_pass(&mut b.disabled_passes, value),
                     _ => {}
                 }
                 self.apply(Action::SetCompare(Some(b)));
@@ -1094,6 +1100,20 @@ mod tests {
             s.view.compare.as_ref().map(|b| (b.sync, b.preset)),
             Some((SyncMode::None, Preset::Teach))
         );
+        let b_off = |s: &AppState| s.view.compare.as_ref().map(|b| b.disabled_passes.clone());
+        s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));
+        s.apply(Action::SetCompareOption("pass", "emit".into()));
+        assert_eq!(
+            b_off(&s),
+            Some(vec!["multi-buffer".to_string()]),
+            "a required pass stays on"
+        );
+        assert!(
+            s.view.options.disabled_passes.is_empty(),
+            "A keeps its passes"
+        );
+        s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));
+        assert_eq!(b_off(&s), Some(vec![]));
         s.apply(Action::SetCompare(None));
         assert_eq!(s.view.compare, None);
     }

@@ -59,6 +59,21 @@ pub fn ComparePanel() -> Html {
             </label>
         }
     };
+    // B's optional passes, each a switch (`Action::SetCompareOption("pass", name)`).
+    let passes = tilescope::passes::optional_passes()
+        .into_iter()
+        .map(|name| {
+            let app = app.clone();
+            let off = b.disabled_passes.iter().any(|p| p == name);
+            let onchange = Callback::from(move |_: Event| {
+                app.dispatch(Action::SetCompareOption("pass", name.to_string()))
+            });
+            html! {
+                <label class="check" data-testid="compare-pass" data-pass={name}>
+                    <input type="checkbox" checked={!off} {onchange} />{name}
+                </label>
+            }
+        });
     let stop = {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(Action::SetCompare(None)))
@@ -70,6 +85,10 @@ pub fn ComparePanel() -> Html {
             {select("preset", Preset::ALL.iter().map(|p| (p.name(), *p == b.preset)).collect())}
             {select("sync", SyncMode::ALL.iter().map(|s| (s.name(), *s == b.sync)).collect())}
             {select("alias", AliasMode::ALL.iter().map(|a| (a.name(), *a == b.alias)).collect())}
+            <details class="compare-passes">
+                <summary>{format!("passes ({} off)", b.disabled_passes.len())}</summary>
+                <div class="compare-pass-list">{for passes}</div>
+            </details>
             <button class="tb-icon" onclick={stop} title="Stop comparing" aria-label="Stop comparing">{"×"}</button>
         </div>
     };

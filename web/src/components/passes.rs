@@ -6,7 +6,7 @@
 use tilescope::diag::Span;
 use yew::prelude::*;
 
-use super::{panels::EmptyState, use_app, AppContext};
+use super::{panels::EmptyState, sync_card, use_app, AppContext};
 use crate::diff::{self, DiffKind};
 use crate::share::Panel;
 use crate::state::Action;
@@ -105,6 +105,16 @@ pub fn PassesPanel() -> Html {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(span)))
     };
+    // Set/wait lines open the pair's card, as in the Assembly panel.
+    let sync_of_line = crate::ir_sync::sync_lines(&pass.ir, &compile.asm);
+    let sync_instr =
+        |line: Option<usize>| line.and_then(|n| sync_of_line.get(n).copied().flatten());
+    let pick = |instr: Option<u32>| {
+        let (instr, app) = (instr?, app.clone());
+        Some(Callback::from(move |_: MouseEvent| {
+            app.dispatch(Action::SelectInstr(Some(instr)))
+        }))
+    };
     let unhover = {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(None)))
@@ -123,8 +133,10 @@ pub fn PassesPanel() -> Html {
                     DiffKind::Added => ("ir-line ir-added", "+"),
                     DiffKind::Removed => ("ir-line ir-removed", "−"),
                 };
+                let instr = sync_instr(l.new_line);
+                let onclick = pick(instr);
                 html! {
-                    <div class={classes!(class, line_class(span))} onmouseenter={hover(span)}>
+                    <div class={classes!(class, line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
                         <span class="ir-ln">{l.new_line.map(|n| (n + 1).to_string()).unwrap_or_default()}</span>
                         <span class="ir-sign">{sign}</span>
                         <span class="ir-text">{l.text}</span>
@@ -140,8 +152,10 @@ pub fn PassesPanel() -> Html {
             .enumerate()
             .map(|(n, text)| {
                 let span = pass.span_of_line(n);
+                let instr = sync_instr(Some(n));
+                let onclick = pick(instr);
                 html! {
-                    <div class={classes!("ir-line", line_class(span))} onmouseenter={hover(span)}>
+                    <div class={classes!("ir-line", line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
                         <span class="ir-ln">{n + 1}</span>
                         <span class="ir-text">{text.to_string()}</span>
                     </div>
@@ -190,6 +204,7 @@ pub fn PassesPanel() -> Html {
                         {mode(true, "Diff")}
                     </div>
                 </div>
+                {sync_card::sync_card(&app)}
                 <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}>{body}</div>
             </div>
         </div>

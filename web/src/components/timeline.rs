@@ -369,6 +369,23 @@ pub fn TimelinePanel() -> Html {
     });
     let height = canvas_height(sim.lanes.len());
     let w = *window;
+    // The canvas is not clickable per arrow for a keyboard or a screen reader: each
+    // arrow in a readable window gets a button on its head that opens the pair's card.
+    let arrows = timeline_draw::flag_arrows(&sim, w);
+    let heads = (arrows.len() <= timeline_draw::FLAG_LABELS).then(|| {
+        arrows.iter().map(|a| {
+            let f = a.flag;
+            let instr = f.set_instr;
+            let app = app.clone();
+            let onclick = Callback::from(move |_: MouseEvent| app.dispatch(Action::SelectInstr(Some(instr))));
+            let left = (a.wait as f64 - w.start) / w.span().max(1.0) * 100.0;
+            html! {
+                <button class="tl-flag" data-testid="flag-arrow" data-instr={instr.to_string()} {onclick}
+                    style={format!("left:{left:.3}%;top:{:.0}px", a.y1)}
+                    title={format!("flag {} → {} #{}: why is it here?", f.src.name(), f.dst.name(), f.event)} />
+            }
+        }).collect::<Html>()
+    });
     html! {
         <div class="timeline" tabindex="0" {onkeydown} aria-label="Timeline: arrows step, +/- zoom, space plays">
             <div class="tl-bar">
@@ -409,6 +426,7 @@ pub fn TimelinePanel() -> Html {
                 <div class="tl-canvas-wrap">
                     <canvas ref={canvas} class="tl-canvas" style={format!("height:{height}px")}
                         {onmousedown} {onmousemove} {onmouseup} {onmouseleave} />
+                    {heads}
                     {tooltip}
                 </div>
             </div>

@@ -11,7 +11,7 @@ use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 use crate::dom;
 use crate::lanes::{self, Window};
 use crate::palette::step_fill;
-use crate::protocol::{CompileOutput, SimOutput};
+use crate::protocol::{CompileOutput, FlagEvent, SimOutput};
 
 /// Geometry shared with the lane labels beside the canvas (CSS px).
 pub const AXIS_H: f64 = 22.0;
@@ -231,8 +231,45 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
     }
 }
 
-/// Set -> wait arrows of the flags that touch the window (at most a few hundred are
-/// labelled; beyond that they are too dense to read).
+/// A set -> wait arrow: cycles on the time axis, y in CSS px on the canvas.
+pub struct FlagArrow<'a> {
+    pub flag: &'a FlagEvent,
+    pub wait: u64,
+    pub y0: f64,
+    pub y1: f64,
+    /// The arrow points down (the waiting pipe's lane is below the setting one).
+    pub down: bool,
+}
+
+/// The flags that touch the window, as the canvas draws them: the painter and the
+/// clickable arrow heads above the canvas share this, so a head sits on its arrow.
+pub fn flag_arrows<'a>(sim: &'a SimOutput, w: Window) -> Vec<FlagArrow<'a>> {
+    let row = |p| sim.lanes.iter().position(|l| l.pipe == p);
+    sim.flags
+        .iter()
+        .filter_map(|f| Some((f, f.wait_cycle?)))
+        .filter(|(f, wait)| (*wait as f64) >= w.start && (f.set_cycle as f64) <= w.end)
+        .take(4000)
+        .filter_map(|(flag, wait)| {
+            let (rs, rd) = (row(flag.src)?, row(flag.dst)?);
+            let down = rd >= rs;
+            let y0 = AXIS_H + LANE_H * rs as f64 + if down { LANE_H - 3.0 } else { 3.0 };
+            let y1 = AXIS_H + LANE_H * rd as f64 + if down { 3.0 } else { LANE_H - 3.0 };
+            Some(FlagArrow {
+                flag,
+                wait,
+                y0,
+                y1,
+                down,
+            })
+        })
+        .collect()
+}
+
+/// Beyond this many arrows in the window they are too dense to label or to click.
+pub const FLAG_LABELS: usize = 40;
+
+/// Set -> wait arrows of the flags that touch the window.
 fn paint_flags(
     cx: &CanvasRenderingContext2d,
     scene: &Scene,
@@ -240,38 +277,24 @@ fn paint_flags(
     x_of: &dyn Fn(f64) -> f64,
     width: f64,
 ) {
-    let row = |p| scene.sim.lanes.iter().position(|l| l.pipe == p);
-    let w = scene.window;
-    let visible: Vec<_> = scene
-        .sim
-        .flags
-        .iter()
-        .filter_map(|f| Some((f, f.wait_cycle?)))
-        .filter(|(f, wait)| (*wait as f64) >= w.start && (f.set_cycle as f64) <= w.end)
-        .take(4000)
-        .collect();
-    let label = visible.len() <= 40;
+    let arrows = flag_arrows(scene.sim, scene.window);
+    let label = arrows.len() <= FLAG_LABELS;
     cx.set_stroke_style_str(c.muted);
     cx.set_fill_style_str(c.muted);
     cx.set_line_width(1.0);
     cx.set_global_alpha(if label { 0.8 } else { 0.45 });
-    for (f, wait) in visible {
-        let (Some(rs), Some(rd)) = (row(f.src), row(f.dst)) else {
-            continue;
-        };
-        let (x0, x1) = (x_of(f.set_cycle as f64), x_of(wait as f64));
+    for a in arrows {
+        let (x0, x1) = (x_of(a.flag.set_cycle as f64), x_of(a.wait as f64));
         if x1 < -50.0 || x0 > width + 50.0 {
             continue;
         }
-        let down = rd >= rs;
-        let y0 = AXIS_H + LANE_H * rs as f64 + if down { LANE_H - 3.0 } else { 3.0 };
-        let y1 = AXIS_H + LANE_H * rd as f64 + if down { 3.0 } else { LANE_H - 3.0 };
+        let (y0, y1) = (a.y0, a.y1);
         cx.begin_path();
         cx.move_to(x0, y0);
         cx.bezier_curve_to(x0, (y0 + y1) / 2.0, x1, (y0 + y1) / 2.0, x1, y1);
         cx.stroke();
         // Arrow head.
-        let dir = if down { -1.0 } else { 1.0 };
+        let dir = if a.down { -1.0 } else { 1.0 };
         cx.begin_path();
         cx.move_to(x1, y1);
         cx.line_to(x1 - 3.0, y1 + 5.0 * dir);
@@ -279,7 +302,7 @@ fn paint_flags(
         cx.close_path();
         cx.fill();
         if label && (x1 - x0).abs() > 24.0 {
-            let _ = cx.fill_text(&format!("#{}", f.event), x1 + 3.0, y1 + 6.0 * dir);
+            let _ = cx.fill_text(&format!("#{}", a.flag.event), x1 + 3.0, y1 + 6.0 * dir);
         }
     }
     cx.set_global_alpha(1.0);
