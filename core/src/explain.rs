@@ -8,7 +8,7 @@
 use crate::compile::CompileResult;
 use crate::diag::Span;
 use crate::isa::{Op, Program, Val};
-use crate::passes::sync::{PairInfo, Reason, RemovedPair, SyncReport};
+use crate::passes::sync::{PairInfo, Reason, Region, RemovedPair, SyncReport};
 use crate::sim::{AccessKind, Race};
 use crate::types::Pipe;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,8 @@ pub struct SyncRow {
     pub kind: String,
     /// The buffer (by its tile's source name) or tensor the hazard is on.
     pub buffer: Option<String>,
+    /// The bytes of each of the buffer's slots (none for a tensor).
+    pub region: Option<Region>,
     pub producer: Site,
     pub consumer: Site,
     /// Orders a dependence across a loop's back edge (primed before the loop, drained
@@ -112,6 +114,7 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
                 dynamic: p.dynamic,
                 kind: kind(p),
                 buffer: p.buffer.clone(),
+                region: p.region.clone(),
                 producer: site(p.src, p.producer.span, source),
                 consumer: site(p.dst, p.consumer.span, source),
                 back_edge: p.loop_carried.is_some(),
@@ -281,6 +284,13 @@ pub fn sync_table(result: &CompileResult, source: &str, file: &str) -> String {
             index(r.wait_index),
             if r.back_edge { "  (back edge)" } else { "" }
         ));
+        if let Some(region) = &r.region {
+            out.push_str(&format!(
+                "      {}: {}\n",
+                r.buffer.as_deref().unwrap_or("-"),
+                region.text()
+            ));
+        }
     }
     for r in removed_rows(report, source) {
         let chain: Vec<String> = r.covered_by.iter().map(|i| i.to_string()).collect();

@@ -73,6 +73,14 @@ fn reusing_a_slot_is_a_war_pair_on_the_back_edge_with_ids_per_slot() {
     // Two slots: the id follows the slot of `t`.
     assert!(war.dynamic);
     assert_eq!(war.events, vec![war.event, war.event + 1]);
+    // The hazard is on `t`'s two UB slots of 8 x 16 f32 each, which do not overlap.
+    let region = war.region.as_ref().expect("t's bytes");
+    assert_eq!(region.space, tilescope::types::MemSpace::UB);
+    let [(a0, a1), (b0, b1)] = region.slots[..] else {
+        panic!("two slots: {region:?}");
+    };
+    assert_eq!((a1 - a0, b1 - b0), (512, 512));
+    assert!(a1 <= b0 || b1 <= a0, "{region:?}");
     // The wait comes before the next iteration's load, so before its set in the body.
     assert!(war.wait_index < war.set_index);
 }

@@ -86,6 +86,9 @@ pub fn sync_card(app: &AppContext) -> Html {
             </div>
             <p class="sync-card-why">{reason(&r)}</p>
             <p class="muted small">{ids}{back.unwrap_or("")}</p>
+            if let Some(region) = &r.region {
+                <p class="muted small mono">{format!("{}: {}", r.buffer.as_deref().unwrap_or("-"), region.text())}</p>
+            }
             <div class="sync-card-links">
                 <button class="tb-button small" onclick={jump_to(&r.producer)}>{format!("producer: {}", at(&r.producer))}</button>
                 <button class="tb-button small" onclick={jump_to(&r.consumer)}>{format!("consumer: {}", at(&r.consumer))}</button>

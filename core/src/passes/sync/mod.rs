@@ -38,7 +38,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::isa::{AluOp, Op, Provenance, Reg, Val};
 use crate::lowered::{self, Item, LoopId, Lowered};
 use crate::machine::Machine;
-use crate::types::Pipe;
+use crate::types::{MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use tree::{Ids, Kind, NodeId, Sync, Tree};
@@ -69,6 +69,9 @@ pub struct PairInfo {
     pub hazard: Option<HazardKind>,
     /// The buffer (by the source name of its tile) or tensor the hazard is on.
     pub buffer: Option<String>,
+    /// Where that buffer lives on chip (none for a tensor).
+    #[serde(default)]
+    pub region: Option<Region>,
     /// Where the producer (after which the set runs) and the consumer (before which
     /// the wait runs) come from.
     pub producer: crate::isa::Provenance,
@@ -153,6 +156,40 @@ fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
             }
         }
     }
+}
+
+/// The bytes a hazard's buffer occupies: `[start, end)` of each slot in its space.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    pub space: MemSpace,
+    pub slots: Vec<(u64, u64)>,
+}
+
+impl Region {
+    /// `UB bytes 0..8192` or, for several slots, `UB bytes 0..8192 | 8192..16384`.
+    pub fn text(&self) -> String {
+        let ranges: Vec<String> = self
+            .slots
+            .iter()
+            .map(|(a, b)| format!("{a}..{b}"))
+            .collect();
+        format!("{} bytes {}", self.space.name(), ranges.join(" | "))
+    }
+}
+
+fn target_region(lowered: &Lowered, target: lowered::Target) -> Option<Region> {
+    let lowered::Target::Buffer(b) = target else {
+        return None;
+    };
+    let buffer = lowered.buffers.get(b.0 as usize)?;
+    Some(Region {
+        space: buffer.space,
+        slots: buffer
+            .addrs
+            .iter()
+            .map(|a| (*a, a + buffer.bytes))
+            .collect(),
+    })
 }
 
 /// A dynamic pair given fewer ids than its loop has slots because ids ran out: the
@@ -696,6 +733,7 @@ fn write_back(
             reason: p.reason,
             hazard: p.hazard.map(|(k, _)| k),
             buffer: p.hazard.and_then(|(_, t)| target_name(lowered, t)),
+            region: p.hazard.and_then(|(_, t)| target_region(lowered, t)),
             producer: p.set_prov,
             consumer: p.wait_prov,
             paths: ps,
