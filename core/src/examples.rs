@@ -41,6 +41,7 @@ pub const ALL: &[Example] = examples![
     "gather": "Gather",
     "scatter": "Scatter",
     "block_permute": "Block permute",
+    "shuffle": "Block shuffle (relayout)",
 ];
 
 impl Example {

@@ -82,6 +82,15 @@ pub fn for_program(program: &crate::isa::Program, seed: u64) -> Result<Vec<Tenso
         .collect()
 }
 
+/// `inputs` (one per kernel parameter) with a zeroed tensor for each scratch tensor the
+/// compiler added after them (relayout's copies), as the simulator takes one per
+/// tensor the program declares.
+pub fn with_scratch(program: &crate::isa::Program, mut inputs: Vec<Tensor>) -> Vec<Tensor> {
+    let scratch = program.tensors.iter().skip(inputs.len());
+    inputs.extend(scratch.map(|d| Tensor::zeros(d.dtype, d.shape.clone())));
+    inputs
+}
+
 /// Builds the tensor list (indexed by `ParamId`) for `kernel`. Provided tensors must
 /// match their parameter's dtype and shape; a bf16 parameter takes a `<u2` file, which
 /// `npy::read` already presents as bf16.

@@ -98,6 +98,7 @@ pub fn run_compiled(
     };
     let mut reference = inputs.clone();
     let interp = crate::interp::run(hir, &mut reference);
+    let inputs = crate::inputs::with_scratch(&program, inputs);
     let sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
     result.record(&sim);
     match interp {

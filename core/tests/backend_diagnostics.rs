@@ -17,17 +17,54 @@ fn diagnostics(source: &str, preset: &str) -> String {
 
 #[test]
 fn a_non_splittable_floor_division_is_rejected_by_name() {
-    // `b // 3` with 16 iterations: 16 is not a multiple of 3, so no mixed-radix split.
+    // `b // 3` with 16 iterations: 16 is not a multiple of 3, so no mixed-radix split,
+    // and relayout copies loads only. The caret is on `b // 3`.
     let source = "kernel k(x: f32[64, 16], y: out f32[64, 16]) {
     for b in 0..16 {
-        let t = load x[(b // 3) * 4 .. (b // 3) * 4 + 4, :];
+        let t = load x[b * 4 .. b * 4 + 4, :];
+        store y[(b // 3) * 4 .. (b // 3) * 4 + 4, :] = t;
+    }
+}
+";
+    let text = diagnostics(source, "a3");
+    assert!(
+        text.contains("`(b // 3) * 4` affine: `b // 3` does not split"),
+        "{text}"
+    );
+    assert!(
+        text.contains("k.tile:4:18"),
+        "the caret is on `b // 3`: {text}"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn a_relayout_names_what_it_cannot_copy() {
+    // The load needs a relayout, but the kernel also stores to `x`.
+    let source = "kernel k(x: out f32[64, 16], y: out f32[64, 16]) {
+    for b in 0..16 {
+        let t = load x[((b + b // 4) % 4) * 4 .. ((b + b // 4) % 4) * 4 + 4, :];
+        store y[b * 4 .. b * 4 + 4, :] = t;
+        store x[b * 4 .. b * 4 + 4, :] = t;
+    }
+}
+";
+    let text = diagnostics(source, "a3");
+    assert!(text.contains("`(b + b // 4) % 4` does not split"), "{text}");
+    assert!(text.contains("the kernel stores to it"), "{text}");
+    // Too many copies: 256 iterations, more than relayout's limit.
+    let source = "kernel k(x: f32[1024, 16], y: out f32[1024, 16]) {
+    for b in 0..256 {
+        let t = load x[((b + b // 4) % 4) * 4 .. ((b + b // 4) % 4) * 4 + 4, :];
         store y[b * 4 .. b * 4 + 4, :] = t;
     }
 }
 ";
     let text = diagnostics(source, "a3");
-    assert!(text.contains("b // 3"), "{text}");
-    insta::assert_snapshot!(text);
+    assert!(
+        text.contains("relayout would copy 256 tiles, more than its limit of 64"),
+        "{text}"
+    );
 }
 
 #[test]

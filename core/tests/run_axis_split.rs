@@ -112,31 +112,44 @@ fn loop_carried_values_cross_every_new_loop() {
     );
 }
 
-#[test]
-fn radices_that_do_not_chain_are_rejected_by_name() {
-    // 2 and 3 do not divide one another: no mixed-radix numbering has both as digits.
-    let text = error_text(
-        "kernel k(x: f32[6, 8], y: out f32[6, 8]) {
-    for b in 0..6 {
-        let t = load x[(b % 2) * 3 + b // 3, :];
+/// Radices 2 and 3 do not divide one another, so no mixed-radix numbering has both as
+/// digits; and a loop starting off its largest radix does not split either.
+const NO_CHAIN: &str = "(b % 2) * 3 + b // 3";
+const OFF_START: &str = "(b // 4) * 4 + b % 4";
+
+fn permuted_load(index: &str, range: &str) -> String {
+    format!(
+        "kernel k(x: f32[8, 8], y: out f32[8, 8]) {{
+    for b in {range} {{
+        let t = load x[{index}, :];
         store y[b, :] = t;
-    }
+    }}
+}}
+"
+    )
 }
-",
-    );
-    assert!(text.contains("`b % 2`"), "{text}");
+
+fn permuted_store(index: &str, range: &str) -> String {
+    format!(
+        "kernel k(x: f32[8, 8], y: out f32[8, 8]) {{
+    for b in {range} {{
+        store y[{index}, :] = load x[b, :];
+    }}
+}}
+"
+    )
 }
 
 #[test]
-fn a_start_off_the_largest_radix_is_rejected_by_name() {
-    let text = error_text(
-        "kernel k(x: f32[8, 8], y: out f32[8, 8]) {
-    for b in 2..6 {
-        let t = load x[(b // 4) * 4 + b % 4, :];
-        store y[b, :] = t;
-    }
+fn loads_that_do_not_split_are_relaid_out() {
+    check(&permuted_load(NO_CHAIN, "0..6"));
+    check(&permuted_load(OFF_START, "2..6"));
 }
-",
-    );
-    assert!(text.contains("b // 4"), "{text}");
+
+#[test]
+fn stores_that_do_not_split_are_rejected_by_name() {
+    let text = error_text(&permuted_store(NO_CHAIN, "0..6"));
+    assert!(text.contains("`b % 2` does not split"), "{text}");
+    let text = error_text(&permuted_store(OFF_START, "2..6"));
+    assert!(text.contains("`b // 4` does not split"), "{text}");
 }

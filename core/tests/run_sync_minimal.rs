@@ -26,6 +26,7 @@ fn redundant_pairs(name: &str, source: &str, options: &CompileOptions) -> (usize
     let synced = cx.lowered.as_ref().expect("lowered program");
     let report = cx.sync_report.as_ref().expect("sync report");
     let program = emit(synced, &machine).expect("emits");
+    let inputs = tilescope::inputs::with_scratch(&program, inputs);
     let whole = simulate(&program, &machine, inputs.clone(), SimMode::FULL);
     assert!(
         whole.races.is_empty() && whole.errors.is_empty(),

@@ -27,6 +27,7 @@ pub fn lower(k: &hir::Kernel) -> Result<Kernel, Diagnostics> {
                     name: p.name.clone(),
                     ty: p.ty.clone(),
                     is_out: p.is_out,
+                    scratch: false,
                     span: p.span,
                 })
                 .collect(),
@@ -121,6 +122,7 @@ impl Lower<'_> {
                 index,
                 value,
             } => {
+                let source_index = source_index(index);
                 let index = self.index(index, depth, ops)?;
                 let value = self.expr(value, depth, ops)?;
                 let kind = OpKind::Store {
@@ -128,7 +130,9 @@ impl Lower<'_> {
                     index,
                     value,
                 };
-                ops.push(self.out.add_effect(kind, s.span));
+                let id = self.out.add_effect(kind, s.span);
+                self.out.op_attrs.entry(id).or_default().source_index = source_index;
+                ops.push(id);
                 Ok(())
             }
             hir::StmtKind::For { id, body } => self.for_loop(*id, body, s.span, depth, ops),
@@ -339,9 +343,22 @@ impl Lower<'_> {
             },
         };
         let (id, v) = self.out.add_op(kind, e.span, e.ty.clone(), None);
+        if let hir::ExprKind::Load { index, .. } = &e.kind {
+            self.out.op_attrs.entry(id).or_default().source_index = source_index(index);
+        }
         ops.push(id);
         Ok(v)
     }
+}
+
+fn source_index(index: &[hir::Index]) -> Vec<Option<hir::IndexExpr>> {
+    index
+        .iter()
+        .map(|ix| match ix {
+            hir::Index::Range { start, .. } | hir::Index::Single(start) => Some(start.clone()),
+            hir::Index::Full | hir::Index::Indirect(_) => None,
+        })
+        .collect()
 }
 
 /// Locals updated anywhere in `stmts`, including nested loops.

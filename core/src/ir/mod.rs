@@ -175,6 +175,9 @@ pub struct Param {
     pub name: String,
     pub ty: TileType,
     pub is_out: bool,
+    /// Made by the compiler (relayout's copy), not a kernel parameter: zeroed before
+    /// the run and never compared.
+    pub scratch: bool,
     pub span: Span,
 }
 
@@ -280,6 +283,10 @@ pub struct OpAttrs {
     /// A loop whose product subtile-matmul split along K because an operand's tile did
     /// not fit its L0 buffer whole; printed on the loop.
     pub l0_split: Option<L0Split>,
+    /// A load's or store's index as written (with spans), one per axis (`None` for `:`
+    /// and indirect axes): diagnostics about an index quote the source, whatever
+    /// axis-split made of it.
+    pub source_index: Vec<Option<crate::front::hir::IndexExpr>>,
 }
 
 /// Why subtile-matmul split a product into K sub-tiles: the whole operand needed `bytes`

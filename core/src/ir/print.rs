@@ -161,7 +161,11 @@ impl Printer<'_> {
             if i > 0 {
                 head.push_str(", ");
             }
-            let out = if p.is_out { "out " } else { "" };
+            let out = match (p.scratch, p.is_out) {
+                (true, _) => "scratch ",
+                (false, true) => "out ",
+                (false, false) => "",
+            };
             let _ = write!(head, "%{}: {out}{}", self.param(i), p.ty);
         }
         head.push_str(") {");

@@ -269,6 +269,7 @@ fn grade_kernel(lesson: &Lesson, machine: &Machine, submission: &str) -> Grade {
                 ),
             );
         }
+        let inputs = crate::inputs::with_scratch(program, inputs);
         let sim = sim::simulate(program, machine, inputs, graded_mode());
         let outputs: Vec<(&str, &Tensor, Option<&Tensor>)> = reference
             .params

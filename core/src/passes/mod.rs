@@ -17,6 +17,7 @@ pub mod multi_buffer;
 pub mod out_of_ssa;
 pub mod peel;
 pub mod plan_memory;
+pub mod relayout;
 pub mod scope;
 pub mod sink;
 pub mod software_pipeline;
@@ -245,6 +246,7 @@ pub fn pipeline() -> Vec<Box<dyn Pass>> {
         Box::new(canonicalize::Canonicalize),
         Box::new(vector_peephole::VectorPeephole),
         Box::new(axis_split::AxisSplit),
+        Box::new(relayout::Relayout),
         Box::new(subtile::SubtileMatmul),
         Box::new(scope::ScopeInference),
         Box::new(fix_to_gm::FixToGm),
