@@ -121,3 +121,15 @@ fn a_mask_is_loop_carried_by_replacement() {
 "#,
     );
 }
+
+#[test]
+fn a_mask_transposes_and_feeds_a_product() {
+    check(
+        r#"kernel k(x: f32[16, 32], y: out f32[32, 16], z: out f32[16, 16]) {
+    let t = load x[:, :];
+    store y[:, :] = where((t > 0.0).T, 1.0, 0.0);
+    store z[:, :] = where(t > 0.0, t, 0.0) @ where(t < 0.5, t, -1.0).T;
+}
+"#,
+    );
+}
