@@ -36,6 +36,7 @@ pub const ALL: &[Example] = examples![
     "gemm_l0": "GEMM in L0 sub-tiles",
     "attention": "Attention",
     "flash_attention": "Flash attention (online softmax)",
+    "causal_attention": "Causal attention (masks)",
     "decode": "Decode attention",
     "rope": "Rotary embedding",
     "gather": "Gather",

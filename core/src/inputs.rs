@@ -43,6 +43,8 @@ pub fn generate(dtype: DType, shape: Vec<u64>, seed: u64, stream: u64) -> Tensor
         DType::F16 => 11,
         DType::BF16 => 8,
         DType::I32 => 4,
+        // No parameter is a mask; lanes of 0 and 1 if one ever is.
+        DType::Mask => 1,
     };
     for i in 0..t.len() {
         let j = rng.next() >> (64 - bits);

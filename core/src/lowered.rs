@@ -110,6 +110,9 @@ pub struct Loop {
     pub span: Span,
 }
 
+// Instructions are nearly every item, and `vsel` (two tiles, two sources) sets their
+// size: boxing them would add an allocation per instruction to save bytes on loops.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Item {
     Instr(Instr),

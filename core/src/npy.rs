@@ -177,6 +177,7 @@ pub fn write(t: &Tensor) -> Vec<u8> {
         DType::F16 => "<f2",
         DType::I32 => "<i4",
         DType::BF16 => "<u2",
+        DType::Mask => "|b1",
     };
     let mut out = Vec::with_capacity(128 + t.data.len());
     // Neither can fail: the type string is one of four constants npyz parses, and writing

@@ -51,6 +51,7 @@ impl Tensor {
             }
             DType::F16 => f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
             DType::BF16 => bf16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
+            DType::Mask => f32::from(b[i] != 0),
         }
     }
 
@@ -74,6 +75,7 @@ impl Tensor {
             DType::BF16 => {
                 self.data[2 * i..2 * i + 2].copy_from_slice(&bf16::from_f32(v).to_le_bytes())
             }
+            DType::Mask => self.data[i] = u8::from(v != 0.0),
         }
     }
 
@@ -135,7 +137,7 @@ fn ulp(dtype: DType, v: f32) -> f64 {
                 2f64.powi(120)
             }
         }
-        DType::F32 | DType::I32 => 0.0,
+        DType::F32 | DType::I32 | DType::Mask => 0.0,
     }
 }
 

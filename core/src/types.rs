@@ -11,6 +11,9 @@ pub enum DType {
     F16,
     BF16,
     I32,
+    /// The result of a comparison: one byte per lane, 0 or 1. Only the compiler makes
+    /// masks (no tensor, literal or cast has this type), so `from_name` does not read it.
+    Mask,
 }
 
 impl DType {
@@ -23,7 +26,7 @@ impl DType {
         match self {
             DType::F16 => half::f16::from_f32(v).to_f32(),
             DType::BF16 => half::bf16::from_f32(v).to_f32(),
-            DType::F32 | DType::I32 => v,
+            DType::F32 | DType::I32 | DType::Mask => v,
         }
     }
 
@@ -31,11 +34,12 @@ impl DType {
         match self {
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
+            DType::Mask => 1,
         }
     }
 
     pub fn is_float(self) -> bool {
-        !matches!(self, DType::I32)
+        !matches!(self, DType::I32 | DType::Mask)
     }
 
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl DType {
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::I32 => "i32",
+            DType::Mask => "mask",
         }
     }
 
@@ -61,6 +66,67 @@ impl DType {
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A comparison, giving a mask. NaN compares as numpy does (and IEEE): unequal to
+/// everything, so only `!=` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl CmpOp {
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Eq,
+        CmpOp::Ne,
+    ];
+
+    /// The source operator.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+
+    /// The name in the IR and the assembly (`cmp.lt`, `vcmp.lt.f32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+        }
+    }
+
+    /// Whether `a op b` holds; the compiler's folding and the simulator use it (the
+    /// reference interpreter keeps its own).
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
     }
 }
 

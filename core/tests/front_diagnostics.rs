@@ -389,6 +389,97 @@ fn cases() -> Vec<Case> {
             k("store y[:, :] = load h[:, :];"),
             "convert with `as f32`",
         ),
+        // Masks: comparisons, `where`, `iota`.
+        case(
+            "chained_comparison",
+            k("let m = load x[:, :] < 1.0 < 2.0;"),
+            "comparisons do not chain",
+        ),
+        case(
+            "compare_shape_mismatch",
+            k("let m = load x[:, :] < load x[0 .. 8, 0 .. 8];"),
+            "do not broadcast in `<`",
+        ),
+        case(
+            "compare_dtype_mismatch",
+            k("let m = load x[:, :] >= load h[:, :];"),
+            "one element type",
+        ),
+        case(
+            "compare_two_numbers",
+            k("let m = 1 == 2;"),
+            "compares two numbers",
+        ),
+        case(
+            "where_condition_not_a_mask",
+            k("let t = where(load x[:, :], load z[:, :], 0.0);"),
+            "`where` needs a mask",
+        ),
+        case(
+            "where_condition_a_number",
+            k("let t = where(1, load z[:, :], 0.0);"),
+            "is a number",
+        ),
+        case(
+            "where_shape_mismatch",
+            k("let t = where(load x[:, :] > 0.0, load x[0 .. 8, 0 .. 8], -inf);"),
+            "do not broadcast in `where`",
+        ),
+        case(
+            "where_value_dtypes",
+            k("let t = where(load x[:, :] > 0.0, load x[:, :], load n[:, :]);"),
+            "one element type",
+        ),
+        case(
+            "where_arity",
+            k("let t = where(load x[:, :] > 0.0, 1.0);"),
+            "takes 3 arguments",
+        ),
+        case(
+            "iota_not_integer",
+            k("let t = iota(f32[8, 8], axis=0);"),
+            "makes an i32 tile",
+        ),
+        case(
+            "iota_bad_axis",
+            k("let t = iota(i32[8, 8], axis=2);"),
+            "axis 2 is out of range",
+        ),
+        case(
+            "iota_without_axis",
+            k("let t = iota(i32[8, 8]);"),
+            "needs the axis",
+        ),
+        case(
+            "mask_arithmetic",
+            k("let m = load x[:, :] > 0.0;\nlet t = m + 1;"),
+            "not defined on masks",
+        ),
+        case(
+            "mask_reduction",
+            k("let s = sum(load x[:, :] > 0.0, axis=1);"),
+            "not defined on masks",
+        ),
+        case(
+            "mask_compared",
+            k("let m = (load x[:, :] > 0.0) == (load z[:, :] > 0.0);"),
+            "not defined on masks",
+        ),
+        case(
+            "mask_update",
+            k("let m = load x[:, :] > 0.0;\nm += m;"),
+            "not updated arithmetically",
+        ),
+        case(
+            "mask_from_number",
+            k("let m = load x[:, :] > 0.0;\nm = 1;"),
+            "is not a mask",
+        ),
+        case(
+            "store_mask",
+            k("store y[:, :] = load x[:, :] > 0.0;"),
+            "convert with `as f32`",
+        ),
     ]
 }
 

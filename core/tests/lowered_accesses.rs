@@ -31,13 +31,21 @@ fn operands(op: &Op) -> Vec<(Addr, bool)> {
         | Op::VReduce { dst, src, .. }
         | Op::VCast { dst, src, .. }
         | Op::VCopy { dst, src, .. } => vec![(dst.addr, true), (src.addr, false)],
-        Op::VBinary { dst, a, b, .. } => {
+        Op::VBinary { dst, a, b, .. } | Op::VCmp { dst, a, b, .. } => {
             let mut v = vec![(dst.addr, true)];
             v.extend(tile_src(a));
             v.extend(tile_src(b));
             v
         }
-        Op::VDup { dst, .. } => vec![(dst.addr, true)],
+        Op::VSel {
+            dst, mask, a, b, ..
+        } => {
+            let mut v = vec![(dst.addr, true), (mask.addr, false)];
+            v.extend(tile_src(a));
+            v.extend(tile_src(b));
+            v
+        }
+        Op::VDup { dst, .. } | Op::VIota { dst, .. } => vec![(dst.addr, true)],
         Op::Mmad { c, a, b, acc, .. } | Op::Mmv { c, a, b, acc, .. } => {
             let mut v = vec![(*c, true), (*a, false), (*b, false)];
             // An accumulating mmad or mmv (`acc` not the immediate 0) also reads C.

@@ -1,5 +1,5 @@
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
-//! cast, loops with and without tails and `@buffers`) compiled through the whole
+//! cast, loops with and without tails and `@buffers`, causal-style masks) compiled through the whole
 //! pipeline and simulated agree with the reference interpreter, with no races and no
 //! simulation errors.
 
@@ -270,6 +270,40 @@ fn in_place() -> impl Strategy<Value = String> {
         })
 }
 
+/// Causal-style masks: a position mask from two iotas and both loop variables selects
+/// each block of scores before an online-softmax-like row reduction, with tails on both
+/// loops. With `-inf` as the other value, rows fully masked in a block follow numpy's
+/// -inf arithmetic (their running sum becomes NaN until a later block, on both sides).
+fn masked() -> impl Strategy<Value = String> {
+    (
+        (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..4),
+        (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..4),
+        prop_oneof![Just(">="), Just(">"), Just("<="), Just("!=")],
+        prop_oneof![Just("-inf"), Just("0.0"), Just("t * 0.5")],
+    )
+        .prop_map(|((rs, rt, rx), (cs, ct, cx), cmp, other)| {
+            let (rows, cols) = (rs * rt + rx, cs * ct + cx);
+            format!(
+                "kernel k(x: f32[{rows}, {cols}], y: out f32[{rows}, {cols}], z: out f32[{rows}, 1]) {{
+    for i in 0..{rows} step {rs} {{
+        let m = full(f32[{rs}, 1], -inf);
+        let l = zeros(f32[{rs}, 1]);
+        for j in 0..{cols} step {cs} {{
+            let t = load x[i .. i + {rs}, j .. j + {cs}];
+            let keep = iota(i32[{rs}, {cs}], axis=0) + i {cmp} iota(i32[{rs}, {cs}], axis=1) + j;
+            let s = where(keep, t, {other});
+            let mn = maximum(m, amax(s, axis=1));
+            l = l * exp(m - mn) + sum(exp(s - mn), axis=1);
+            m = mn;
+            store y[i .. i + {rs}, j .. j + {cs}] = s;
+        }}
+        store z[i .. i + {rs}, :] = l;
+    }}
+}}"
+            )
+        })
+}
+
 fn check(source: &str, sync: SyncStrategy) -> Result<(), TestCaseError> {
     check_on(source, sync, "a3")
 }
@@ -317,6 +351,12 @@ proptest! {
     #[test]
     fn random_gathers_match(src in gather()) {
         check(&src, SyncStrategy::Auto)?;
+    }
+
+    #[test]
+    fn random_masked_kernels_match(src in masked()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
     }
 
     #[test]

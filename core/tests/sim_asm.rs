@@ -4,7 +4,7 @@ mod sim_support;
 use proptest::prelude::*;
 use tilescope::isa::asm::{self, BIN_OPS, RED_OPS, UN_OPS};
 use tilescope::isa::*;
-use tilescope::types::{DType, MemSpace, Pipe};
+use tilescope::types::{CmpOp, DType, MemSpace, Pipe};
 
 #[test]
 fn every_test_program_round_trips() {
@@ -220,6 +220,35 @@ fn op() -> impl Strategy<Value = Op> {
         ),
         (float_dtype(), float_dtype(), ub_tile(), ub_tile())
             .prop_map(|(to, from, dst, src)| Op::VCast { to, from, dst, src }),
+        (0usize..6, float_dtype(), ub_tile(), vsrc(), vsrc()).prop_map(|(i, dtype, dst, a, b)| {
+            Op::VCmp {
+                op: CmpOp::ALL[i],
+                dtype,
+                dst,
+                a,
+                b,
+            }
+        }),
+        (float_dtype(), ub_tile(), ub_tile(), vsrc(), vsrc()).prop_map(
+            |(dtype, dst, mask, a, b)| Op::VSel {
+                dtype,
+                dst,
+                mask,
+                a,
+                b
+            }
+        ),
+        (0u8..2, ub_tile()).prop_map(|(axis, dst)| Op::VIota {
+            dtype: DType::I32,
+            axis,
+            dst
+        }),
+        (ub_tile(), ub_tile()).prop_map(|(dst, src)| Op::VCast {
+            to: DType::F32,
+            from: DType::Mask,
+            dst,
+            src
+        }),
         (pipe(), pipe(), val(), any::<bool>())
             .prop_filter("distinct pipes", |(s, d, _, _)| s != d)
             .prop_map(|(src, dst, id, set)| {

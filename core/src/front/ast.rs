@@ -2,7 +2,7 @@
 //! constant expressions unevaluated; `check` turns a kernel into `hir`.
 
 use crate::diag::Span;
-use crate::types::DType;
+use crate::types::{CmpOp, DType};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
@@ -148,6 +148,8 @@ pub enum BinaryOp {
     Mod,
     /// `@`
     MatMul,
+    /// `<`, `<=`, `>`, `>=`, `==`, `!=`: a mask; the loosest level, non-associative.
+    Cmp(CmpOp),
 }
 
 impl BinaryOp {
@@ -160,6 +162,7 @@ impl BinaryOp {
             BinaryOp::FloorDiv => "//",
             BinaryOp::Mod => "%",
             BinaryOp::MatMul => "@",
+            BinaryOp::Cmp(op) => op.symbol(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! with nothing left to re-check.
 
 use crate::diag::Span;
-use crate::types::TileType;
+use crate::types::{CmpOp, TileType};
 
 /// Index of a kernel parameter in `Kernel::params`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -347,5 +347,23 @@ pub enum ExprKind {
     /// `zeros(ty)` (value 0) and `full(ty, value)`.
     Full {
         value: f64,
+    },
+    /// `lhs op rhs` with numpy broadcasting: a mask. The operands share one dtype that
+    /// is not `mask` (or one is a rank-0 scalar). A masked (tail) lane is false.
+    Compare {
+        op: CmpOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `where(mask, on_true, on_false)`, broadcasting all three; the values share the
+    /// result's dtype (a scalar literal takes it).
+    Select {
+        mask: Box<Expr>,
+        on_true: Box<Expr>,
+        on_false: Box<Expr>,
+    },
+    /// `iota(i32[...], axis=K)`: every lane holds its index along `axis`.
+    Iota {
+        axis: usize,
     },
 }

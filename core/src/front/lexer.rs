@@ -4,6 +4,7 @@
 
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::limits::MAX_DIAGNOSTICS;
+use crate::types::CmpOp;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tok {
@@ -33,6 +34,8 @@ pub enum Tok {
     PlusEq,
     MinusEq,
     StarEq,
+    /// A comparison operator: `<`, `<=`, `>`, `>=`, `==`, `!=`.
+    Cmp(CmpOp),
     DotDot,
     Dot,
     Colon,
@@ -75,6 +78,14 @@ impl Tok {
             Tok::PlusEq => "`+=`",
             Tok::MinusEq => "`-=`",
             Tok::StarEq => "`*=`",
+            Tok::Cmp(op) => match op {
+                CmpOp::Lt => "`<`",
+                CmpOp::Le => "`<=`",
+                CmpOp::Gt => "`>`",
+                CmpOp::Ge => "`>=`",
+                CmpOp::Eq => "`==`",
+                CmpOp::Ne => "`!=`",
+            },
             Tok::DotDot => "`..`",
             Tok::Dot => "`.`",
             Tok::Colon => "`:`",
@@ -229,7 +240,10 @@ fn walk(source: &str, emit: &mut dyn FnMut(Piece, Span, Option<Diagnostic>)) {
             b'/' => single(Tok::Slash),
             b'%' => single(Tok::Percent),
             b'@' => single(Tok::At),
-            b'=' => single(Tok::Eq),
+            b'=' => two(b'=', Tok::Cmp(CmpOp::Eq), Tok::Eq),
+            b'<' => two(b'=', Tok::Cmp(CmpOp::Le), Tok::Cmp(CmpOp::Lt)),
+            b'>' => two(b'=', Tok::Cmp(CmpOp::Ge), Tok::Cmp(CmpOp::Gt)),
+            b'!' if bytes.get(i + 1) == Some(&b'=') => (Tok::Cmp(CmpOp::Ne), 2),
             b'.' => two(b'.', Tok::DotDot, Tok::Dot),
             b':' => single(Tok::Colon),
             b',' => single(Tok::Comma),
@@ -296,7 +310,7 @@ fn invalid_run(source: &str, from: usize) -> usize {
     for (offset, ch) in source[from..].char_indices() {
         let known = ch.is_ascii_alphanumeric()
             || ch.is_ascii_whitespace()
-            || "_+-*/%@=.:,;()[]{}".contains(ch);
+            || "_+-*/%@=<>.:,;()[]{}".contains(ch);
         if known && offset > 0 {
             break;
         }

@@ -6,7 +6,7 @@ use super::ast::*;
 use super::lexer::{truncate, Tok, Token};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::limits::{MAX_DIAGNOSTICS, MAX_NESTING_DEPTH};
-use crate::types::DType;
+use crate::types::{CmpOp, DType};
 
 /// A parse failure already recorded in `Parser::diags`; the caller recovers.
 struct Failed;
@@ -444,7 +444,39 @@ impl<'s> Parser<'s> {
     // ---- expressions, loosest first ----
 
     fn expr(&mut self) -> PResult<Expr> {
-        self.nested(|p| p.binary_level(0, true))
+        self.nested(Self::comparison)
+    }
+
+    /// `a < b`, the loosest level. Non-associative: `a < b < c` means `a < b and b < c`
+    /// in Python but `(a < b) < c` in C and numpy, so it is an error rather than a guess.
+    /// Not chaining, a comparison adds at most one level to the tree per `expr`, which
+    /// `nested` already counts.
+    fn comparison(&mut self) -> PResult<Expr> {
+        let lhs = self.binary_level(0, true)?;
+        match self.peek().tok {
+            Tok::Cmp(op) => self.comparison_rhs(lhs, op),
+            _ => Ok(lhs),
+        }
+    }
+
+    /// The rest of `lhs op rhs`; out of line, to keep the frame `expr` recurses through
+    /// small (a deep expression must fit the nesting limit in a small stack).
+    #[inline(never)]
+    fn comparison_rhs(&mut self, lhs: Expr, op: CmpOp) -> PResult<Expr> {
+        self.bump();
+        let rhs = self.binary_level(0, true)?;
+        let next = self.peek();
+        if let Tok::Cmp(second) = next.tok {
+            return Err(self.error(
+                format!(
+                    "comparisons do not chain: `{}` follows `{}`; compare two values at a time",
+                    second.symbol(),
+                    op.symbol()
+                ),
+                next.span,
+            ));
+        }
+        Ok(Self::binary(lhs, BinaryOp::Cmp(op), rhs))
     }
 
     /// A loop bound or step: an expression without `@`, so that `step R @buffers(2)`

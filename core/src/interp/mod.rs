@@ -4,6 +4,7 @@
 //! as it can and optimises nothing beyond avoiding per-element dispatch.
 
 mod index;
+mod mask;
 mod ops;
 mod value;
 
@@ -93,6 +94,7 @@ fn decode(t: &Tensor) -> Tile {
                 .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect(),
         ),
+        DType::Mask => Data::I(t.data.iter().map(|&b| i32::from(b != 0)).collect()),
         DType::F32 => Data::F(
             t.data
                 .chunks_exact(4)
@@ -123,6 +125,7 @@ fn decode(t: &Tensor) -> Tile {
 fn encode(tile: &Tile) -> Tensor {
     let shape = tile.shape.iter().map(|&d| d as u64).collect();
     let data = match (&tile.data, tile.dtype) {
+        (Data::I(v), DType::Mask) => v.iter().map(|&x| u8::from(x != 0)).collect(),
         (Data::I(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         (Data::F(v), DType::F16) => v
             .iter()
@@ -364,10 +367,37 @@ impl Machine<'_> {
             }
             ExprKind::Transpose(arg) => ops::transpose(&self.expr(arg, d)?, e.span)?,
             ExprKind::Cast(arg) => ops::cast(self.expr(arg, d)?, e.ty.dtype),
+            ExprKind::Compare { .. } | ExprKind::Select { .. } | ExprKind::Iota { .. } => {
+                self.mask_expr(e, d)?
+            }
             _ => self.leaf(e, depth)?,
         };
         out.expect_type(&e.ty, e.span)?;
         Ok(out)
+    }
+
+    /// Comparisons, `where` and `iota`, out of line to keep `expr`'s frame small.
+    #[inline(never)]
+    fn mask_expr(&mut self, e: &Expr, d: usize) -> Result<Tile, Diagnostic> {
+        match &e.kind {
+            ExprKind::Compare { op, lhs, rhs } => {
+                let a = self.expr(lhs, d)?;
+                let b = self.expr(rhs, d)?;
+                mask::compare(*op, &a, &b, &e.ty, e.span)
+            }
+            ExprKind::Select {
+                mask: m,
+                on_true,
+                on_false,
+            } => {
+                let m = self.expr(m, d)?;
+                let a = self.expr(on_true, d)?;
+                let b = self.expr(on_false, d)?;
+                mask::select(&m, &a, &b, &e.ty, e.span)
+            }
+            ExprKind::Iota { axis } => mask::iota(*axis, &e.ty, e.span),
+            _ => Err(internal("not a mask expression", e.span)),
+        }
     }
 
     #[inline(never)]

@@ -105,26 +105,39 @@ pub fn binary(
     ty: &TileType,
     span: Span,
 ) -> Result<Tile, Diagnostic> {
+    zip_tiles(lhs, rhs, ty, span, op.name(), |shape, (a, sa), (b, sb)| {
+        Some(match (a, b) {
+            (Data::F(a), Data::F(b)) => {
+                Data::F(zip_broadcast(shape, (a, sa), (b, sb), binary_f32(op)))
+            }
+            (Data::I(a), Data::I(b)) => {
+                Data::I(zip_broadcast(shape, (a, sa), (b, sb), binary_i32(op)))
+            }
+            _ => return None,
+        })
+    })
+}
+
+/// Two tiles combined lane by lane under numpy broadcasting into a tile of type `ty`:
+/// `zip` gets the result's shape and each operand's data with its broadcast strides, and
+/// gives `None` for operands of kinds it does not combine (an internal error naming
+/// `what`). A lane is valid when it is valid in both operands.
+pub fn zip_tiles(
+    lhs: &Tile,
+    rhs: &Tile,
+    ty: &TileType,
+    span: Span,
+    what: &str,
+    zip: impl FnOnce(&[usize], (&Data, &[usize]), (&Data, &[usize])) -> Option<Data>,
+) -> Result<Tile, Diagnostic> {
     let shape = shape_of(ty);
     let sa = broadcast_strides(&lhs.shape, &shape, span)?;
     let sb = broadcast_strides(&rhs.shape, &shape, span)?;
     let mut valid = shape.clone();
     merge_valid(&mut valid, lhs, &shape);
     merge_valid(&mut valid, rhs, &shape);
-    let data = match (&lhs.data, &rhs.data) {
-        (Data::F(a), Data::F(b)) => {
-            Data::F(zip_broadcast(&shape, (a, &sa), (b, &sb), binary_f32(op)))
-        }
-        (Data::I(a), Data::I(b)) => {
-            Data::I(zip_broadcast(&shape, (a, &sa), (b, &sb), binary_i32(op)))
-        }
-        _ => {
-            return Err(internal(
-                format!("{} of {} and {}", op.name(), lhs.dtype, rhs.dtype),
-                span,
-            ))
-        }
-    };
+    let data = zip(&shape, (&lhs.data, &sa), (&rhs.data, &sb))
+        .ok_or_else(|| internal(format!("{what} of {} and {}", lhs.dtype, rhs.dtype), span))?;
     Ok(Tile {
         dtype: ty.dtype,
         shape,

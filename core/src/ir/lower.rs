@@ -341,6 +341,28 @@ impl Lower<'_> {
             hir::ExprKind::Cast(a) => OpKind::Cast {
                 arg: self.expr(a, d, ops)?,
             },
+            hir::ExprKind::Compare { op, lhs, rhs } => {
+                let lhs = self.expr(lhs, d, ops)?;
+                OpKind::Compare {
+                    op: *op,
+                    lhs,
+                    rhs: self.expr(rhs, d, ops)?,
+                }
+            }
+            hir::ExprKind::Select {
+                mask,
+                on_true,
+                on_false,
+            } => {
+                let mask = self.expr(mask, d, ops)?;
+                let on_true = self.expr(on_true, d, ops)?;
+                OpKind::Select {
+                    mask,
+                    on_true,
+                    on_false: self.expr(on_false, d, ops)?,
+                }
+            }
+            hir::ExprKind::Iota { axis } => OpKind::Iota { axis: *axis },
         };
         let (id, v) = self.out.add_op(kind, e.span, e.ty.clone(), None);
         if let hir::ExprKind::Load { index, .. } = &e.kind {

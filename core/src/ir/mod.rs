@@ -16,7 +16,7 @@ pub mod verify_plan;
 
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
-use crate::types::{MemSpace, TileType};
+use crate::types::{CmpOp, MemSpace, TileType};
 use std::marker::PhantomData;
 
 use crate::dense::{DenseMap, DenseSet};
@@ -421,6 +421,22 @@ pub enum OpKind {
     IndexValue {
         expr: IndexExpr,
     },
+    /// `lhs op rhs`, elementwise with numpy broadcasting: a mask (masked lanes false).
+    Compare {
+        op: CmpOp,
+        lhs: ValueId,
+        rhs: ValueId,
+    },
+    /// `where(mask, on_true, on_false)`, broadcasting all three.
+    Select {
+        mask: ValueId,
+        on_true: ValueId,
+        on_false: ValueId,
+    },
+    /// An `i32` tile whose lanes hold their index along `axis`.
+    Iota {
+        axis: usize,
+    },
     /// A loop-carried update `old op= value`: the result is `old` with the valid lanes
     /// of `value` combined in; masked lanes keep the old value.
     Update {
@@ -545,9 +561,18 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => f(*arg),
-            OpKind::Binary { lhs, rhs, .. } => {
+            OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {
                 f(*lhs);
                 f(*rhs);
+            }
+            OpKind::Select {
+                mask,
+                on_true,
+                on_false,
+            } => {
+                f(*mask);
+                f(*on_true);
+                f(*on_false);
             }
             OpKind::MatMul { lhs, rhs, acc } => {
                 f(*lhs);
@@ -558,7 +583,7 @@ impl OpKind {
                 f(*old);
                 f(*value);
             }
-            OpKind::Full { .. } | OpKind::IndexValue { .. } => {}
+            OpKind::Full { .. } | OpKind::IndexValue { .. } | OpKind::Iota { .. } => {}
             OpKind::Fused { args, .. } => args.iter().copied().for_each(f),
             OpKind::For(l) => {
                 l.inits.iter().copied().for_each(&mut f);
@@ -587,9 +612,18 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => *arg = f(*arg),
-            OpKind::Binary { lhs, rhs, .. } => {
+            OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
+            }
+            OpKind::Select {
+                mask,
+                on_true,
+                on_false,
+            } => {
+                *mask = f(*mask);
+                *on_true = f(*on_true);
+                *on_false = f(*on_false);
             }
             OpKind::MatMul { lhs, rhs, acc } => {
                 *lhs = f(*lhs);
@@ -602,7 +636,7 @@ impl OpKind {
                 *old = f(*old);
                 *value = f(*value);
             }
-            OpKind::Full { .. } | OpKind::IndexValue { .. } => {}
+            OpKind::Full { .. } | OpKind::IndexValue { .. } | OpKind::Iota { .. } => {}
             OpKind::Fused { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
             OpKind::For(l) => {
                 l.inits.iter_mut().for_each(|a| *a = f(*a));

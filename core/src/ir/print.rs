@@ -267,6 +267,24 @@ impl Printer<'_> {
                 self,
                 format!("{} {}, {}", op.name(), self.v(*lhs), self.v(*rhs)),
             ),
+            OpKind::Compare { op, lhs, rhs } => typed(
+                self,
+                format!("cmp.{} {}, {}", op.name(), self.v(*lhs), self.v(*rhs)),
+            ),
+            OpKind::Select {
+                mask,
+                on_true,
+                on_false,
+            } => typed(
+                self,
+                format!(
+                    "select {}, {}, {}",
+                    self.v(*mask),
+                    self.v(*on_true),
+                    self.v(*on_false)
+                ),
+            ),
+            OpKind::Iota { axis } => typed(self, format!("iota axis={axis}")),
             OpKind::Reduce { op, arg, axis } => {
                 typed(self, format!("{} {}, axis={axis}", op.name(), self.v(*arg)))
             }

@@ -30,6 +30,34 @@ pub fn binary(a: &TileType, b: &TileType) -> Result<TileType, String> {
     Ok(TileType::new(dtype, shape))
 }
 
+/// A comparison: the broadcast of two non-mask operands, as a mask.
+pub fn compare(a: &TileType, b: &TileType) -> Result<TileType, String> {
+    let t = binary(a, b)?;
+    if t.dtype == DType::Mask {
+        return Err(format!("comparison of masks {a} and {b}"));
+    }
+    Ok(TileType::new(DType::Mask, t.shape))
+}
+
+/// `where`: a mask and two values of one dtype, all three broadcast.
+pub fn select(mask: &TileType, a: &TileType, b: &TileType) -> Result<TileType, String> {
+    if mask.dtype != DType::Mask {
+        return Err(format!("select condition {mask} is not a mask"));
+    }
+    let values = binary(a, b)?;
+    let shape = broadcast_shapes(&mask.shape, &values.shape)
+        .ok_or_else(|| format!("shapes {mask} and {values} do not broadcast"))?;
+    Ok(TileType::new(values.dtype, shape))
+}
+
+/// `iota`: an i32 tile with `axis` among its axes.
+pub fn iota(axis: usize, result: &TileType) -> Result<TileType, String> {
+    if result.dtype != DType::I32 || axis >= result.rank() {
+        return Err(format!("iota along axis {axis} cannot give {result}"));
+    }
+    Ok(result.clone())
+}
+
 pub fn reduce(arg: &TileType, axis: usize) -> Result<TileType, String> {
     let mut shape = arg.shape.clone();
     let slot = shape

@@ -293,6 +293,16 @@ impl Verifier<'_> {
                 typing::binary(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
             }
             OpKind::Reduce { axis, .. } => typing::reduce(arg()?, *axis).map(Some),
+            OpKind::Compare { .. } => {
+                typing::compare(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
+            }
+            OpKind::Select { .. } => match tys {
+                [m, a, b] => typing::select(m, a, b).map(Some),
+                _ => Err("missing operand".into()),
+            },
+            OpKind::Iota { axis } => {
+                typing::iota(*axis, result.ok_or("iota without a result")?).map(Some)
+            }
             OpKind::MatMul { acc, .. } => {
                 let product = typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?)?;
                 if acc.is_some() && tys.get(2) != Some(&product) {
@@ -479,6 +489,9 @@ impl Verifier<'_> {
             OpKind::Unary { .. }
             | OpKind::Binary { .. }
             | OpKind::Fused { .. }
+            | OpKind::Compare { .. }
+            | OpKind::Select { .. }
+            | OpKind::Iota { .. }
             | OpKind::Reduce { .. } => {
                 for v in kind.operands().into_iter().chain(results.iter().copied()) {
                     want(v, MemSpace::UB, "a vector operand");

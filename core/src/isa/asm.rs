@@ -305,6 +305,35 @@ fn write_op(s: &mut String, p: &Program, op: &Op) -> fmt::Result {
         Op::VCast { to, from, dst, src } => write!(s, "vcast.{to}.{from} {}, {}", t(dst), t(src)),
         Op::VDup { dtype, dst, value } => write!(s, "vdup.{dtype} {}, {}", t(dst), v(value)),
         Op::VCopy { dtype, dst, src } => write!(s, "vcopy.{dtype} {}, {}", t(dst), t(src)),
+        Op::VCmp {
+            op,
+            dtype,
+            dst,
+            a: x,
+            b,
+        } => write!(
+            s,
+            "vcmp.{}.{dtype} {}, {}, {}",
+            op.name(),
+            t(dst),
+            v(x),
+            v(b)
+        ),
+        Op::VSel {
+            dtype,
+            dst,
+            mask,
+            a: x,
+            b,
+        } => write!(
+            s,
+            "vsel.{dtype} {}, {}, {}, {}",
+            t(dst),
+            t(mask),
+            v(x),
+            v(b)
+        ),
+        Op::VIota { dtype, axis, dst } => write!(s, "viota.{dtype} {}, axis={axis}", t(dst)),
         Op::SetFlag { src, dst, id } => write!(s, "set_flag {src}, {dst}, {}", val(id)),
         Op::WaitFlag { src, dst, id } => write!(s, "wait_flag {src}, {dst}, {}", val(id)),
         Op::Barrier { pipe } => write!(s, "pipe_barrier {}", pipe.map_or("ALL", |p| p.name())),
@@ -703,7 +732,10 @@ impl Args<'_> {
 
 fn dtype_at(s: Option<&str>, span: Span) -> PResult<DType> {
     let s = s.ok_or_else(|| err("this instruction needs a dtype suffix like `.f32`", span))?;
-    DType::from_name(s).ok_or_else(|| err(format!("unknown dtype `{s}` (f32 f16 bf16 i32)"), span))
+    // Instructions may move masks (`vcopy.mask`, `vcast.f32.mask`); tensors may not.
+    DType::from_name(s)
+        .or((s == "mask").then_some(DType::Mask))
+        .ok_or_else(|| err(format!("unknown dtype `{s}` (f32 f16 bf16 i32 mask)"), span))
 }
 
 fn parse_op(mnemonic: &str, mut a: Args<'_>) -> PResult<Op> {
@@ -871,6 +903,41 @@ fn parse_op(mnemonic: &str, mut a: Args<'_>) -> PResult<Op> {
                 dst: a.tile()?,
                 src: a.tile()?,
             },
+            "vcmp" => {
+                let name = s1.unwrap_or("");
+                let op = CmpOp::ALL
+                    .into_iter()
+                    .find(|o| o.name() == name)
+                    .ok_or_else(|| {
+                        err(
+                            format!("unknown comparison `{name}` (lt le gt ge eq ne)"),
+                            mspan,
+                        )
+                    })?;
+                Op::VCmp {
+                    op,
+                    dtype: dtype_at(s2, mspan)?,
+                    dst: a.tile()?,
+                    a: a.vsrc()?,
+                    b: a.vsrc()?,
+                }
+            }
+            "vsel" => Op::VSel {
+                dtype: dt()?,
+                dst: a.tile()?,
+                mask: a.tile()?,
+                a: a.vsrc()?,
+                b: a.vsrc()?,
+            },
+            "viota" => {
+                let (dtype, dst) = (dt()?, a.tile()?);
+                let axis = a.key_int("axis")?;
+                Op::VIota {
+                    dtype,
+                    axis: u8::try_from(axis).unwrap_or(u8::MAX),
+                    dst,
+                }
+            }
             "set_flag" | "wait_flag" => {
                 let src = a.pipe(false)?.unwrap_or(Pipe::S);
                 let dst = a.pipe(false)?.unwrap_or(Pipe::S);
@@ -887,7 +954,8 @@ fn parse_op(mnemonic: &str, mut a: Args<'_>) -> PResult<Op> {
             _ => return Err(err(format!("unknown instruction `{mnemonic}`"), mspan)),
         }
     };
-    let extra = if matches!(op, Op::VCast { .. }) {
+    // Two-suffix mnemonics: `vcast.TO.FROM`, `vcmp.OP.DT`.
+    let extra = if matches!(op, Op::VCast { .. } | Op::VCmp { .. }) {
         parts.next()
     } else {
         s2

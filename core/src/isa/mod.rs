@@ -48,7 +48,10 @@
 //! (float literal, integer literal or register); reductions `vsum vrmax vrmin DST, SRC,
 //! axis=0|1` over the source tile's rows x cols (register extents mask a tail); `vcast.TO.FROM
 //! DST, SRC`; `vdup.DT DST, SCALAR`; `vcopy.DT DST, SRC`. With `.i32`, add, sub, mul, max,
-//! min, dup and copy work on exact integers.
+//! min, dup and copy work on exact integers. Masks (dtype `mask`, one byte per lane, 0 or
+//! 1): `vcmp.lt|le|gt|ge|eq|ne.DT DST, A, B` writes the mask DST (A or B may be a scalar);
+//! `vsel.DT DST, MASK, A, B` takes A where MASK holds, else B (A or B may be a scalar);
+//! `viota.i32 DST, axis=0|1` writes each lane's row or column index.
 //!
 //! Sync: `set_flag SRC, DST, ID`, `wait_flag SRC, DST, ID` (ID immediate or register),
 //! `pipe_barrier PIPE|ALL`.
@@ -75,7 +78,7 @@ pub mod asm;
 pub mod operands;
 
 use crate::diag::Span;
-use crate::types::{DType, MemSpace, Pipe};
+use crate::types::{CmpOp, DType, MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 
 pub const NUM_REGS: u16 = 32;
@@ -314,6 +317,28 @@ pub enum Op {
         dst: Tile,
         src: Tile,
     },
+    /// Each lane of the mask `dst` (one byte per lane, 0 or 1) is `a op b`.
+    VCmp {
+        op: CmpOp,
+        dtype: DType,
+        dst: Tile,
+        a: VSrc,
+        b: VSrc,
+    },
+    /// Each lane of `dst` is `a` where the mask holds, else `b`.
+    VSel {
+        dtype: DType,
+        dst: Tile,
+        mask: Tile,
+        a: VSrc,
+        b: VSrc,
+    },
+    /// Each lane of the i32 tile `dst` holds its row (`axis` 0) or column (1) in the view.
+    VIota {
+        dtype: DType,
+        axis: u8,
+        dst: Tile,
+    },
     SetFlag {
         src: Pipe,
         dst: Pipe,
@@ -354,7 +379,10 @@ impl Op {
             | Op::VReduce { .. }
             | Op::VCast { .. }
             | Op::VDup { .. }
-            | Op::VCopy { .. } => Pipe::V,
+            | Op::VCopy { .. }
+            | Op::VCmp { .. }
+            | Op::VSel { .. }
+            | Op::VIota { .. } => Pipe::V,
             Op::SetFlag { src, .. } => *src,
             Op::WaitFlag { dst, .. } => *dst,
             Op::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
@@ -542,6 +570,13 @@ fn op_rules(op: &Op) -> Result<(), String> {
             .and(need(*axis <= 1, "axis is 0 or 1"))
             .and(need(float(*dtype), "reductions are float-only")),
         Op::VCast { .. } | Op::VCopy { .. } => all_ub(),
+        Op::VCmp { dtype, .. } | Op::VSel { dtype, .. } => all_ub().and(need(
+            *dtype != DType::Mask,
+            "vcmp and vsel take f32, f16, bf16 or i32 values",
+        )),
+        Op::VIota { dtype, axis, .. } => all_ub()
+            .and(need(*axis <= 1, "axis is 0 or 1"))
+            .and(need(*dtype == DType::I32, "viota makes an i32 tile")),
         // Only the destination: a tile given as the value is reported as such.
         Op::VDup { dst, value, .. } => need(
             dst.addr.region == Region::Buf(UB),

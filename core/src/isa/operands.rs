@@ -28,6 +28,7 @@
 
 use super::{Addr, DmaDim, Op, Reg, Tile, VSrc, Val};
 use crate::machine::MAX_DMA_DIMS;
+use crate::types::DType;
 
 /// How an instruction uses a scalar register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,6 +276,26 @@ macro_rules! describe {
                 $v.tile(dst, MemAccess::Write, dtype.bytes());
                 $v.vsrc(value, dtype.bytes());
             }
+            Op::VCmp {
+                dtype, dst, a, b, ..
+            } => {
+                $v.tile(dst, MemAccess::Write, DType::Mask.bytes());
+                $v.vsrc(a, dtype.bytes());
+                $v.vsrc(b, dtype.bytes());
+            }
+            Op::VSel {
+                dtype,
+                dst,
+                mask,
+                a,
+                b,
+            } => {
+                $v.tile(dst, MemAccess::Write, dtype.bytes());
+                $v.tile(mask, MemAccess::Read, DType::Mask.bytes());
+                $v.vsrc(a, dtype.bytes());
+                $v.vsrc(b, dtype.bytes());
+            }
+            Op::VIota { dtype, dst, .. } => $v.tile(dst, MemAccess::Write, dtype.bytes()),
             Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => $v.scalar(id, 0),
         }
     }};

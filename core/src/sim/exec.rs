@@ -61,6 +61,7 @@ fn read_f32s(bytes: &[u8], dt: DType, out: &mut Vec<f32>) {
                 .chunks_exact(2)
                 .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32()),
         ),
+        DType::Mask => out.extend(bytes.iter().map(|&c| f32::from(c != 0))),
     }
 }
 
@@ -83,6 +84,11 @@ fn write_f32s(bytes: &mut [u8], dt: DType, vals: &[f32]) {
             .chunks_exact_mut(2)
             .zip(vals)
             .for_each(|(c, v)| c.copy_from_slice(&bf16::from_f32(*v).to_le_bytes())),
+        // Any nonzero value is true: a cast to a mask is `!= 0`.
+        DType::Mask => bytes
+            .iter_mut()
+            .zip(vals)
+            .for_each(|(c, v)| *c = u8::from(*v != 0.0)),
     }
 }
 
@@ -512,40 +518,75 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             b,
         } => {
             let d = view(dst, r, 0);
-            let n = (d.rows * d.cols) as usize;
+            let op = *op;
             if *dtype == DType::I32 {
-                for (i, src) in [(1usize, a), (2, b)] {
-                    let buf = if i == 1 { &mut s.ia } else { &mut s.ib };
-                    match src {
-                        VSrc::Tile(t) => {
-                            check_bcast(view(t, r, i), d)?;
-                            read_view_i(m, view(t, r, i), d.rows, d.cols, buf)?;
-                        }
-                        VSrc::Float(x) => fill(buf, n, *x as i64),
-                        _ => fill(buf, n, r.vector_scalar(i)),
-                    }
-                }
-                let op = *op;
+                read_ints(m, s, [a, b], 1, r, d)?;
                 s.ia.iter_mut()
                     .zip(&s.ib)
                     .for_each(|(x, y)| *x = binary_i(op, *x, *y));
                 return write_view_i(m, d, &s.ia);
             }
-            for (i, src) in [(1usize, a), (2, b)] {
-                let buf = if i == 1 { &mut s.a } else { &mut s.b };
-                match src {
-                    VSrc::Tile(t) => {
-                        check_bcast(view(t, r, i), d)?;
-                        read_view(m, view(t, r, i), *dtype, d.rows, d.cols, buf)?;
-                    }
-                    other => fill(buf, n, super::memory::scalar_of(other, r.vector_scalar(i))),
-                }
-            }
-            let op = *op;
+            read_floats(m, s, [a, b], 1, *dtype, r, d)?;
             s.a.iter_mut()
                 .zip(&s.b)
                 .for_each(|(x, y)| *x = binary(op, *x, *y));
             write_view(m, d, *dtype, &s.a)
+        }
+        // i32 lanes compare exactly (not through f32, which rounds past 2^24).
+        Op::VCmp {
+            op,
+            dtype,
+            dst,
+            a,
+            b,
+        } => {
+            let d = view(dst, r, 0);
+            let op = *op;
+            s.out.clear();
+            if *dtype == DType::I32 {
+                read_ints(m, s, [a, b], 1, r, d)?;
+                let lanes = s.ia.iter().zip(&s.ib);
+                s.out.extend(lanes.map(|(x, y)| f32::from(op.holds(x, y))));
+            } else {
+                read_floats(m, s, [a, b], 1, *dtype, r, d)?;
+                let lanes = s.a.iter().zip(&s.b);
+                s.out.extend(lanes.map(|(x, y)| f32::from(op.holds(x, y))));
+            }
+            write_view(m, d, DType::Mask, &s.out)
+        }
+        Op::VSel {
+            dtype,
+            dst,
+            mask,
+            a,
+            b,
+        } => {
+            let d = view(dst, r, 0);
+            let mv = view(mask, r, 1);
+            check_bcast(mv, d)?;
+            let mut keep = std::mem::take(&mut s.out);
+            let read = read_view(m, mv, DType::Mask, d.rows, d.cols, &mut keep);
+            let result = read.and_then(|()| {
+                if *dtype == DType::I32 {
+                    read_ints(m, s, [a, b], 2, r, d)?;
+                    select(&keep, &mut s.ia, &s.ib);
+                    return write_view_i(m, d, &s.ia);
+                }
+                read_floats(m, s, [a, b], 2, *dtype, r, d)?;
+                select(&keep, &mut s.a, &s.b);
+                write_view(m, d, *dtype, &s.a)
+            });
+            s.out = keep;
+            result
+        }
+        Op::VIota { axis, dst, .. } => {
+            let d = view(dst, r, 0);
+            s.ia.clear();
+            for row in 0..d.rows {
+                let lane = |col: u64| if *axis == 0 { row } else { col } as i64;
+                s.ia.extend((0..d.cols).map(lane));
+            }
+            write_view_i(m, d, &s.ia)
         }
         Op::VDup { dtype, dst, value } => {
             let d = view(dst, r, 0);
@@ -662,6 +703,72 @@ fn product(
         &s.out,
     );
     Ok(())
+}
+
+/// Reads the two vector sources `srcs` (memory positions `first` and `first + 1`)
+/// broadcast to the destination `d` into `bufs`: a tile through `tile`, a scalar through
+/// `scalar` (given the operand and its resolved value).
+fn read_sources<T: Copy>(
+    srcs: [&VSrc; 2],
+    first: usize,
+    r: &Resolved,
+    d: View,
+    bufs: [&mut Vec<T>; 2],
+    mut tile: impl FnMut(View, &mut Vec<T>) -> R<()>,
+    scalar: impl Fn(&VSrc, i64) -> T,
+) -> R<()> {
+    let n = (d.rows * d.cols) as usize;
+    for (i, (src, buf)) in (first..).zip(srcs.into_iter().zip(bufs)) {
+        match src {
+            VSrc::Tile(t) => {
+                check_bcast(view(t, r, i), d)?;
+                tile(view(t, r, i), buf)?;
+            }
+            other => fill(buf, n, scalar(other, r.vector_scalar(i))),
+        }
+    }
+    Ok(())
+}
+
+/// The sources as f32 lanes, into `s.a` and `s.b`.
+fn read_floats(
+    m: &Memory,
+    s: &mut Scratch,
+    srcs: [&VSrc; 2],
+    first: usize,
+    dtype: DType,
+    r: &Resolved,
+    d: View,
+) -> R<()> {
+    let tile = |v, buf: &mut Vec<f32>| read_view(m, v, dtype, d.rows, d.cols, buf);
+    let scalar = super::memory::scalar_of;
+    read_sources(srcs, first, r, d, [&mut s.a, &mut s.b], tile, scalar)
+}
+
+/// The sources as exact i32 lanes, into `s.ia` and `s.ib`.
+fn read_ints(
+    m: &Memory,
+    s: &mut Scratch,
+    srcs: [&VSrc; 2],
+    first: usize,
+    r: &Resolved,
+    d: View,
+) -> R<()> {
+    let tile = |v, buf: &mut Vec<i64>| read_view_i(m, v, d.rows, d.cols, buf);
+    let scalar = |src: &VSrc, reg| match src {
+        VSrc::Float(x) => *x as i64,
+        _ => reg,
+    };
+    read_sources(srcs, first, r, d, [&mut s.ia, &mut s.ib], tile, scalar)
+}
+
+/// `a = keep ? a : b`, lane by lane.
+fn select<T: Copy>(keep: &[f32], a: &mut [T], b: &[T]) {
+    for ((x, y), k) in a.iter_mut().zip(b).zip(keep) {
+        if *k == 0.0 {
+            *x = *y;
+        }
+    }
 }
 
 fn fill<T: Copy>(buf: &mut Vec<T>, n: usize, v: T) {

@@ -609,7 +609,10 @@ impl<'a> Engine<'a> {
             Op::VUnary { dtype, .. }
             | Op::VBinary { dtype, .. }
             | Op::VDup { dtype, .. }
-            | Op::VCopy { dtype, .. } => vector(*dtype, tile_elems(0), 0),
+            | Op::VCopy { dtype, .. }
+            | Op::VCmp { dtype, .. }
+            | Op::VSel { dtype, .. }
+            | Op::VIota { dtype, .. } => vector(*dtype, tile_elems(0), 0),
             Op::VCast { to, from, .. } => vector(
                 if to.bytes().max(from.bytes()) == 2 {
                     DType::F16

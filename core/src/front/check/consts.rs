@@ -37,6 +37,7 @@ pub fn int_op(op: BinaryOp, a: i64, b: i64) -> Result<i64, String> {
         BinaryOp::Mod => floor_mod(a, b),
         BinaryOp::Div => return Err("`/` is true division; integer constants use `//`".into()),
         BinaryOp::MatMul => return Err("`@` is not an integer operator".into()),
+        BinaryOp::Cmp(_) => return Err("a comparison gives a mask, not an integer".into()),
     };
     r.ok_or_else(|| "overflows a 64-bit integer".to_string())
 }

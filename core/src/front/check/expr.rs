@@ -7,7 +7,7 @@ use super::{closest, show, Binding, Checker};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::front::hir::{BinaryOp, Expr, ExprKind, IndexExpr, IndexExprKind, ReduceOp, UnaryOp};
-use crate::types::{DType, TileType};
+use crate::types::{CmpOp, DType, TileType};
 
 /// A literal not yet given a dtype: it takes the dtype of the tile it meets.
 #[derive(Clone, Copy, Debug)]
@@ -22,8 +22,9 @@ pub enum Val {
     Lit(Lit),
 }
 
-const CONSTRUCTORS: [&str; 2] = ["zeros", "full"];
-const BINARY_FUNCS: [&str; 2] = ["maximum", "minimum"];
+/// Functions whose first argument is a type: `zeros(f32[8, 8])`.
+const CONSTRUCTORS: [&str; 3] = ["zeros", "full", "iota"];
+const BINARY_FUNCS: [&str; 3] = ["maximum", "minimum", "where"];
 
 fn symbol(op: BinaryOp) -> &'static str {
     match op {
@@ -65,6 +66,15 @@ impl Checker<'_> {
 
     /// A literal given the dtype of the tile it meets.
     pub(super) fn typed_lit(&mut self, l: Lit, dtype: DType) -> Option<Expr> {
+        if dtype == DType::Mask {
+            return self.error(
+                format!(
+                    "the number {} is not a mask: make a mask with a comparison such as `t > 0.0`",
+                    l.value
+                ),
+                l.span,
+            );
+        }
         if l.is_float && dtype == DType::I32 {
             return self.error(
                 format!(
@@ -102,6 +112,7 @@ impl Checker<'_> {
                     ast::BinaryOp::Mul => BinaryOp::Mul,
                     ast::BinaryOp::Div => BinaryOp::Div,
                     ast::BinaryOp::MatMul => return self.matmul(lhs, rhs, span),
+                    ast::BinaryOp::Cmp(op) => return self.compare(*op, lhs, rhs, span),
                     ast::BinaryOp::FloorDiv | ast::BinaryOp::Mod => {
                         return self.int_only(e, *op, lhs, rhs)
                     }
@@ -238,6 +249,7 @@ impl Checker<'_> {
                 }))
             }
             Val::Tile(t) => {
+                self.not_mask(&t, op.name())?;
                 if !t.ty.dtype.is_float() && !works_on_ints(op) {
                     return self.error(
                         format!(
@@ -279,42 +291,15 @@ impl Checker<'_> {
                     span,
                 }));
             }
-            (Val::Tile(a), Val::Lit(b)) => {
-                let b = self.typed_lit(b, a.ty.dtype)?;
-                (a, b)
-            }
-            (Val::Lit(a), Val::Tile(b)) => (self.typed_lit(a, b.ty.dtype)?, b),
-            (Val::Tile(a), Val::Tile(b)) => (a, b),
+            (a, b) => self.pair(a, b, symbol(op), span)?,
         };
-        if a.ty.dtype != b.ty.dtype {
-            return self.error(
-                format!(
-                    "`{}` needs operands of one element type, but they are {} and {}: convert one with `as`",
-                    symbol(op),
-                    a.ty,
-                    b.ty
-                ),
-                span,
-            );
-        }
         if op == BinaryOp::Div && a.ty.dtype == DType::I32 {
             return self.error(
                 "`/` is not defined on i32 tiles: convert them with `as f32`",
                 span,
             );
         }
-        let Some(shape) = broadcast(&a.ty.shape, &b.ty.shape) else {
-            return self.error(
-                format!(
-                    "the shapes of {} and {} do not broadcast in `{}`",
-                    a.ty,
-                    b.ty,
-                    symbol(op)
-                ),
-                span,
-            );
-        };
-        let ty = TileType::new(a.ty.dtype, shape);
+        let ty = TileType::new(a.ty.dtype, broadcast(&a.ty.shape, &b.ty.shape)?);
         Some(Val::Tile(Expr {
             kind: ExprKind::Binary {
                 op,
@@ -397,22 +382,23 @@ impl Checker<'_> {
             self.report(d);
             return None;
         }
-        if let (Some(a), false) = (axis, is_reduce) {
+        if let (Some(a), false) = (axis, is_reduce || name == "iota") {
             return self.error(
-                format!("`{name}` takes no `axis=`; only reductions do"),
+                format!("`{name}` takes no `axis=`; only reductions and `iota` do"),
                 a.span,
             );
         }
         if let (Some(t), false) = (ty, is_ctor) {
             return self.error(
-                format!("`{name}` takes no type argument; only `zeros` and `full` do"),
+                format!("`{name}` takes no type argument; only `zeros`, `full` and `iota` do"),
                 t.span,
             );
         }
         let arity = match (unary.is_some(), is_reduce, name) {
             (true, _, _) | (_, true, _) => 1,
-            (_, _, "zeros") => 0,
+            (_, _, "zeros" | "iota") => 0,
             (_, _, "full") => 1,
+            (_, _, "where") => 3,
             _ => 2,
         };
         if args.len() != arity {
@@ -433,7 +419,10 @@ impl Checker<'_> {
             return self.reduce(op, e, args.first()?, axis);
         }
         if is_ctor {
-            return self.construct(e, name, ty, args.first());
+            return self.construct(e, name, ty, args.first(), axis);
+        }
+        if name == "where" {
+            return self.select(args, e.span);
         }
         let op = if name == "maximum" {
             BinaryOp::Maximum
@@ -465,17 +454,8 @@ impl Checker<'_> {
         };
         let k = self.const_expr(axis);
         let (t, k) = (t?, k?);
-        let rank = t.ty.rank() as i64;
-        let normalised = if k < 0 { k.saturating_add(rank) } else { k };
-        if !(0..rank).contains(&normalised) {
-            return self.error(
-                format!(
-                    "axis {k} is out of range for {}, which has {rank} axes",
-                    t.ty
-                ),
-                axis.span,
-            );
-        }
+        let axis = self.normalise_axis(k, axis.span, &t.ty)?;
+        self.not_mask(&t, op.name())?;
         if op == ReduceOp::Mean && !t.ty.dtype.is_float() {
             return self.error(
                 format!(
@@ -485,7 +465,6 @@ impl Checker<'_> {
                 e.span,
             );
         }
-        let axis = normalised as usize;
         let mut ty = t.ty.clone();
         if let Some(d) = ty.shape.get_mut(axis) {
             *d = 1;
@@ -507,17 +486,23 @@ impl Checker<'_> {
         name: &str,
         ty: Option<&ast::TypeExpr>,
         arg: Option<&ast::Expr>,
+        axis: Option<&ast::Expr>,
     ) -> Option<Val> {
         let Some(ty) = ty else {
+            let example = match name {
+                "full" => "f32[8, 8], v",
+                "iota" => "i32[8, 8], axis=0",
+                _ => "f32[8, 8]",
+            };
             return self.error(
-                format!(
-                    "`{name}` needs a type first: `{name}(f32[8, 8]{})`",
-                    if name == "full" { ", v" } else { "" }
-                ),
+                format!("`{name}` needs a type first: `{name}({example})`"),
                 e.span,
             );
         };
         let ty = self.type_expr(ty, Limit::Tile)?;
+        if name == "iota" {
+            return self.iota(e, ty, axis);
+        }
         let value = match arg {
             None => 0.0,
             Some(a) => match self.value(a)? {
@@ -541,5 +526,176 @@ impl Checker<'_> {
             ty,
             span: e.span,
         }))
+    }
+}
+
+/// Masks: comparisons, `where` and `iota` (`docs/language.md`, "Masks").
+impl Checker<'_> {
+    /// Rejects a mask where `what` (an operator or function) needs numbers: arithmetic
+    /// on 0/1 lanes is almost always a mistake, and `where` says what was meant.
+    fn not_mask(&mut self, t: &Expr, what: &str) -> Option<()> {
+        if t.ty.dtype != DType::Mask {
+            return Some(());
+        }
+        self.error(
+            format!(
+                "`{what}` is not defined on masks ({}): select values with `where(mask, a, b)` or convert with `as f32`",
+                t.ty
+            ),
+            t.span,
+        )
+    }
+
+    /// The two operands of an elementwise operation or comparison `what`: neither is a
+    /// mask, a literal takes the other's dtype (two literals: f32 if either is a float,
+    /// else i32), the dtypes agree and the shapes broadcast.
+    fn pair(&mut self, a: Val, b: Val, what: &str, span: Span) -> Option<(Expr, Expr)> {
+        for v in [&a, &b] {
+            if let Val::Tile(t) = v {
+                self.not_mask(t, what)?;
+            }
+        }
+        let (a, b) = match (a, b) {
+            (Val::Tile(a), Val::Lit(b)) => {
+                let b = self.typed_lit(b, a.ty.dtype)?;
+                (a, b)
+            }
+            (Val::Lit(a), Val::Tile(b)) => (self.typed_lit(a, b.ty.dtype)?, b),
+            (Val::Tile(a), Val::Tile(b)) => (a, b),
+            (Val::Lit(a), Val::Lit(b)) => {
+                let dtype = if a.is_float || b.is_float {
+                    DType::F32
+                } else {
+                    DType::I32
+                };
+                (
+                    scalar(a.value, dtype, a.span),
+                    scalar(b.value, dtype, b.span),
+                )
+            }
+        };
+        if a.ty.dtype != b.ty.dtype {
+            return self.error(
+                format!(
+                    "`{what}` needs operands of one element type, but they are {} and {}: convert one with `as`",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        }
+        if broadcast(&a.ty.shape, &b.ty.shape).is_none() {
+            return self.error(
+                format!(
+                    "the shapes of {} and {} do not broadcast in `{what}`",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        }
+        Some((a, b))
+    }
+
+    fn compare(&mut self, op: CmpOp, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<Val> {
+        let a = self.value(lhs);
+        let b = self.value(rhs);
+        let (a, b) = (a?, b?);
+        if let (Val::Lit(_), Val::Lit(_)) = (&a, &b) {
+            return self.error(
+                format!(
+                    "`{}` compares two numbers: a comparison needs a tile",
+                    op.symbol()
+                ),
+                span,
+            );
+        }
+        let (a, b) = self.pair(a, b, op.symbol(), span)?;
+        let shape = broadcast(&a.ty.shape, &b.ty.shape)?;
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Compare {
+                op,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            ty: TileType::new(DType::Mask, shape),
+            span,
+        }))
+    }
+
+    /// `where(mask, a, b)`.
+    fn select(&mut self, args: &[ast::Expr], span: Span) -> Option<Val> {
+        let [m, a, b] = args else { return None };
+        let (mv, av, bv) = (self.value(m), self.value(a), self.value(b));
+        let mask = match mv? {
+            Val::Tile(t) if t.ty.dtype == DType::Mask => t,
+            other => {
+                let what = match other {
+                    Val::Tile(t) => format!("this one is {}", t.ty),
+                    Val::Lit(_) => format!("`{}` is a number", show::expr(m)),
+                };
+                return self.error(
+                    format!(
+                        "`where` needs a mask as its condition, but {what}: make one with a comparison such as `t > 0.0`"
+                    ),
+                    m.span,
+                );
+            }
+        };
+        let (a, b) = self.pair(av?, bv?, "where", span)?;
+        let values = broadcast(&a.ty.shape, &b.ty.shape)?;
+        let Some(shape) = broadcast(&mask.ty.shape, &values) else {
+            return self.error(
+                format!(
+                    "the shapes of {}, {} and {} do not broadcast in `where`",
+                    mask.ty, a.ty, b.ty
+                ),
+                span,
+            );
+        };
+        let ty = TileType::new(a.ty.dtype, shape);
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Select {
+                mask: Box::new(mask),
+                on_true: Box::new(a),
+                on_false: Box::new(b),
+            },
+            ty,
+            span,
+        }))
+    }
+
+    /// `iota(i32[...], axis=K)`.
+    fn iota(&mut self, e: &ast::Expr, ty: TileType, axis: Option<&ast::Expr>) -> Option<Val> {
+        let Some(axis) = axis else {
+            return self.error(
+                "`iota` needs the axis to count along: `iota(i32[8, 8], axis=K)`",
+                e.span,
+            );
+        };
+        let k = self.const_expr(axis)?;
+        if ty.dtype != DType::I32 {
+            return self.error(
+                format!("`iota` makes an i32 tile, but the type is {ty}: write `iota(i32[...], axis=K)` and convert with `as`"),
+                e.span,
+            );
+        }
+        let axis = self.normalise_axis(k, axis.span, &ty)?;
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Iota { axis },
+            ty,
+            span: e.span,
+        }))
+    }
+
+    /// An `axis=K` of a tile of type `ty`; negative values count from the end.
+    fn normalise_axis(&mut self, k: i64, span: Span, ty: &TileType) -> Option<usize> {
+        let rank = ty.rank() as i64;
+        let normalised = if k < 0 { k.saturating_add(rank) } else { k };
+        if !(0..rank).contains(&normalised) {
+            return self.error(
+                format!("axis {k} is out of range for {ty}, which has {rank} axes"),
+                span,
+            );
+        }
+        Some(normalised as usize)
     }
 }

@@ -237,7 +237,7 @@ impl Checker<'_> {
             },
             ExprKind::Neg(a) => is_index(a),
             ExprKind::Binary { op, lhs, rhs } => {
-                *op != BinaryOp::MatMul && is_index(lhs) && is_index(rhs)
+                !matches!(op, BinaryOp::MatMul | BinaryOp::Cmp(_)) && is_index(lhs) && is_index(rhs)
             }
             _ => false,
         }

@@ -369,6 +369,15 @@ impl<'a> Checker<'a> {
         let local = target?;
         let ty = self.locals.get(local.0 as usize)?.ty.clone();
         let value = self.fit(value?, &ty, &format!("`{}`", name.name))?;
+        if ty.dtype == crate::types::DType::Mask && op != ast::AssignOp::Set {
+            return self.error(
+                format!(
+                    "`{}` is a mask: it can be replaced (`=`) but not updated arithmetically",
+                    name.name
+                ),
+                name.span,
+            );
+        }
         let op = match op {
             ast::AssignOp::Set => hir::UpdateOp::Set,
             ast::AssignOp::Add => hir::UpdateOp::Add,

@@ -36,6 +36,7 @@ fn cap(out: String) -> String {
 
 fn precedence(op: BinaryOp) -> u8 {
     match op {
+        BinaryOp::Cmp(_) => 0,
         BinaryOp::Add | BinaryOp::Sub => 1,
         BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod => 2,
         BinaryOp::MatMul => 3,
@@ -83,7 +84,13 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             if p < outer {
                 out.push('(');
             }
-            write_expr(out, lhs, p, depth);
+            // Comparisons do not associate: a comparison on either side keeps its parentheses.
+            let left = if matches!(op, BinaryOp::Cmp(_)) {
+                p + 1
+            } else {
+                p
+            };
+            write_expr(out, lhs, left, depth);
             let _ = write!(out, " {} ", op.symbol());
             write_expr(out, rhs, p + 1, depth);
             if p < outer {

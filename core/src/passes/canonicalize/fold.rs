@@ -172,6 +172,8 @@ fn round(v: f64, dtype: DType) -> Option<f64> {
         DType::F32 => v as f32 as f64,
         DType::F16 => half::f16::from_f64(v).to_f64(),
         DType::BF16 => half::bf16::from_f64(v).to_f64(),
+        DType::Mask if v == 0.0 || v == 1.0 => v,
+        DType::Mask => return None,
         DType::I32 => {
             if v.fract() != 0.0 || v < i32::MIN as f64 || v > i32::MAX as f64 {
                 return None;

@@ -96,6 +96,11 @@ fn movable(kind: &OpKind) -> bool {
         | OpKind::Transpose { .. }
         | OpKind::Cast { .. }
         | OpKind::Copy { .. }
+        | OpKind::Compare { .. }
+        | OpKind::Select { .. }
+        // Unlike a constant fill, an iota is worth computing once: the causal mask's
+        // `iota(..) + i` rebuilds only the sum in the loop.
+        | OpKind::Iota { .. }
         | OpKind::Fused { .. } => true,
         OpKind::MatMul { acc, .. } => acc.is_none(),
         OpKind::Load { .. }

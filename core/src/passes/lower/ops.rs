@@ -138,6 +138,67 @@ impl Lw<'_> {
                 self.emit(Op::VCast { to, from, dst, src }, acc);
             }
             (OpKind::Update { op, old, value }, Some(r)) => self.update(*op, *old, *value, r, span),
+            (OpKind::Compare { op, lhs, rhs }, Some(r)) => {
+                let dtype = self.dtype(*lhs);
+                self.masked(r, None, [*lhs, *rhs], span, |dst, _, a, b| Op::VCmp {
+                    op: *op,
+                    dtype,
+                    dst,
+                    a,
+                    b,
+                });
+            }
+            (
+                OpKind::Select {
+                    mask,
+                    on_true,
+                    on_false,
+                },
+                Some(r),
+            ) => {
+                let dtype = self.dtype(r);
+                self.masked(
+                    r,
+                    Some(*mask),
+                    [*on_true, *on_false],
+                    span,
+                    |dst, mask, a, b| {
+                        Op::VSel {
+                            dtype,
+                            dst,
+                            // `masked` passes the mask tile whenever it is given one.
+                            mask: mask.unwrap_or(dst),
+                            a,
+                            b,
+                        }
+                    },
+                );
+            }
+            (OpKind::Iota { axis }, Some(r)) => {
+                let rank = self.shape(r).len();
+                // The 2-D view's rows are the leading axes, its columns the last one.
+                let view_axis = match (axis + 1 == rank, rank <= 2) {
+                    (true, _) => 1,
+                    (false, true) => 0,
+                    (false, false) => {
+                        return self.fail(span, "an iota along a leading axis of rank above 2")
+                    }
+                };
+                let (rows, cols) = self.valid2d(r, span);
+                let Some(dst) = self.tile(r, rows, cols, span) else {
+                    return;
+                };
+                let acc = self.tile_access(r, true).into_iter().collect();
+                let dtype = self.dtype(r);
+                self.emit(
+                    Op::VIota {
+                        dtype,
+                        axis: view_axis,
+                        dst,
+                    },
+                    acc,
+                );
+            }
             (OpKind::For(_), _) => {}
             _ => self.fail(span, "this op"),
         }
@@ -794,6 +855,47 @@ impl Lw<'_> {
             },
             acc,
         );
+    }
+
+    /// A mask instruction into `r` (`vcmp`, `vsel`) over the value sources `values` and,
+    /// for `vsel`, the mask tile: each a tile viewed over `r`'s valid lanes, or a scalar.
+    fn masked(
+        &mut self,
+        r: ValueId,
+        mask: Option<ValueId>,
+        values: [ValueId; 2],
+        span: Span,
+        make: impl FnOnce(Tile, Option<Tile>, VSrc, VSrc) -> Op,
+    ) {
+        for &v in mask.iter().chain(&values) {
+            self.valid_from(r, v);
+        }
+        let (rows, cols) = self.valid2d(r, span);
+        let Some(dst) = self.tile(r, rows, cols, span) else {
+            return;
+        };
+        let mask_tile = match mask {
+            Some(m) => match self.tile(m, rows, cols, span) {
+                Some(t) => Some(t),
+                None => return,
+            },
+            None => None,
+        };
+        let mut src = |v: ValueId| match self.scalars.get(&v) {
+            Some(s) => Some(super::scalar_of(s)),
+            None => self.tile(v, rows, cols, span).map(VSrc::Tile),
+        };
+        let (Some(a), Some(b)) = (src(values[0]), src(values[1])) else {
+            return;
+        };
+        let acc = mask
+            .iter()
+            .chain(&values)
+            .map(|&v| self.tile_access(v, false))
+            .chain([self.tile_access(r, true)])
+            .flatten()
+            .collect();
+        self.emit(make(dst, mask_tile, a, b), acc);
     }
 
     /// An elementwise expression over `args` into `r`, intermediates in the op's scratch.

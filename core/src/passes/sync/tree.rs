@@ -36,6 +36,8 @@ pub enum Sync {
     Barrier,
 }
 
+// As `lowered::Item`: instructions are nearly every node.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Kind {
     Instr(lowered::Instr),
