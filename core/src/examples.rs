@@ -22,7 +22,8 @@ macro_rules! examples {
     };
 }
 
-/// In teaching order: streaming first, then reductions, matrix kernels, data movement.
+/// In teaching order: streaming first, then reductions, matrix kernels, data movement,
+/// scalar registers.
 pub const ALL: &[Example] = examples![
     "elementwise": "Elementwise",
     "multibuffer": "Multi-buffered stream",
@@ -41,6 +42,7 @@ pub const ALL: &[Example] = examples![
     "gather": "Gather",
     "scatter": "Scatter",
     "block_permute": "Block permute",
+    "spills": "Register spills",
 ];
 
 impl Example {

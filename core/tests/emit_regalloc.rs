@@ -78,7 +78,11 @@ fn few_values_do_not_spill() {
 #[test]
 fn values_live_across_a_loop_spill_once_before_it_and_reload_inside() {
     let m = Machine::teach();
-    let (auto, _) = synced(&many_values(NUM_REGS as i64 + 4, true), SyncStrategy::Auto, &m);
+    let (auto, _) = synced(
+        &many_values(NUM_REGS as i64 + 4, true),
+        SyncStrategy::Auto,
+        &m,
+    );
     let p = emit_ok(&auto, &m);
     let start = p
         .instrs
@@ -157,6 +161,78 @@ fn options(machine: Machine) -> CompileOptions {
         machine: Some(machine),
         ..CompileOptions::default()
     }
+}
+
+fn spills_source() -> &'static str {
+    tilescope::examples::Example::find("spills")
+        .expect("the spills example")
+        .source
+}
+
+#[test]
+fn the_spills_example_spills_on_teach_and_matches_the_reference() {
+    let teach = CompileOptions {
+        preset: Some("teach".into()),
+        ..CompileOptions::default()
+    };
+    let r = tilescope::run::run(spills_source(), &teach, Vec::new(), 1);
+    assert!(r.diagnostics.is_empty(), "{:#?}", r.diagnostics);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{:#?}", r.errors);
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    assert!(r.bound <= r.cycles);
+    let p = r.compile.program.as_ref().expect("compiled");
+    assert!(count_ops(p, |o| matches!(o, Op::Sst { .. })) > 0);
+    assert!(count_ops(p, |o| matches!(o, Op::Sld { .. })) > 0);
+    // With registers enough nothing spills, and the S pipe does less.
+    let roomy = tilescope::run::run(spills_source(), &options(teach_with(32)), Vec::new(), 1);
+    assert!(roomy.reference_match);
+    let q = roomy.compile.program.as_ref().expect("compiled");
+    assert_eq!(
+        count_ops(q, |o| matches!(o, Op::Sld { .. } | Op::Sst { .. })),
+        0
+    );
+    assert!(roomy.cycles < r.cycles, "{} vs {}", roomy.cycles, r.cycles);
+}
+
+/// The assembly students read: the loop variable `r` stored once per iteration of its
+/// loop, before the inner loops, and reloaded where an address uses it.
+#[test]
+fn the_emit_dump_names_each_spilled_value() {
+    let teach = CompileOptions {
+        preset: Some("teach".into()),
+        ..CompileOptions::default()
+    };
+    let result = compile(spills_source(), &teach);
+    let asm = result.asm.expect("compiled");
+    let lines: Vec<&str> = asm.lines().collect();
+    let store_r = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("sst ") && l.ends_with("; spill r"))
+        .expect("r is spilled");
+    let inner_loop = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("loop r") && l.contains("!at 13:"))
+        .expect("the c loop");
+    assert!(store_r < inner_loop, "{asm}");
+    assert!(
+        lines[inner_loop..]
+            .iter()
+            .any(|l| l.trim_start().starts_with("sld ") && l.ends_with("; reload r")),
+        "{asm}"
+    );
+    // Every spill instruction says what it moves.
+    for l in &lines {
+        let t = l.trim_start();
+        if t.starts_with("sst ") {
+            assert!(l.contains(" ; spill "), "{l}");
+        }
+        if t.starts_with("sld ") {
+            assert!(l.contains(" ; reload "), "{l}");
+        }
+    }
+    let emit_ir = &result.passes.last().expect("passes").ir;
+    assert_eq!(emit_ir.trim_end(), asm.trim_end());
+    insta::assert_snapshot!("emit_spills_teach", asm);
 }
 
 /// A loop counter keeps its register for the whole loop: nothing in the body writes it
