@@ -22,7 +22,8 @@ macro_rules! examples {
     };
 }
 
-/// In teaching order: streaming first, then reductions, matrix kernels, data movement.
+/// In teaching order: streaming first, then reductions, matrix kernels, data movement,
+/// scalar registers.
 pub const ALL: &[Example] = examples![
     "elementwise": "Elementwise",
     "multibuffer": "Multi-buffered stream",
@@ -43,6 +44,7 @@ pub const ALL: &[Example] = examples![
     "scatter": "Scatter",
     "block_permute": "Block permute",
     "shuffle": "Block shuffle (relayout)",
+    "spills": "Register spills",
 ];
 
 impl Example {

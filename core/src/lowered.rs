@@ -130,6 +130,10 @@ pub struct Lowered {
     /// The GM regions accesses name (`Access::region`).
     #[serde(default)]
     pub regions: Vec<GmRegion>,
+    /// Source names of registers that hold one (a loop variable, its iteration and
+    /// slot), for the comments of emit's spill code.
+    #[serde(default)]
+    pub reg_names: Vec<(Reg, String)>,
 }
 
 impl Lowered {
@@ -165,7 +169,7 @@ impl Lowered {
     fn names(&self) -> crate::isa::Program {
         crate::isa::Program {
             tensors: self.tensors.clone(),
-            instrs: Vec::new(),
+            ..Default::default()
         }
     }
 }

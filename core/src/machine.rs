@@ -22,6 +22,10 @@ pub struct Machine {
     pub queue_depth: QueueDepths,
     /// Binary event flags per (src pipe, dst pipe) pair.
     pub event_ids_per_pair: u32,
+    /// Scalar registers `r0 .. r{scalar_regs - 1}` of the S pipe (at most the 32 the ISA
+    /// encodes). emit allocates them and spills what does not fit to the 64 spill slots;
+    /// the simulator rejects a program that names a register past them.
+    pub scalar_regs: u32,
     /// Dimensions one DMA descriptor may have.
     pub dma_max_dims: u32,
     pub clock_ghz: f64,
@@ -222,6 +226,8 @@ impl Machine {
     }
 
     /// Small buffers and round, short latencies: easy to overflow and to time by hand.
+    /// Eight scalar registers (a3 has 32), so that a nest of loops runs out of them and
+    /// emit's spills (`sst` / `sld`) show in the assembly (the `spills` example).
     /// Derived from `a3`: what is not set here (event ids, DMA dimensions, the matmul
     /// formula and matrix-vector rate, transcendental factor, scalar, dispatch and sync costs, the instruction
     /// limit) is a3's.
@@ -243,6 +249,7 @@ impl Machine {
                 l0c: mem(64 * KIB, 512),
             },
             queue_depth: QueueDepths::uniform(4),
+            scalar_regs: 8,
             clock_ghz: 1.0,
             costs: Costs {
                 bandwidth: Bandwidth {
@@ -278,7 +285,8 @@ impl Machine {
     /// L0C->UB 140 B, UB->L1 and UB->UB bandwidths, vector
     /// slopes 1/64 (f32) and 1/128 (f16/bf16) cycle per element, bias 25,
     /// transcendental factor 4, 8 cycles per reduced row, DMA startup 200 (GM) / 20
-    /// (on chip), queue depths, 1-cycle scalar, dispatch and sync costs, and the limits.
+    /// (on chip), queue depths, 1-cycle scalar, dispatch and sync costs, the 32 scalar
+    /// registers, and the limits.
     pub fn a3() -> Machine {
         Machine {
             name: "a3".into(),
@@ -295,6 +303,7 @@ impl Machine {
             },
             queue_depth: QueueDepths::uniform(8),
             event_ids_per_pair: 8,
+            scalar_regs: crate::isa::NUM_REGS as u32,
             dma_max_dims: 2,
             clock_ghz: 1.85,
             costs: Costs {
@@ -393,6 +402,13 @@ impl Machine {
             errs.push(format!(
                 "event_ids_per_pair {} must be in 1..={MAX_EVENT_IDS}",
                 self.event_ids_per_pair
+            ));
+        }
+        let regs = crate::isa::NUM_REGS as u32;
+        if !(1..=regs).contains(&self.scalar_regs) {
+            errs.push(format!(
+                "scalar_regs {} must be in 1..={regs}",
+                self.scalar_regs
             ));
         }
         if !(1..=MAX_DMA_DIMS).contains(&self.dma_max_dims) {
@@ -495,5 +511,28 @@ mod tests {
         assert!(err.contains("event_ids_per_pair 17"), "{err}");
         assert!(err.contains("memories.l1.alignment 3"), "{err}");
         assert!(Machine::from_json("{").is_err());
+    }
+
+    #[test]
+    fn scalar_registers_are_required_and_in_range() {
+        // A file written before the field existed is an error naming it, not a default.
+        let mut json: serde_json::Value =
+            serde_json::from_str(&Machine::teach().to_json()).unwrap();
+        json.as_object_mut().unwrap().remove("scalar_regs");
+        let err = Machine::from_json(&json.to_string()).unwrap_err();
+        assert!(err.contains("missing field `scalar_regs`"), "{err}");
+        for bad in [0, 33] {
+            let m = Machine {
+                scalar_regs: bad,
+                ..Machine::teach()
+            };
+            let err = Machine::from_json(&m.to_json()).unwrap_err();
+            assert!(
+                err.contains(&format!("scalar_regs {bad} must be in 1..=32")),
+                "{err}"
+            );
+        }
+        assert_eq!(Machine::teach().scalar_regs, 8);
+        assert_eq!(Machine::a3().scalar_regs, 32);
     }
 }

@@ -164,6 +164,19 @@ fn block_permute_is_a_transpose() {
 }
 
 #[test]
+fn spills_is_two_x_plus_z() {
+    let (k, t) = run_example("spills", 12);
+    let (x, z) = (param(&k, &t, "x"), param(&k, &t, "z"));
+    let want: Vec<f32> = (0..4 * 64 * 256)
+        .map(|i| x.get(i) * 2.0 + z.get(i))
+        .collect();
+    assert_matches(
+        &Tensor::from_f32(DType::F32, vec![4, 64, 256], &want),
+        param(&k, &t, "y"),
+    );
+}
+
+#[test]
 fn out_of_range_gather_from_source_is_a_diagnostic() {
     // ids come from the input; 62 + 2 leaves the 64-row table.
     let k = checked(&source("gather"));

@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
+use tilescope::machine::Machine;
 use tilescope::run::run;
 
 /// An elementwise expression over the loaded tile `t` and the bias row `b`.
@@ -387,5 +388,54 @@ proptest! {
         check(&src, SyncStrategy::Barrier)?;
         let coarse = CompileOptions { alias: AliasMode::Coarse, ..CompileOptions::default() };
         check_options(&src, &coarse)?;
+    }
+}
+
+/// `teach` with the fewest scalar registers `source` compiles with, so that emit spills
+/// all it can; every smaller count must fail with the register limit, nothing else.
+fn fewest_registers(source: &str) -> Result<CompileOptions, TestCaseError> {
+    for regs in 1..=32 {
+        let options = CompileOptions {
+            machine: Some(Machine {
+                scalar_regs: regs,
+                ..Machine::teach()
+            }),
+            ..CompileOptions::default()
+        };
+        let r = compile(source, &options);
+        if r.diagnostics.is_empty() {
+            return Ok(options);
+        }
+        let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
+        prop_assert!(
+            diags
+                .iter()
+                .all(|m| m.ends_with("scalar registers (scalar_regs)")),
+            "{source}\n{regs} registers: {diags:?}"
+        );
+    }
+    Err(TestCaseError::fail(format!(
+        "{source}\ncompiles on no register count"
+    )))
+}
+
+fn any_kernel() -> impl Strategy<Value = String> {
+    prop_oneof![
+        elementwise(),
+        reduction(),
+        gather(),
+        in_place(),
+        matmul().prop_map(|(src, _)| src),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Spilling (loop-carried values included) keeps the result.
+    #[test]
+    fn random_kernels_with_the_fewest_registers_match(src in any_kernel()) {
+        let options = fewest_registers(&src)?;
+        check_options(&src, &options)?;
     }
 }

@@ -295,6 +295,7 @@ fn program() -> impl Strategy<Value = Program> {
             .into_iter()
             .map(|(op, prov)| Instr { op, prov })
             .collect(),
+        notes: Vec::new(),
     })
 }
 

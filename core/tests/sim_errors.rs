@@ -224,3 +224,19 @@ fn dma_dimensions_beyond_the_machine_are_rejected() {
         r.errors[0].message
     );
 }
+
+#[test]
+fn a_register_past_the_machine_s_file_is_rejected() {
+    // teach has 8 scalar registers: r8 does not exist there, though the ISA encodes it.
+    let p = parse(&format!("{HEAD}mov r8, 1\n"));
+    let r = run_on(&p, &Machine::teach());
+    assert_eq!(kinds(&r), vec![SimErrorKind::Invalid]);
+    assert!(
+        r.errors[0]
+            .message
+            .contains("names r8; teach has 8 scalar registers (scalar_regs)"),
+        "{}",
+        r.errors[0].message
+    );
+    assert!(run_on(&p, &Machine::a3()).errors.is_empty());
+}

@@ -362,7 +362,8 @@ fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
         let _ = writeln!(s, ".tensor {} {}[{}]", t.name, t.dtype, dims.join(", "));
     }
     let mut depth = 0usize;
-    for ins in &p.instrs {
+    let mut notes = p.notes.iter().peekable();
+    for (i, ins) in p.instrs.iter().enumerate() {
         if matches!(ins.op, Op::EndLoop) {
             depth = depth.saturating_sub(1);
         }
@@ -373,6 +374,10 @@ fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
         }
         if let Some(sp) = ins.prov.span {
             s.push_str(&span_text(sp));
+        }
+        // Notes are in instruction order (emit writes them so).
+        while let Some((_, note)) = notes.next_if(|n| n.0 as usize <= i) {
+            let _ = write!(s, " ; {note}");
         }
         s.push('\n');
         if matches!(ins.op, Op::Loop { .. }) {

@@ -452,6 +452,10 @@ impl TensorDecl {
 pub struct Program {
     pub tensors: Vec<TensorDecl>,
     pub instrs: Vec<Instr>,
+    /// Comments on instructions by index, printed after `;` (emit names the value each
+    /// `sst` / `sld` spills); the parser skips comments, so they do not read back.
+    #[serde(default)]
+    pub notes: Vec<(u32, String)>,
 }
 
 impl Program {

@@ -276,6 +276,20 @@ pub fn simulate(
         return invalid(format!("invalid program: {}", errs.join("; ")));
     }
     for (i, ins) in program.instrs.iter().enumerate() {
+        let mut past = None;
+        crate::isa::operands::registers(&ins.op, &mut |r, _| {
+            if u32::from(r.0) >= machine.scalar_regs {
+                past = Some(r.0);
+            }
+        });
+        if let Some(r) = past {
+            return invalid(format!(
+                "#{i} `{}` names r{r}; {} has {} scalar registers (scalar_regs)",
+                program.instr_text(i),
+                machine.name,
+                machine.scalar_regs
+            ));
+        }
         if let crate::isa::Op::Dma { dims, .. } = &ins.op {
             if dims.len() > machine.dma_max_dims as usize {
                 return invalid(format!(

@@ -27,8 +27,8 @@ pub fn run(args: Args) -> Result<(), Failed> {
 /// A short human-readable summary; `--json` has every field.
 fn describe(m: &Machine) -> String {
     let mut s = format!(
-        "machine {} at {} GHz, {} event ids per pipe pair, DMA up to {} dims\n",
-        m.name, m.clock_ghz, m.event_ids_per_pair, m.dma_max_dims
+        "machine {} at {} GHz, {} event ids per pipe pair, DMA up to {} dims, {} scalar registers\n",
+        m.name, m.clock_ghz, m.event_ids_per_pair, m.dma_max_dims, m.scalar_regs
     );
     s.push_str("memory  size         alignment\n");
     for space in MemSpace::ALL {

@@ -1,25 +1,30 @@
 //! Linear-scan register allocation (Poletto and Sarkar) over the flattened program,
 //! written here because it has to know the hardware loops: a value live across a loop
 //! boundary (used in a loop but defined before it, defined in it and used after it, or
-//! read before it is written in the body) is live for the whole loop and always stays
-//! in a register, as do loop counters. Only values whose whole life lies between two loop
-//! boundaries may spill: they then live in one of the 64 spill slots, reloaded into a
-//! scratch register (`sld`) before each instruction that reads them and stored (`sst`)
-//! after each that writes them. Scratch registers are reserved only when something
-//! spills.
+//! read before it is written in the body) is live for the whole loop. The machine has
+//! `scalar_regs` registers. Loop counters are pinned: `endloop` writes them, so they
+//! never spill. Any other value may spill when registers run out, the one live longest
+//! first, as PLENA spills a loop-carried scalar: it then lives in one of the 64 spill
+//! slots for its whole (loop-extended) life, is stored (`sst`) after each instruction
+//! that writes it (once, before the loop, for a value defined there) and reloaded
+//! (`sld`) into a scratch register before each that reads it. Scratch registers are
+//! reserved only when something spills, as few as the instruction reading the most
+//! spilled values needs. Each `sst` / `sld` carries a note naming the value.
 
 use super::regs::{self, Role};
 use super::Flat;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
 use crate::isa::{self, Op, Reg, NUM_REGS, SPILL_SLOTS};
+use crate::machine::Machine;
 
 #[derive(Clone, Copy, Debug)]
 struct Interval {
     vreg: Reg,
     start: usize,
     end: usize,
-    spillable: bool,
+    /// A loop counter (its interval starts at its `loop`).
+    pinned: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,15 +92,13 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
             }
         }
     }
-    let boundaries: Vec<usize> = flat.loops.iter().flat_map(|&(s, e)| [s, e]).collect();
     let mut out: Vec<Interval> = span
         .into_iter()
         .map(|(vreg, (start, end))| Interval {
             vreg,
             start,
             end,
-            spillable: !counters.contains_key(&vreg)
-                && !boundaries.iter().any(|&b| start < b && b < end),
+            pinned: counters.contains_key(&vreg),
         })
         .collect();
     crate::order::sort_by_key(&mut out, |iv| {
@@ -104,15 +107,22 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
     out
 }
 
-fn too_many(what: &str) -> Diagnostic {
-    Diagnostic::global(format!(
-        "emit: too many scalar values {what} (the machine has {NUM_REGS} registers and {SPILL_SLOTS} spill slots)"
-    ))
+/// Why a scan failed.
+enum Full {
+    /// Without spilling, more values are live at once than there are registers.
+    Registers,
+    /// Every register holds a loop counter when the counter of the loop starting at
+    /// instruction `at` needs one: `live` counters in all.
+    Counters {
+        at: usize,
+        live: usize,
+    },
+    Slots,
 }
 
 /// Assigns each interval a register or (when `allow_spill`) a spill slot, using
 /// registers `0..regs`.
-fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, Home>, Diagnostic> {
+fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, Home>, Full> {
     let mut home: DenseMap<Reg, Home> = DenseMap::new();
     let mut free: Vec<u16> = (0..regs).rev().collect();
     let mut active: Vec<Interval> = Vec::new();
@@ -134,16 +144,16 @@ fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, 
             continue;
         }
         if !allow_spill {
-            return Err(too_many("live at once"));
+            return Err(Full::Registers);
         }
         let victim = active
             .iter()
             .enumerate()
-            .filter(|(_, a)| a.spillable)
+            .filter(|(_, a)| !a.pinned)
             .max_by_key(|(_, a)| a.end)
             .map(|(k, a)| (k, *a));
         match victim {
-            Some((k, v)) if v.end > iv.end || !iv.spillable => {
+            Some((k, v)) if v.end > iv.end || iv.pinned => {
                 let r = home.get(&v.vreg).copied();
                 active.remove(k);
                 spilled.push(v);
@@ -152,8 +162,13 @@ fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, 
                 }
                 active.push(*iv);
             }
-            _ if iv.spillable => spilled.push(*iv),
-            _ => return Err(too_many("live across loops")),
+            _ if !iv.pinned => spilled.push(*iv),
+            _ => {
+                return Err(Full::Counters {
+                    at: iv.start,
+                    live: active.len() + 1,
+                })
+            }
         }
     }
     // Spill slots by the same scan over the spilled intervals.
@@ -169,90 +184,153 @@ fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, 
                 true
             }
         });
-        let s = free_slots.pop().ok_or_else(|| too_many("to spill"))?;
+        let s = free_slots.pop().ok_or(Full::Slots)?;
         live.push((iv.end, s));
         home.insert(iv.vreg, Home::Slot(s));
     }
     Ok(home)
 }
 
-/// The allocated instruction list: physical registers, spill code inserted.
-pub fn allocate(flat: Flat) -> Result<Vec<isa::Instr>, Diagnostic> {
-    let ivs = intervals(&flat);
-    let (home, scratch) = match scan(&ivs, NUM_REGS, false) {
-        Ok(h) => (h, 0),
-        Err(_) => {
-            let scratch = flat
-                .instrs
-                .iter()
-                .map(|i| {
-                    let mut rs: Vec<Reg> = regs::operands(&i.op).into_iter().map(|x| x.0).collect();
-                    rs.dedup();
-                    crate::order::sort_by_key(&mut rs, |r| (r.0.into(), 0, 0));
-                    rs.dedup();
-                    rs.len() as u16
-                })
-                .max()
-                .unwrap_or(0);
-            if scratch >= NUM_REGS {
-                return Err(too_many("in one instruction"));
+/// The scratch registers `op` needs: one per distinct spilled value it reads, and one
+/// per spilled value it writes, which may reuse a reloaded one's (only scalar
+/// instructions write registers, and they read their operands first).
+fn spilled_operands(op: &Op, home: &DenseMap<Reg, Home>) -> usize {
+    let (mut uses, mut defs) = (0, 0);
+    for (r, role) in regs::operands(op) {
+        if matches!(home.get(&r), Some(Home::Slot(_))) {
+            match role {
+                Role::Use => uses += 1,
+                Role::Def => defs += 1,
             }
-            (scan(&ivs, NUM_REGS - scratch, true)?, scratch)
         }
+    }
+    uses.max(defs)
+}
+
+/// Homes for every register and the number of scratch registers (the last ones).
+fn assign(
+    flat: &Flat,
+    ivs: &[Interval],
+    machine: &Machine,
+) -> Result<(DenseMap<Reg, Home>, u16), Diagnostic> {
+    let total = machine.scalar_regs.min(u32::from(NUM_REGS)) as u16;
+    let limit = |what: String| {
+        format!(
+            "emit: {what}, but machine `{}` has {total} scalar registers (scalar_regs)",
+            machine.name
+        )
     };
-    let first_scratch = NUM_REGS - scratch;
+    if let Ok(h) = scan(ivs, total, false) {
+        return Ok((h, 0));
+    }
+    // More scratch registers leave fewer for values, which may spill more; stop at the
+    // first count that covers the instruction reading the most spilled values.
+    let mut most = 0;
+    for scratch in 1..=total {
+        let home = match scan(ivs, total - scratch, true) {
+            Ok(h) => h,
+            Err(Full::Counters { at, live }) => {
+                let msg = limit(format!(
+                    "the loops nested here keep {live} loop counters in registers (a counter \
+                     never spills) and reloading spilled values needs {scratch} more"
+                ));
+                let span = flat.instrs.get(at).and_then(|i| i.prov.span);
+                return Err(match span {
+                    Some(sp) => Diagnostic::error(msg, sp),
+                    None => Diagnostic::global(msg),
+                });
+            }
+            Err(Full::Slots) => {
+                return Err(Diagnostic::global(format!(
+                    "emit: more than {SPILL_SLOTS} spilled scalar values are live at once \
+                     (the spill slots)"
+                )))
+            }
+            Err(Full::Registers) => {
+                return Err(Diagnostic::global(
+                    "internal error: emit: a scan that may spill ran out of registers",
+                ))
+            }
+        };
+        let need = flat
+            .instrs
+            .iter()
+            .map(|i| spilled_operands(&i.op, &home))
+            .max()
+            .unwrap_or(0);
+        if need <= usize::from(scratch) {
+            return Ok((home, scratch));
+        }
+        most = most.max(need);
+    }
+    Err(Diagnostic::global(limit(format!(
+        "an instruction reads {most} spilled values, each reloaded into a register of its own"
+    ))))
+}
+
+/// Instructions and the notes of `isa::Program`.
+type Allocated = (Vec<isa::Instr>, Vec<(u32, String)>);
+
+/// The allocated instruction list (physical registers, spill code inserted) and the
+/// notes naming what each `sst` / `sld` moves.
+pub fn allocate(
+    flat: Flat,
+    machine: &Machine,
+    names: &DenseMap<Reg, String>,
+) -> Result<Allocated, Diagnostic> {
+    let ivs = intervals(&flat);
+    let (home, scratch) = assign(&flat, &ivs, machine)?;
+    let first_scratch = machine.scalar_regs.min(u32::from(NUM_REGS)) as u16 - scratch;
+    let name = |r: &Reg| names.get(r).cloned().unwrap_or_else(|| format!("v{}", r.0));
     let mut out = Vec::with_capacity(flat.instrs.len());
+    let mut notes = Vec::new();
     for ins in flat.instrs {
         let mut op = ins.op;
-        let mut temps: Vec<(Reg, u16, u32)> = Vec::new();
-        let mut loads = Vec::new();
-        let mut stores = Vec::new();
+        // (value, scratch register, slot) of the reloads, then of the stores.
+        let mut loads: Vec<(Reg, u16, u32)> = Vec::new();
+        let mut stores: Vec<(Reg, u16, u32)> = Vec::new();
         let mut failed = false;
         regs::visit(&mut op, &mut |r, role| match home.get(r) {
             Some(Home::Reg(p)) => *r = Reg(*p),
             Some(Home::Slot(s)) => {
-                let t = match temps.iter().find(|t| t.0 == *r) {
-                    Some(t) => t.1,
-                    None => {
-                        let t = first_scratch + temps.len() as u16;
-                        temps.push((*r, t, *s));
-                        if role == Role::Use {
-                            loads.push((t, *s));
-                        }
-                        t
-                    }
+                let (list, other) = match role {
+                    Role::Use => (&mut loads, &stores),
+                    Role::Def => (&mut stores, &loads),
                 };
-                if role == Role::Def && !stores.contains(&(t, *s)) {
-                    stores.push((t, *s));
+                let t = match list.iter().chain(other).find(|t| t.0 == *r) {
+                    Some(t) => t.1,
+                    None => (first_scratch..u16::MAX)
+                        .find(|t| !list.iter().any(|x| x.1 == *t))
+                        .unwrap_or(u16::MAX),
+                };
+                if !list.iter().any(|x| x.0 == *r) {
+                    list.push((*r, t, *s));
                 }
                 *r = Reg(t);
             }
             None => failed = true,
         });
-        if failed || temps.len() as u16 > scratch {
+        let top = first_scratch + scratch;
+        if failed || loads.iter().chain(&stores).any(|x| x.1 >= top) {
             return Err(Diagnostic::global(
                 "internal error: emit: a register was not allocated",
             ));
         }
-        for (t, s) in loads {
+        for &(v, t, slot) in &loads {
+            notes.push((out.len() as u32, format!("reload {}", name(&v))));
             out.push(isa::Instr {
-                op: Op::Sld {
-                    dst: Reg(t),
-                    slot: s,
-                },
+                op: Op::Sld { dst: Reg(t), slot },
                 prov: ins.prov,
             });
         }
         out.push(isa::Instr { op, prov: ins.prov });
-        for (t, s) in stores {
+        for &(v, t, slot) in &stores {
+            notes.push((out.len() as u32, format!("spill {}", name(&v))));
             out.push(isa::Instr {
-                op: Op::Sst {
-                    src: Reg(t),
-                    slot: s,
-                },
+                op: Op::Sst { src: Reg(t), slot },
                 prov: ins.prov,
             });
         }
     }
-    Ok(out)
+    Ok((out, notes))
 }

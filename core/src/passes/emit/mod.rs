@@ -7,6 +7,7 @@
 //! already writes it.
 
 pub mod alloc;
+mod names;
 pub mod regs;
 
 use super::{Context, Pass};
@@ -109,13 +110,16 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
 
 /// The final program of `lowered`: loops flattened, registers allocated.
 pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagnostics> {
-    let _ = machine;
     let flat = flatten(&lowered.body).map_err(|d| vec![d])?;
     crate::lowered::check_program_size(flat.instrs.len(), "emit").map_err(|d| vec![d])?;
-    let instrs = alloc::allocate(flat).map_err(|d| vec![d])?;
+    let names = names::names(&flat, &lowered.reg_names);
+    let (instrs, notes) = alloc::allocate(flat, machine, &names).map_err(|d| vec![d])?;
+    // Spill code adds instructions.
+    crate::lowered::check_program_size(instrs.len(), "emit").map_err(|d| vec![d])?;
     let program = isa::Program {
         tensors: lowered.tensors.clone(),
         instrs,
+        notes,
     };
     program.validate().map_err(|errs| {
         vec![errs.into_iter().fold(

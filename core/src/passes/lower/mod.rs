@@ -462,6 +462,13 @@ impl Lw<'_> {
         self.stack.push(Vec::new());
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
         let var = self.alu(AluOp::Add, var, Val::Imm(l.start));
+        let name = self.k.loop_vars.get(l.var).map_or("", |v| &v.name);
+        self.out
+            .reg_names
+            .push((counter, format!("iteration of {name}")));
+        if let Val::Reg(r) = var {
+            self.out.reg_names.push((r, name.to_string()));
+        }
         self.var_reg.insert(l.var, var);
         self.var_loop.insert(l.var, (loop_id, l.start, l.step));
         self.loop_counter.insert(id, counter);
@@ -485,6 +492,7 @@ impl Lw<'_> {
                 },
                 Vec::new(),
             );
+            self.out.reg_names.push((r, format!("slot of {name}")));
             (n, r)
         });
         // One `slot * bytes` register per distinct slot size.
