@@ -269,6 +269,8 @@ fn relayout(
 
     // The prologue: every iteration's tile, at constant indices.
     let mut ops = Vec::new();
+    // The copies are named after the operand, so the IR reads `%x_copy`, `%x_copy.1`, ...
+    let copy_name = Some(format!("{}_copy", operand.name));
     let mut at: VarMap<i64> = DenseMap::new();
     for (v, (start, ..)) in &bounds {
         at.insert(*v, *start);
@@ -298,7 +300,12 @@ fn relayout(
             block.clone(),
             IndexExpr::Const(rows as i64),
         ))?);
-        let (load, tile) = k.add_op(OpKind::Load { param, index: from }, span, ty.clone(), None);
+        let (load, tile) = k.add_op(
+            OpKind::Load { param, index: from },
+            span,
+            ty.clone(),
+            copy_name.clone(),
+        );
         let store = k.add_effect(
             OpKind::Store {
                 param: scratch,
