@@ -328,6 +328,16 @@ impl<'s> Parser<'s> {
                 }
             }
             Tok::For => return self.for_stmt(),
+            Tok::Ident if self.peek_at(1).tok == Tok::LBracket => {
+                let name = self.ident("a name")?;
+                let slot = self.slot_index()?;
+                if !self.at(Tok::Eq) {
+                    return Err(self.expected("`=` (a slot is written whole)"));
+                }
+                self.bump();
+                let value = self.expr()?;
+                StmtKind::SlotWrite { name, slot, value }
+            }
             Tok::Ident => {
                 let name = self.ident("a name")?;
                 let op = match self.peek().tok {
@@ -388,6 +398,14 @@ impl<'s> Parser<'s> {
             },
             span,
         })
+    }
+
+    /// `[slot]` after a `buffers(...)` tile's name.
+    fn slot_index(&mut self) -> PResult<Expr> {
+        self.expect(Tok::LBracket)?;
+        let slot = self.expr()?;
+        self.expect(Tok::RBracket)?;
+        Ok(slot)
     }
 
     fn indices(&mut self) -> PResult<Vec<Index>> {
@@ -599,6 +617,16 @@ impl<'s> Parser<'s> {
                 let name = self.ident("a name")?;
                 if self.at(Tok::LParen) {
                     self.call(name)
+                } else if self.at(Tok::LBracket) {
+                    let slot = self.slot_index()?;
+                    let span = name.span.to(self.prev_end());
+                    Ok(Expr {
+                        kind: ExprKind::SlotRead {
+                            name,
+                            slot: Box::new(slot),
+                        },
+                        span,
+                    })
                 } else {
                     Ok(Expr {
                         kind: ExprKind::Name(name.name),

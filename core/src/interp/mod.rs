@@ -5,6 +5,7 @@
 
 mod index;
 mod ops;
+mod slots;
 mod value;
 
 pub use value::{Data, Tile};
@@ -29,6 +30,7 @@ pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
         kernel,
         params: tensors.iter().map(decode).collect(),
         locals: vec![None; kernel.locals.len()],
+        slots: vec![Vec::new(); kernel.locals.len()],
         vars: vec![0; kernel.loops.len()],
         iterations: 0,
     };
@@ -146,6 +148,8 @@ struct Machine<'k> {
     /// Parameter tensors, widened for the duration of the run.
     params: Vec<Tile>,
     locals: Vec<Option<Tile>>,
+    /// The slots of each `buffers` tile (empty for other locals).
+    slots: Vec<Vec<Option<Tile>>>,
     /// Current value of each loop's induction variable, by `LoopId`.
     vars: Vec<i64>,
     iterations: u64,
@@ -168,6 +172,11 @@ impl Machine<'_> {
                     .get_mut(local.0 as usize)
                     .ok_or_else(|| internal("unknown local", stmt.span))?;
                 *slot = Some(tile);
+            }
+            StmtKind::Buffers { local } => self.declare_slots(*local, stmt.span)?,
+            StmtKind::SlotWrite { local, slot, value } => {
+                let value = self.expr(value, 0)?;
+                self.write_slot(*local, slot, value, stmt.span)?;
             }
             StmtKind::Update { local, op, value } => {
                 let value = self.expr(value, 0)?;
@@ -396,6 +405,7 @@ impl Machine<'_> {
                 t
             }
             ExprKind::Load { param, index } => self.load(param.0 as usize, index, e, depth)?,
+            ExprKind::SlotRead { local, slot } => self.read_slot(*local, slot, e.span)?,
             _ => return Err(internal("not a leaf expression", e.span)),
         })
     }

@@ -65,7 +65,9 @@ pub(super) fn visit_exprs_from(
                     }
                 }
             }
-            OpKind::IndexValue { expr } => f(expr),
+            OpKind::IndexValue { expr }
+            | OpKind::SlotWrite { slot: expr, .. }
+            | OpKind::SlotRead { slot: expr, .. } => f(expr),
             _ => {}
         }
     }
@@ -138,8 +140,21 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     // pass linear in a kernel of many loops.
     let body: Vec<OpId> = l.body.ops().collect();
     let mut found = Vec::new();
+    // Slot indices follow the loops as they are; only transfer and value indices ask
+    // for a split.
     let mut exprs = Vec::new();
-    visit_exprs_from(k, body.clone(), |e| exprs.push(e.clone()));
+    let mut transfer_ops = Vec::new();
+    k.walk_ops_from(body.clone(), |id, op| {
+        if !matches!(
+            op.kind,
+            OpKind::SlotWrite { .. } | OpKind::SlotRead { .. } | OpKind::For(_)
+        ) {
+            transfer_ops.push(id);
+        }
+    });
+    for id in transfer_ops {
+        visit_exprs_from(k, vec![id], |e| exprs.push(e.clone()));
+    }
     for e in &exprs {
         radices(e, l.var, &mut found);
     }

@@ -103,6 +103,9 @@ fn movable(kind: &OpKind) -> bool {
         | OpKind::Full { .. }
         | OpKind::IndexValue { .. }
         | OpKind::Update { .. }
+        | OpKind::Buffers
+        | OpKind::SlotWrite { .. }
+        | OpKind::SlotRead { .. }
         | OpKind::For(_) => false,
     }
 }

@@ -138,7 +138,22 @@ impl Lw<'_> {
                 self.emit(Op::VCast { to, from, dst, src }, acc);
             }
             (OpKind::Update { op, old, value }, Some(r)) => self.update(*op, *old, *value, r, span),
-            (OpKind::For(_), _) => {}
+            (OpKind::For(_) | OpKind::Buffers, _) => {}
+            // A member is the slot itself; anything else is copied in or out.
+            (OpKind::SlotWrite { buf, slot, value }, _) => {
+                if self.slot_expr(*value).is_none() {
+                    self.slot_copy = Some((*buf, slot.clone()));
+                    self.mov(*value, *buf, false, span);
+                    self.slot_copy = None;
+                }
+            }
+            (OpKind::SlotRead { buf, slot }, Some(r)) => {
+                if self.slot_expr(r).is_none() {
+                    self.slot_copy = Some((*buf, slot.clone()));
+                    self.mov(*buf, r, false, span);
+                    self.slot_copy = None;
+                }
+            }
             _ => self.fail(span, "this op"),
         }
     }
