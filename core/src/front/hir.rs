@@ -322,7 +322,10 @@ pub enum ExprKind {
     /// A `let`-bound tile.
     Local(LocalId),
     /// `local[slot]`: the tile last written to that slot (in range, as for `SlotWrite`).
-    SlotRead { local: LocalId, slot: IndexExpr },
+    SlotRead {
+        local: LocalId,
+        slot: IndexExpr,
+    },
     /// A literal; `ty` is rank 0 with the dtype it takes from the other operand.
     Scalar(f64),
     /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.

@@ -15,7 +15,9 @@ impl Machine<'_> {
             .locals
             .get(local.0 as usize)
             .ok_or_else(|| internal("unknown local", span))?;
-        let n = l.slots.ok_or_else(|| internal("a slot of a tile without slots", span))?;
+        let n = l
+            .slots
+            .ok_or_else(|| internal("a slot of a tile without slots", span))?;
         let s = eval_index(slot, &self.vars, 0)?;
         if s < 0 || s >= i64::from(n) {
             return Err(Diagnostic::error(
@@ -65,7 +67,11 @@ impl Machine<'_> {
         span: Span,
     ) -> Result<Tile, Diagnostic> {
         let s = self.slot_of(local, slot, span)?;
-        let name = self.kernel.locals.get(local.0 as usize).map_or("?", |l| l.name.as_str());
+        let name = self
+            .kernel
+            .locals
+            .get(local.0 as usize)
+            .map_or("?", |l| l.name.as_str());
         self.slots
             .get(local.0 as usize)
             .and_then(|v| v.get(s))

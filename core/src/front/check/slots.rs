@@ -23,7 +23,11 @@ pub(super) struct Written {
 
 impl Checker<'_> {
     /// `let name = buffers(TYPE, N);`
-    pub(super) fn buffers_decl(&mut self, name: &ast::Ident, e: &ast::Expr) -> Option<hir::StmtKind> {
+    pub(super) fn buffers_decl(
+        &mut self,
+        name: &ast::Ident,
+        e: &ast::Expr,
+    ) -> Option<hir::StmtKind> {
         let ast::ExprKind::Call { ty, args, axis, .. } = &e.kind else {
             return None;
         };
@@ -36,7 +40,10 @@ impl Checker<'_> {
         let slots = match self.const_expr(n) {
             Some(n @ 2..=16) => Some(n as u32),
             Some(k) => self.error(
-                format!("`{}`: the number of slots must be 2 to 16, but it is {k}", show::expr(e)),
+                format!(
+                    "`{}`: the number of slots must be 2 to 16, but it is {k}",
+                    show::expr(e)
+                ),
                 n.span,
             ),
             None => None,
@@ -74,7 +81,10 @@ impl Checker<'_> {
             }
             Some((Binding::Poisoned, _)) => None,
             Some((Binding::Loop(_), _)) => self.error(
-                format!("`{}` is a loop variable, not a `buffers(...)` tile", name.name),
+                format!(
+                    "`{}` is a loop variable, not a `buffers(...)` tile",
+                    name.name
+                ),
                 name.span,
             ),
             None => self.unknown_name(&name.name, name.span),
@@ -211,7 +221,12 @@ impl Checker<'_> {
     }
 
     /// `name[slot]` in an expression.
-    pub(super) fn slot_read(&mut self, name: &ast::Ident, slot: &ast::Expr, span: Span) -> Option<Val> {
+    pub(super) fn slot_read(
+        &mut self,
+        name: &ast::Ident,
+        slot: &ast::Expr,
+        span: Span,
+    ) -> Option<Val> {
         let (local, n) = self.slot_local(name)?;
         let slot = self.slot_index(&name.name, slot, n)?;
         let w = self.written.get(&local).copied().unwrap_or_default();

@@ -109,7 +109,9 @@ impl Lw<'_> {
                 }
                 Some(out)
             }
-            IndexExpr::Mod(a, d) if *d > 0 => Some(Affine::constant(sub(a)?.as_const()?.rem_euclid(*d))),
+            IndexExpr::Mod(a, d) if *d > 0 => {
+                Some(Affine::constant(sub(a)?.as_const()?.rem_euclid(*d)))
+            }
             _ => None,
         }
     }

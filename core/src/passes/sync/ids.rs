@@ -5,7 +5,7 @@
 //! fewer iterations run ahead: still correct, since the id of iteration i + ids orders
 //! after iteration i), then the latest pairs become `pipe_barrier ALL`.
 
-use super::tree::{Ids, NodeId, Tree};
+use super::tree::{Ids, Kind, NodeId, Sync, Tree};
 use super::SyncReport;
 use crate::machine::Machine;
 use crate::types::Pipe;
@@ -52,18 +52,31 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                 .map(|(i, _)| i);
             if let Some(i) = widest {
                 if let Some(p) = tree.pairs.get_mut(i) {
-                    if let Ids::Dynamic { rotation, count } = p.ids {
+                    if let Ids::Dynamic {
+                        rotation,
+                        count,
+                        offsets,
+                    } = p.ids
+                    {
                         let slots = reductions.get(i).copied().flatten().map_or(count, |r| r.3);
-                        p.ids = if count > 2 {
+                        // Ids of two phases (explicit slots) only line up modulo the
+                        // slot count: fewer ids would pair a wait with the wrong set.
+                        let phased = offsets != (0, 0);
+                        p.ids = if count > 2 && !phased {
                             Ids::Dynamic {
                                 rotation,
                                 count: count - 1,
+                                offsets,
                             }
                         } else {
                             Ids::Static
                         };
+                        let left = p.ids.count();
                         if let Some(r) = reductions.get_mut(i) {
-                            *r = Some((rotation, src, dst, slots, count - 1));
+                            *r = Some((rotation, src, dst, slots, left));
+                        }
+                        if phased {
+                            one_prime_and_drain(tree, i);
                         }
                     }
                 }
@@ -93,4 +106,31 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
         }
     }
     reductions.into_iter().flatten().collect()
+}
+
+/// A pair that became static keeps one prime and one drain: its first ones, given id
+/// 0; the others get ids past its count, which the walk and the write-back leave out.
+fn one_prime_and_drain(tree: &mut Tree, pair: usize) {
+    let nodes = tree
+        .pairs
+        .get(pair)
+        .map(|p| p.nodes.clone())
+        .unwrap_or_default();
+    let (mut primes, mut drains) = (0, 0);
+    for n in nodes {
+        let Some(node) = tree.nodes.get_mut(n) else {
+            continue;
+        };
+        match &mut node.kind {
+            Kind::Sync(Sync::Prime(_, k)) => {
+                *k = primes;
+                primes += 1;
+            }
+            Kind::Sync(Sync::Drain(_, k)) => {
+                *k = drains;
+                drains += 1;
+            }
+            _ => {}
+        }
+    }
 }

@@ -64,6 +64,11 @@ pub struct PairInfo {
     /// The loop whose counter picks a dynamic pair's id. When it differs from
     /// `loop_carried` the rotation runs across the perfect nest `loop_carried` heads.
     pub rotates_with: Option<LoopId>,
+    /// A dynamic pair on the slots of a `buffers` tile: the set's id is the first id
+    /// plus `(counter + slot_offsets[0]) % ids`, the wait's with `slot_offsets[1]`,
+    /// from the producer's and the consumer's slot index on that buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_offsets: Option<[u32; 2]>,
     pub reason: Reason,
     /// For a hazard pair: read after write, write after read or write after write.
     pub hazard: Option<HazardKind>,
@@ -152,6 +157,17 @@ fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
                 Some(base.to_string())
             }
         }
+    }
+}
+
+/// Whether a hazard is on a `buffers` tile (slots picked by index, not by a loop).
+fn explicit_slots(lowered: &Lowered, hazard: Option<(HazardKind, lowered::Target)>) -> bool {
+    match hazard {
+        Some((_, lowered::Target::Buffer(b))) => lowered
+            .buffers
+            .get(b.0 as usize)
+            .is_some_and(|b| b.addrs.len() > 1 && b.rotates_with.is_none()),
+        _ => false,
     }
 }
 
@@ -520,12 +536,19 @@ fn write_back(
     tree: Tree,
     report: &mut SyncReport,
 ) -> Result<(), Diagnostic> {
-    // One id register per (loop, id count, first id).
-    let mut regs: HashMap<(NodeId, u32, u32), Reg> = HashMap::new();
+    // One id register per (loop, id count, first id, slot offset).
+    let mut regs: HashMap<(NodeId, u32, u32, u32), Reg> = HashMap::new();
     for p in tree.pairs.iter().filter(|p| p.live()) {
-        if let Ids::Dynamic { rotation, count } = p.ids {
-            let key = (rotation, count, p.base);
-            regs.entry(key).or_insert_with(|| lowered.new_reg());
+        if let Ids::Dynamic {
+            rotation,
+            count,
+            offsets,
+        } = p.ids
+        {
+            for offset in [offsets.0, offsets.1] {
+                let key = (rotation, count, p.base, offset);
+                regs.entry(key).or_insert_with(|| lowered.new_reg());
+            }
         }
     }
     let mut paths: DenseMap<usize, Vec<Vec<usize>>> = DenseMap::new();
@@ -563,7 +586,20 @@ fn write_back(
         }
         let id = match p.ids {
             Ids::Static => Val::Imm(p.base as i64),
-            Ids::Dynamic { rotation, count } => match regs.get(&(rotation, count, p.base)) {
+            Ids::Dynamic {
+                rotation,
+                count,
+                offsets,
+            } => match regs.get(&(
+                rotation,
+                count,
+                p.base,
+                if matches!(s, Sync::Set(_)) {
+                    offsets.0
+                } else {
+                    offsets.1
+                },
+            )) {
                 Some(r) => Val::Reg(*r),
                 None => {
                     lost.get_or_insert_with(|| {
@@ -602,20 +638,35 @@ fn write_back(
             return Vec::new();
         };
         let mut out = Vec::new();
-        let mut mine: Vec<_> = regs.iter().filter(|((n, _, _), _)| *n == l).collect();
-        crate::order::sort_by_key(&mut mine, |((n, count, base), _)| {
-            (*n as u64, (*count).into(), (*base).into())
+        let mut mine: Vec<_> = regs.iter().filter(|((n, ..), _)| *n == l).collect();
+        crate::order::sort_by_key(&mut mine, |((_, count, base, offset), _)| {
+            ((*count).into(), (*base).into(), (*offset).into())
         });
-        for ((_, count, base), r) in mine {
+        for ((_, count, base, offset), r) in mine {
             let prov = Provenance {
                 span: Some(h.span),
                 step: None,
+            };
+            // `(counter + offset) % count`: the slot of an explicit slot index.
+            let counter = if *offset > 0 {
+                out.push(instr(
+                    Op::Alu {
+                        op: AluOp::Add,
+                        dst: *r,
+                        a: h.counter,
+                        b: Val::Imm(*offset as i64),
+                    },
+                    prov,
+                ));
+                *r
+            } else {
+                h.counter
             };
             out.push(instr(
                 Op::Alu {
                     op: AluOp::Rem,
                     dst: *r,
-                    a: h.counter,
+                    a: counter,
                     b: Val::Imm(*count as i64),
                 },
                 prov,
@@ -692,6 +743,12 @@ fn write_back(
             rotates_with: match p.ids {
                 Ids::Dynamic { rotation, .. } => loop_ids.get(&rotation).copied(),
                 Ids::Static => None,
+            },
+            slot_offsets: match p.ids {
+                Ids::Dynamic { offsets, .. } if explicit_slots(lowered, p.hazard) => {
+                    Some([offsets.0, offsets.1])
+                }
+                _ => None,
             },
             reason: p.reason,
             hazard: p.hazard.map(|(k, _)| k),

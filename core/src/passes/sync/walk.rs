@@ -11,7 +11,7 @@
 //! inserted before it.
 
 use super::internal;
-use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, PairId, Rotation, Sync, Tree};
 use crate::compile::AliasMode;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
@@ -44,7 +44,7 @@ pub struct Producer {
     pub hazard: (super::tree::HazardKind, Target),
     /// Every conflict with the consumer is between the same slot of buffers rotating
     /// with this loop: a pair with ids that follow the slot suffices.
-    pub rotation: Option<(NodeId, u32)>,
+    pub rotation: Option<Rotation>,
 }
 
 #[derive(Clone, Debug)]
@@ -115,8 +115,22 @@ pub fn unroll_and_period(
             counts.entry(*l).or_default().push(slot_count(b));
         }
     }
+    // Explicit slots that follow a loop's counter repeat with their slot count.
+    for n in &tree.nodes {
+        let Kind::Instr(i) = &n.kind else { continue };
+        for a in &i.accesses {
+            if let (Slot::Follows { loop_id, .. }, Target::Buffer(b)) = (a.slot, a.target) {
+                if let (Some(&l), Some(buf)) = (rotating.get(&loop_id), buffers.get(b.0 as usize)) {
+                    counts.entry(l).or_default().push(slot_count(buf));
+                }
+            }
+        }
+    }
     for p in &tree.pairs {
-        if let Ids::Dynamic { rotation, count } = p.ids {
+        if let Ids::Dynamic {
+            rotation, count, ..
+        } = p.ids
+        {
             counts.entry(rotation).or_default().push(count.max(1));
         }
     }
@@ -148,7 +162,8 @@ struct Entry {
     access: usize,
     acc: Access,
     slot: Option<u32>,
-    rotation: Option<(NodeId, u32)>,
+    /// The loop the slot follows, the slot count and the access's offset.
+    rotation: Option<(NodeId, u32, u32)>,
 }
 
 #[derive(Default)]
@@ -353,8 +368,8 @@ impl<'a> Walker<'a> {
     }
 
     /// The slot an access touches in this iteration (`None`: every slot), and the loop
-    /// its buffer rotates with.
-    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32)>) {
+    /// its slot follows, with the slot count and the access's offset.
+    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32, u32)>) {
         // Without alias information a buffer's slots are one region.
         if self.tree.alias == AliasMode::Coarse {
             return (None, None);
@@ -372,8 +387,23 @@ impl<'a> Walker<'a> {
                     return (None, None);
                 };
                 match self.iteration_of(node) {
-                    Some(it) => (Some(it % n), Some((node, n))),
+                    Some(it) => (Some(it % n), Some((node, n, 0))),
                     None => (None, None),
+                }
+            }
+            (Slot::Fixed(s), None) => (Some(s), None),
+            // The walked iteration names the real one's slot only when the run is cut
+            // to a multiple of the slot count (`unroll_and_period`).
+            (Slot::Follows { loop_id, offset }, None) => {
+                let Some(&node) = self.rotating.get(&loop_id) else {
+                    return (None, None);
+                };
+                let whole = self.period.get(&node).is_some_and(|&p| p % n == 0);
+                match self.iteration_of(node) {
+                    Some(it) if whole && n > 1 => {
+                        (Some((it % n + offset % n) % n), Some((node, n, offset % n)))
+                    }
+                    _ => (None, None),
                 }
             }
             _ => (None, None),
@@ -408,7 +438,13 @@ impl<'a> Walker<'a> {
                     continue;
                 }
                 let rotation = match (e.rotation, rot) {
-                    (Some(a), Some(b)) if a == b && e.slot.is_some() => Some(a),
+                    (Some(a), Some(b)) if (a.0, a.1) == (b.0, b.1) && e.slot.is_some() => {
+                        Some(Rotation {
+                            node: a.0,
+                            count: a.1,
+                            offsets: (a.2, b.2),
+                        })
+                    }
                     _ => None,
                 };
                 let hazard = (
@@ -664,7 +700,12 @@ impl<'a> Walker<'a> {
         self.flags.get_mut(&outer)?.get_mut(&inner)
     }
 
-    fn flag_key(&self, pair: PairId, slot: Option<u32>) -> Result<(usize, u32), Diagnostic> {
+    fn flag_key(
+        &self,
+        pair: PairId,
+        slot: Option<u32>,
+        is_set: bool,
+    ) -> Result<(usize, u32), Diagnostic> {
         let p = self
             .tree
             .pairs
@@ -673,11 +714,19 @@ impl<'a> Walker<'a> {
         let slot = match (slot, p.ids) {
             (Some(s), _) => s,
             (None, Ids::Static) => 0,
-            (None, Ids::Dynamic { rotation, count }) => {
+            (
+                None,
+                Ids::Dynamic {
+                    rotation,
+                    count,
+                    offsets,
+                },
+            ) => {
                 let it = self.iteration_of(rotation).ok_or_else(|| {
                     internal(format!("pair {pair} uses a slot id outside its loop"))
                 })?;
-                it % count.max(1)
+                let offset = if is_set { offsets.0 } else { offsets.1 };
+                (it % count.max(1) + offset) % count.max(1)
             }
         };
         Ok(match self.flags_mode {
@@ -712,7 +761,7 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         let (src, dst) = (p.src, p.dst);
-        let key = self.flag_key(pair, slot)?;
+        let key = self.flag_key(pair, slot, is_set)?;
         self.spend(1)?;
         if is_set {
             let me = self.tick(src, id);
