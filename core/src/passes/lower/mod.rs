@@ -99,7 +99,19 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
     for slab in &plan.slabs {
         // Named by the source variables it holds (`acc`, not `acc|acc.1|acc.2`).
         let mut tile_names: Vec<String> = Vec::new();
-        for name in slab.tiles.iter().filter_map(|v| names.get(v)) {
+        // A `buffers` tile's slab is named by it alone, not by the tiles in its slots.
+        let declared: Vec<ValueId> = slab
+            .tiles
+            .iter()
+            .copied()
+            .filter(|&v| crate::ir::slots::is_buffers(k, v))
+            .collect();
+        let shown = if declared.is_empty() {
+            &slab.tiles
+        } else {
+            &declared
+        };
+        for name in shown.iter().filter_map(|v| names.get(v)) {
             let base = crate::ir::print::source_name(name);
             if !tile_names.iter().any(|n| n == base) {
                 tile_names.push(base.to_string());

@@ -95,6 +95,11 @@ pub fn site(
     // line up across the runs of an inner loop: their primes and drains stay around the
     // loop itself.
     let nest = nest && rotation.is_none_or(|r| r.offsets == (0, 0));
+    // A set at one phase met by a wait at another pairs iterations `d` apart (the
+    // difference of the phases), even where the producer comes first in the body.
+    let phased = rotation
+        .filter(|r| r.offsets.0 != r.offsets.1)
+        .map(|r| r.node);
     let rotation = rotation.map(|r| (r.node, r.count));
     let lp = tree.loops_of(p.node);
     let lc = tree.loops_of(c.node);
@@ -135,7 +140,7 @@ pub fn site(
             "a producer or consumer without a position in its block",
         ));
     };
-    if pa < pc {
+    if pa < pc && (phased.is_none() || phased != carried) {
         // Ordering this iteration's instances orders the later ones by program order.
         carried = None;
     } else if carried.is_none() {
