@@ -104,13 +104,14 @@ impl Checker<'_> {
         }
         let ie = self.index_expr(e)?;
         if let Some(v) = self.slot_outside(&ie, slots) {
-            return self.error(
-                format!(
+            let message = match ie.kind {
+                IndexExprKind::Const(_) => format!("slot {v} of `{name}` is outside 0..{slots}"),
+                _ => format!(
                     "slot index `{}` of `{name}` reaches {v}, outside 0..{slots}",
                     show::expr(e)
                 ),
-                e.span,
-            );
+            };
+            return self.error(message, e.span);
         }
         Some(ie)
     }
@@ -235,10 +236,10 @@ impl Checker<'_> {
             None => !w.any && w.mask == 0,
         };
         if unwritten {
-            let which = const_value(&slot).map_or("no slot".to_string(), |s| format!("slot {s}"));
+            let which = const_value(&slot).map_or("a slot".to_string(), |s| format!("slot {s}"));
             return self.error(
                 format!(
-                    "`{}` is read here, but {which} of it is written before this point",
+                    "{which} of `{}` is read before any statement writes it",
                     name.name
                 ),
                 span,
