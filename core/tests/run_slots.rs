@@ -3,12 +3,85 @@
 //! without sync, hazards are per slot (the prefetch overlaps the compute), and each
 //! pair's dynamic event id follows the slot of the buffer its hazard is on.
 
-use tilescope::compile::{compile, CompileOptions, SyncStrategy};
+use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
 use tilescope::explain::{sync_rows, SyncRow};
 use tilescope::run::run;
 
 const PREFETCH: &str = include_str!("../../static/examples/prefetch_slots.tile");
 const PHASES: &str = include_str!("../../static/examples/slot_phases.tile");
+
+/// Slot kernels off the beaten path: a product into a slot and a slot into a product,
+/// a slot read kept while its slot is written again (a copy), slots written from a
+/// loop-carried accumulator, slots of two loops at once, a `buffers` tile declared in
+/// a loop body.
+const EDGES: [(&str, &str); 5] = [
+    (
+        "mm",
+        "kernel k(a: f16[16, 32], b: f16[32, 16], y: out f32[16, 16], z: out f32[16, 16]) {
+    let s = buffers(f32[16, 16], 2);
+    s[0] = load a[:, :] @ load b[:, :];
+    s[1] = s[0] * 2.0;
+    let w = buffers(f16[16, 32], 2);
+    w[1] = load a[:, :];
+    store y[:, :] = s[1] + s[0];
+    store z[:, :] = (w[1] @ load b[:, :]) + s[1];
+}",
+    ),
+    (
+        "overwrite",
+        "kernel k(x: f32[32, 16], y: out f32[32, 16]) {
+    let b = buffers(f32[16, 16], 2);
+    b[0] = load x[0 .. 16, :];
+    let old = b[0];
+    b[0] = load x[16 .. 32, :];
+    store y[0 .. 16, :] = old + b[0];
+    b[1] = exp(b[0]);
+    b[0] = b[1];
+    store y[16 .. 32, :] = b[0] - old;
+}",
+    ),
+    (
+        "carried",
+        "kernel k(x: f32[64, 16], y: out f32[16, 16]) {
+    let b = buffers(f32[16, 16], 2);
+    let acc = zeros(f32[16, 16]);
+    b[0] = load x[0 .. 16, :];
+    for i in 0..3 {
+        b[(i + 1) % 2] = load x[16 * i + 16 .. 16 * i + 32, :];
+        acc += b[i % 2];
+        b[i % 2] = acc;
+        acc += b[(i + 1) % 2] * 0.5;
+    }
+    store y[:, :] = acc + b[1];
+}",
+    ),
+    (
+        "nest",
+        "kernel k(x: f32[64, 64], y: out f32[64, 64]) {
+    let b = buffers(f32[16, 16], 4);
+    for i in 0..4 {
+        b[i % 4] = load x[16 * i .. 16 * i + 16, 0 .. 16];
+        for j in 0..4 {
+            b[(i + j) % 4] = load x[16 * i .. 16 * i + 16, 16 * j .. 16 * j + 16];
+            store y[16 * j .. 16 * j + 16, 16 * i .. 16 * i + 16] = b[(i + j) % 4] + b[i % 4];
+        }
+        b[(2 * i + 1) % 4] = b[i % 4] * 3.0;
+        store y[16 * i .. 16 * i + 16, 0 .. 16] = b[(2 * i + 1) % 4];
+    }
+}",
+    ),
+    (
+        "inloop",
+        "kernel k(x: f32[64, 16], y: out f32[64, 16]) {
+    for i in 0..4 @buffers(2) {
+        let b = buffers(f32[16, 16], 2);
+        b[0] = load x[16 * i .. 16 * i + 16, :];
+        b[1] = relu(b[0]);
+        store y[16 * i .. 16 * i + 16, :] = b[1] + b[0];
+    }
+}",
+    ),
+];
 
 fn options(sync: SyncStrategy, preset: &str) -> CompileOptions {
     CompileOptions {
@@ -120,5 +193,66 @@ fn a_slot_read_before_any_write_at_run_time_names_the_read() {
             .iter()
             .any(|m| m.contains("slot 0 of `b` is read before any statement writes it")),
         "{messages:?}"
+    );
+}
+
+#[test]
+fn slot_kernels_off_the_beaten_path_match_under_every_strategy() {
+    for (name, source) in EDGES {
+        for preset in ["a3", "teach"] {
+            for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+                for alias in [AliasMode::Precise, AliasMode::Coarse] {
+                    let options = CompileOptions {
+                        alias,
+                        verify: true,
+                        ..options(sync, preset)
+                    };
+                    let r = run(source, &options, Vec::new(), 5);
+                    assert!(r.diagnostics.is_empty(), "{name}: {:?}", r.diagnostics);
+                    assert!(r.reference_match, "{name} {preset} {sync:?} {alias:?}");
+                    assert!(r.races.is_empty() && r.errors.is_empty(), "{name}");
+                }
+            }
+        }
+    }
+}
+
+/// Three loops of four-slot explicit buffers want 12 ids per pipe pair: pairs whose
+/// set and wait are at two slot phases cannot do with fewer ids than slots, so they
+/// become `pipe_barrier ALL`, said in the notes, and the kernel stays right.
+#[test]
+fn explicit_slots_out_of_event_ids_fall_back_to_barriers_with_a_note() {
+    let source = "kernel k(x: f32[128, 16], y0: out f32[128, 16], y1: out f32[128, 16], y2: out f32[128, 16]) {
+    let a0 = buffers(f32[8, 16], 4);
+    let a1 = buffers(f32[8, 16], 4);
+    let a2 = buffers(f32[8, 16], 4);
+    a0[0] = load x[0 .. 8, :];
+    for i in 0..15 {
+        a0[(i + 1) % 4] = load x[8 * i + 8 .. 8 * i + 16, :];
+        store y0[8 * i .. 8 * i + 8, :] = exp(a0[i % 4]);
+    }
+    store y0[120 .. 128, :] = exp(a0[3]);
+    a1[0] = load x[0 .. 8, :];
+    for i in 0..15 {
+        a1[(i + 1) % 4] = load x[8 * i + 8 .. 8 * i + 16, :];
+        store y1[8 * i .. 8 * i + 8, :] = exp(a1[i % 4]);
+    }
+    store y1[120 .. 128, :] = exp(a1[3]);
+    a2[0] = load x[0 .. 8, :];
+    for i in 0..15 {
+        a2[(i + 1) % 4] = load x[8 * i + 8 .. 8 * i + 16, :];
+        store y2[8 * i .. 8 * i + 8, :] = exp(a2[i % 4]);
+    }
+    store y2[120 .. 128, :] = exp(a2[3]);
+}";
+    let r = run(source, &options(SyncStrategy::Auto, "a3"), Vec::new(), 5);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    let notes = &r.compile.sync.as_ref().expect("a sync report").notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("a pair on explicit slots became pipe_barrier ALL")),
+        "{notes:?}"
     );
 }

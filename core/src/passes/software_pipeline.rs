@@ -115,7 +115,12 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
     let mut stored = DenseSet::new();
     for &op in &body {
         match &k.ops[op].kind {
-            OpKind::For(_) | OpKind::Update { .. } => return None,
+            // Issuing the next iteration's first stage early would move its slot
+            // writes ahead of this iteration's slot reads.
+            OpKind::For(_)
+            | OpKind::Update { .. }
+            | OpKind::SlotWrite { .. }
+            | OpKind::SlotRead { .. } => return None,
             OpKind::Load { index, .. } | OpKind::Store { index, .. } if has_tail(index) => {
                 return None
             }

@@ -3,9 +3,11 @@
 //! a live flag. When a pipe pair needs more than the machine has, the fallbacks
 //! apply in order: a dynamic pair gets fewer ids than its loop has slots (it then lets
 //! fewer iterations run ahead: still correct, since the id of iteration i + ids orders
-//! after iteration i), then the latest pairs become `pipe_barrier ALL`.
+//! after iteration i), then the latest pairs become `pipe_barrier ALL`. A pair on explicit
+//! slots read and written at two phases has no form with fewer ids (its ids line up
+//! only modulo the slot count): it becomes a `pipe_barrier ALL` at once, with a note.
 
-use super::tree::{Ids, Kind, NodeId, Sync, Tree};
+use super::tree::{Ids, NodeId, Tree};
 use super::SyncReport;
 use crate::machine::Machine;
 use crate::types::Pipe;
@@ -58,11 +60,18 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                         offsets,
                     } = p.ids
                     {
+                        // Ids of two phases (explicit slots) line up only modulo the
+                        // slot count: fewer ids would pair a wait with the wrong set,
+                        // so such a pair has no fewer-slots fallback.
+                        if offsets != (0, 0) {
+                            p.barrier = true;
+                            report.notes.push(format!(
+                                "event ids for {src} -> {dst} ran out ({avail} per pipe pair): a pair on explicit slots became pipe_barrier ALL"
+                            ));
+                            continue;
+                        }
                         let slots = reductions.get(i).copied().flatten().map_or(count, |r| r.3);
-                        // Ids of two phases (explicit slots) only line up modulo the
-                        // slot count: fewer ids would pair a wait with the wrong set.
-                        let phased = offsets != (0, 0);
-                        p.ids = if count > 2 && !phased {
+                        p.ids = if count > 2 {
                             Ids::Dynamic {
                                 rotation,
                                 count: count - 1,
@@ -71,12 +80,8 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                         } else {
                             Ids::Static
                         };
-                        let left = p.ids.count();
                         if let Some(r) = reductions.get_mut(i) {
-                            *r = Some((rotation, src, dst, slots, left));
-                        }
-                        if phased {
-                            one_prime_and_drain(tree, i);
+                            *r = Some((rotation, src, dst, slots, count - 1));
                         }
                     }
                 }
@@ -106,31 +111,4 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
         }
     }
     reductions.into_iter().flatten().collect()
-}
-
-/// A pair that became static keeps one prime and one drain: its first ones, given id
-/// 0; the others get ids past its count, which the walk and the write-back leave out.
-fn one_prime_and_drain(tree: &mut Tree, pair: usize) {
-    let nodes = tree
-        .pairs
-        .get(pair)
-        .map(|p| p.nodes.clone())
-        .unwrap_or_default();
-    let (mut primes, mut drains) = (0, 0);
-    for n in nodes {
-        let Some(node) = tree.nodes.get_mut(n) else {
-            continue;
-        };
-        match &mut node.kind {
-            Kind::Sync(Sync::Prime(_, k)) => {
-                *k = primes;
-                primes += 1;
-            }
-            Kind::Sync(Sync::Drain(_, k)) => {
-                *k = drains;
-                drains += 1;
-            }
-            _ => {}
-        }
-    }
 }
