@@ -13,8 +13,9 @@ const PHASES: &str = include_str!("../../static/examples/slot_phases.tile");
 /// Slot kernels off the beaten path: a product into a slot and a slot into a product,
 /// a slot read kept while its slot is written again (a copy), slots written from a
 /// loop-carried accumulator, slots of two loops at once, a `buffers` tile declared in
-/// a loop body.
-const EDGES: [(&str, &str); 5] = [
+/// a loop body, slots written from updates (in place on another tile) in and after a
+/// loop.
+const EDGES: [(&str, &str); 7] = [
     (
         "mm",
         "kernel k(a: f16[16, 32], b: f16[32, 16], y: out f32[16, 16], z: out f32[16, 16]) {
@@ -79,6 +80,30 @@ const EDGES: [(&str, &str); 5] = [
         b[1] = relu(b[0]);
         store y[16 * i .. 16 * i + 16, :] = b[1] + b[0];
     }
+}",
+    ),
+    (
+        "upd",
+        "kernel k(x: f32[32, 16], y: out f32[16, 16]) {
+    let b = buffers(f32[16, 16], 2);
+    let acc = load x[0 .. 16, :];
+    acc += load x[16 .. 32, :];
+    b[1] = acc;
+    acc *= 3.0;
+    b[0] = acc;
+    store y[:, :] = b[0] - b[1];
+}",
+    ),
+    (
+        "upd2",
+        "kernel k(x: f32[32, 16], y: out f32[16, 16]) {
+    let b = buffers(f32[16, 16], 2);
+    let acc = load x[0 .. 16, :];
+    for i in 0..2 {
+        acc += load x[16 * i .. 16 * i + 16, :];
+    }
+    b[1] = acc;
+    store y[:, :] = b[1] * 2.0;
 }",
     ),
 ];
