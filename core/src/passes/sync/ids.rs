@@ -4,8 +4,9 @@
 //! apply in order: a dynamic pair gets fewer ids than its loop has slots (it then lets
 //! fewer iterations run ahead: still correct, since the id of iteration i + ids orders
 //! after iteration i), then the latest pairs become `pipe_barrier ALL`. A pair on explicit
-//! slots read and written at two phases has no form with fewer ids (its ids line up
-//! only modulo the slot count): it becomes a `pipe_barrier ALL` at once, with a note.
+//! slots has no form with fewer ids (read and written at two phases, its ids line up
+//! only modulo the slot count, and the walk follows explicit slots only with the slot
+//! count's period): it becomes a `pipe_barrier ALL` at once, with a note.
 
 use super::tree::{Ids, NodeId, Tree};
 use super::SyncReport;
@@ -60,10 +61,8 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                         offsets,
                     } = p.ids
                     {
-                        // Ids of two phases (explicit slots) line up only modulo the
-                        // slot count: fewer ids would pair a wait with the wrong set,
-                        // so such a pair has no fewer-slots fallback.
-                        if offsets != (0, 0) {
+                        // Explicit slots have no fewer-ids fallback (module comment).
+                        if offsets.is_some() {
                             p.barrier = true;
                             report.notes.push(format!(
                                 "event ids for {src} -> {dst} ran out ({avail} per pipe pair): a pair on explicit slots became pipe_barrier ALL"

@@ -160,17 +160,6 @@ fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
     }
 }
 
-/// Whether a hazard is on a `buffers` tile (slots picked by index, not by a loop).
-fn explicit_slots(lowered: &Lowered, hazard: Option<(HazardKind, lowered::Target)>) -> bool {
-    match hazard {
-        Some((_, lowered::Target::Buffer(b))) => lowered
-            .buffers
-            .get(b.0 as usize)
-            .is_some_and(|b| b.addrs.len() > 1 && b.rotates_with.is_none()),
-        _ => false,
-    }
-}
-
 /// A dynamic pair given fewer ids than its loop has slots because ids ran out: the
 /// loop keeps its buffers but at most `ids` iterations are in flight.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -545,7 +534,8 @@ fn write_back(
             offsets,
         } = p.ids
         {
-            for offset in [offsets.0, offsets.1] {
+            let (kp, kc) = offsets.unwrap_or((0, 0));
+            for offset in [kp, kc] {
                 let key = (rotation, count, p.base, offset);
                 regs.entry(key).or_insert_with(|| lowered.new_reg());
             }
@@ -594,10 +584,9 @@ fn write_back(
                 rotation,
                 count,
                 p.base,
-                if matches!(s, Sync::Set(_)) {
-                    offsets.0
-                } else {
-                    offsets.1
+                match (s, offsets.unwrap_or((0, 0))) {
+                    (Sync::Set(_), (kp, _)) => kp,
+                    (_, (_, kc)) => kc,
                 },
             )) {
                 Some(r) => Val::Reg(*r),
@@ -745,9 +734,10 @@ fn write_back(
                 Ids::Static => None,
             },
             slot_offsets: match p.ids {
-                Ids::Dynamic { offsets, .. } if explicit_slots(lowered, p.hazard) => {
-                    Some([offsets.0, offsets.1])
-                }
+                Ids::Dynamic {
+                    offsets: Some((kp, kc)),
+                    ..
+                } => Some([kp, kc]),
                 _ => None,
             },
             reason: p.reason,

@@ -94,11 +94,11 @@ pub fn site(
     // Slots read and written at different phases (`b[(i + 1) % 2]`, `b[i % 2]`) do not
     // line up across the runs of an inner loop: their primes and drains stay around the
     // loop itself.
-    let nest = nest && rotation.is_none_or(|r| r.offsets == (0, 0));
+    let nest = nest && rotation.is_none_or(|r| r.offsets.is_none());
     // A set at one phase met by a wait at another pairs iterations `d` apart (the
     // difference of the phases), even where the producer comes first in the body.
     let phased = rotation
-        .filter(|r| r.offsets.0 != r.offsets.1)
+        .filter(|r| r.offsets.is_some_and(|(p, c)| p != c))
         .map(|r| r.node);
     let rotation = rotation.map(|r| (r.node, r.count));
     let lp = tree.loops_of(p.node);
@@ -247,13 +247,13 @@ fn prime_ids(tree: &Tree, site: &Site, ids: Ids) -> Option<(Vec<u32>, Vec<u32>)>
     let all: Vec<u32> = (0..ids.count()).collect();
     let Ids::Dynamic {
         count,
-        offsets: (kp, kc),
+        offsets: Some((kp, kc)),
         ..
     } = ids
     else {
         return Some((all.clone(), all));
     };
-    if (kp, kc) == (0, 0) || site.primed.is_none() {
+    if kp == kc || site.primed.is_none() {
         return Some((all.clone(), all));
     }
     let trips = match tree.loop_head(site.primed?)?.count {

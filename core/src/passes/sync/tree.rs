@@ -55,24 +55,25 @@ pub enum Ids {
     /// One id for every instance.
     Static,
     /// `count` ids chosen by `iteration % count` of the loop node `rotation`, so the
-    /// instances of consecutive iterations use different flags. With explicit slots
-    /// (`buffers`) the ids follow the slot of the buffer the hazard is on: the set's id
-    /// is `(iteration + offsets.0) % count`, the wait's `(iteration + offsets.1) %
-    /// count`, from the producer's and the consumer's slot index; `(0, 0)` otherwise.
+    /// instances of consecutive iterations use different flags. On explicit slots
+    /// (`buffers`, `offsets` set) the ids follow the slot of the buffer the hazard is
+    /// on: the set's id is `(iteration + offsets.0) % count`, the wait's `(iteration +
+    /// offsets.1) % count`, from the producer's and the consumer's slot index.
     Dynamic {
         rotation: NodeId,
         count: u32,
-        offsets: (u32, u32),
+        offsets: Option<(u32, u32)>,
     },
 }
 
-/// A conflict on one slot of buffers whose slot follows the counter of loop `node`
-/// (`(counter + offset) % count`): the producer's offset, then the consumer's.
+/// A conflict on one slot of buffers whose slot follows the counter of loop `node`:
+/// `iteration % count` (`@buffers`), or on explicit slots `(iteration + offset) %
+/// count` with the producer's offset, then the consumer's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rotation {
     pub node: NodeId,
     pub count: u32,
-    pub offsets: (u32, u32),
+    pub offsets: Option<(u32, u32)>,
 }
 
 impl Ids {

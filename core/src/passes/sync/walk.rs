@@ -115,23 +115,30 @@ pub fn unroll_and_period(
             counts.entry(*l).or_default().push(slot_count(b));
         }
     }
-    // Explicit slots that follow a loop's counter repeat with their slot count.
+    // Explicit slots that follow a loop's counter repeat with their slot count; they
+    // are walked exactly only where the period stays a multiple of it (`slot`).
+    let mut explicit: DenseMap<NodeId, Vec<u32>> = DenseMap::new();
     for n in &tree.nodes {
         let Kind::Instr(i) = &n.kind else { continue };
         for a in &i.accesses {
             if let (Slot::Follows { loop_id, .. }, Target::Buffer(b)) = (a.slot, a.target) {
                 if let (Some(&l), Some(buf)) = (rotating.get(&loop_id), buffers.get(b.0 as usize)) {
-                    counts.entry(l).or_default().push(slot_count(buf));
+                    explicit.entry(l).or_default().push(slot_count(buf));
                 }
             }
         }
     }
     for p in &tree.pairs {
-        if let Ids::Dynamic {
-            rotation, count, ..
-        } = p.ids
-        {
-            counts.entry(rotation).or_default().push(count.max(1));
+        match p.ids {
+            Ids::Dynamic {
+                rotation,
+                count,
+                offsets: None,
+            } => counts.entry(rotation).or_default().push(count.max(1)),
+            Ids::Dynamic {
+                rotation, count, ..
+            } => explicit.entry(rotation).or_default().push(count.max(1)),
+            Ids::Static => {}
         }
     }
     let mut unroll = DenseMap::new();
@@ -141,9 +148,16 @@ pub fn unroll_and_period(
         // Distance `slots` hazards need `slots + 1` iterations; one more shows the
         // steady state after the primed first ones.
         unroll.insert(id, most.saturating_add(2));
-        let lcm = cs.iter().fold(1u32, |acc, &c| {
+        let mut lcm = cs.iter().fold(1u32, |acc, &c| {
             (acc / gcd(acc, c)).saturating_mul(c).min(MAX_PERIOD)
         });
+        for &n in explicit.get(&id).map_or(&[][..], |e| e.as_slice()) {
+            let with = (lcm / gcd(lcm, n)).saturating_mul(n);
+            if with <= MAX_PERIOD {
+                lcm = with;
+                unroll.insert(id, most.max(n).saturating_add(2));
+            }
+        }
         period.insert(id, lcm.max(1));
     }
     (unroll, period)
@@ -162,8 +176,9 @@ struct Entry {
     access: usize,
     acc: Access,
     slot: Option<u32>,
-    /// The loop the slot follows, the slot count and the access's offset.
-    rotation: Option<(NodeId, u32, u32)>,
+    /// The loop the slot follows, the slot count and the access's offset (explicit
+    /// slots only).
+    rotation: Option<(NodeId, u32, Option<u32>)>,
 }
 
 #[derive(Default)]
@@ -369,7 +384,7 @@ impl<'a> Walker<'a> {
 
     /// The slot an access touches in this iteration (`None`: every slot), and the loop
     /// its slot follows, with the slot count and the access's offset.
-    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32, u32)>) {
+    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32, Option<u32>)>) {
         // Without alias information a buffer's slots are one region.
         if self.tree.alias == AliasMode::Coarse {
             return (None, None);
@@ -387,7 +402,7 @@ impl<'a> Walker<'a> {
                     return (None, None);
                 };
                 match self.iteration_of(node) {
-                    Some(it) => (Some(it % n), Some((node, n, 0))),
+                    Some(it) => (Some(it % n), Some((node, n, None))),
                     None => (None, None),
                 }
             }
@@ -400,9 +415,10 @@ impl<'a> Walker<'a> {
                 };
                 let whole = self.period.get(&node).is_some_and(|&p| p % n == 0);
                 match self.iteration_of(node) {
-                    Some(it) if whole && n > 1 => {
-                        (Some((it % n + offset % n) % n), Some((node, n, offset % n)))
-                    }
+                    Some(it) if whole && n > 1 => (
+                        Some((it % n + offset % n) % n),
+                        Some((node, n, Some(offset % n))),
+                    ),
                     _ => (None, None),
                 }
             }
@@ -442,7 +458,7 @@ impl<'a> Walker<'a> {
                         Some(Rotation {
                             node: a.0,
                             count: a.1,
-                            offsets: (a.2, b.2),
+                            offsets: a.2.zip(b.2),
                         })
                     }
                     _ => None,
@@ -725,7 +741,8 @@ impl<'a> Walker<'a> {
                 let it = self.iteration_of(rotation).ok_or_else(|| {
                     internal(format!("pair {pair} uses a slot id outside its loop"))
                 })?;
-                let offset = if is_set { offsets.0 } else { offsets.1 };
+                let (kp, kc) = offsets.unwrap_or((0, 0));
+                let offset = if is_set { kp } else { kc };
                 (it % count.max(1) + offset) % count.max(1)
             }
         };
