@@ -23,11 +23,6 @@ pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
 /// of the product of the trip counts of the loop and all loops around it.
 pub const MAX_LOOP_ITERATIONS: u64 = 1_000_000;
 
-/// Slot-index values the checker evaluates per kernel to prove every `buffers` slot
-/// index in range (one per combination of the loop variables an index uses); past
-/// it, an index is checked by its interval, which may reject a valid kernel.
-pub const MAX_SLOT_CHECK_EVALUATIONS: u64 = 1 << 22;
-
 /// Default cap on simulated instructions (10^7), the presets'
 /// `limits.max_instructions`; a machine description may change it.
 pub const DEFAULT_MAX_SIM_INSTRUCTIONS: u64 = 10_000_000;

@@ -206,7 +206,7 @@ fn cases() -> Vec<Case> {
         case(
             "slot_index_reaches_out_of_range",
             k("let b = buffers(f32[8, 32], 2);\nfor i in 0..4 { b[i % 4] = load x[0 .. 8, :]; }"),
-            "reaches 2, outside 0..2",
+            "reaches 3, outside 0..2",
         ),
         case(
             "slot_read_before_write",

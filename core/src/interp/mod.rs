@@ -26,11 +26,13 @@ pub use crate::limits::MAX_NESTING_DEPTH as MAX_EXPR_DEPTH;
 /// parameters. The tensors are first checked against the parameters' types.
 pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
     validate(kernel, tensors)?;
+    let (slot_base, slot_count) = slots::layout(kernel);
     let mut m = Machine {
         kernel,
         params: tensors.iter().map(decode).collect(),
         locals: vec![None; kernel.locals.len()],
-        slots: vec![Vec::new(); kernel.locals.len()],
+        slots: vec![None; slot_count],
+        slot_base,
         vars: vec![0; kernel.loops.len()],
         iterations: 0,
     };
@@ -148,8 +150,9 @@ struct Machine<'k> {
     /// Parameter tensors, widened for the duration of the run.
     params: Vec<Tile>,
     locals: Vec<Option<Tile>>,
-    /// The slots of each `buffers` tile (empty for other locals).
-    slots: Vec<Vec<Option<Tile>>>,
+    /// The slots of every `buffers` tile, those of local `l` from `slot_base[l]`.
+    slots: Vec<Option<Tile>>,
+    slot_base: Vec<usize>,
     /// Current value of each loop's induction variable, by `LoopId`.
     vars: Vec<i64>,
     iterations: u64,

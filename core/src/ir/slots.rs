@@ -37,66 +37,52 @@ pub trait Positions {
 /// Every member tile with the `buffers` value whose slot it lives in.
 pub fn members(k: &Kernel, at: &dyn Positions) -> ValueMap<ValueId> {
     let counts = k.use_counts();
-    // Per buffer: each write (its op, value and position) and each read (its op and the
-    // positions its result may be read at).
-    let mut writes: ValueMap<Vec<(OpId, ValueId, u64)>> = DenseMap::new();
-    let mut reads: ValueMap<Vec<(ValueId, u64, u64)>> = DenseMap::new();
-    let mut for_uses: Vec<ValueId> = Vec::new();
-    k.walk_ops(|id, op| match &op.kind {
-        OpKind::SlotWrite { buf, value, .. } => {
-            if let Some(p) = at.pos(id) {
-                writes.entry(*buf).or_default().push((id, *value, p));
-            }
-        }
-        OpKind::SlotRead { buf, .. } => {
-            let r = op.results.first().copied();
-            if let (Some(r), Some(p)) = (r, at.pos(id)) {
-                let end = at.interval(r).map_or(p, |i| i.1);
-                reads.entry(*buf).or_default().push((r, p, end));
-            }
-        }
-        OpKind::For(l) => for_uses.extend(l.inits.iter().chain(&l.yields)),
-        _ => {}
-    });
-    let mut out = DenseMap::new();
-    for (buf, ws) in writes.iter() {
-        let Some(space) = k.values.get(buf).and_then(|b| b.space) else {
-            continue;
+    // Every slot access: buffer, value written or read, position, whether a write.
+    let mut accesses: Vec<(ValueId, ValueId, u64, bool)> = Vec::new();
+    let mut carried: Vec<ValueId> = Vec::new();
+    k.walk_ops(|id, op| {
+        let (buf, v, write) = match (&op.kind, op.results.first()) {
+            (OpKind::SlotWrite { buf, value, .. }, _) => (*buf, *value, true),
+            (OpKind::SlotRead { buf, .. }, Some(&r)) => (*buf, r, false),
+            (OpKind::For(l), _) => return carried.extend(l.inits.iter().chain(&l.yields)),
+            _ => return,
         };
-        let rs = reads.get(&buf).map_or(&[][..], |r| r.as_slice());
-        // Where each write happens: at its value's definition when that is a member.
-        let mut write_at = Vec::new();
-        for &(w, v, p) in ws {
-            let direct = (|| {
-                let val = k.values.get(v)?;
-                let ValueDef::Result { op: d, index: 0 } = val.def else {
-                    return None;
-                };
-                let def = k.ops.get(d)?;
-                let plain = !matches!(
-                    def.kind,
-                    OpKind::For(_) | OpKind::SlotRead { .. } | OpKind::Buffers
-                );
-                let single = counts.get(v.index()) == Some(&1);
-                let (start, end) = at.interval(v)?;
-                // Nothing else touches the buffer while the value sits in the slot.
-                let quiet = rs.iter().all(|&(_, rp, re)| re < start || rp > end)
-                    && ws
-                        .iter()
-                        .all(|&(w2, _, p2)| w2 == w || p2 < start || p2 > end);
-                (plain && single && quiet && val.space == Some(space)).then_some(start)
-            })();
-            if direct.is_some() {
-                out.insert(v, buf);
-            }
-            write_at.push(direct.unwrap_or(p));
+        if let Some(p) = at.pos(id) {
+            accesses.push((buf, v, p, write));
         }
-        for &(r, p, end) in rs {
-            let same_space = k.values.get(r).and_then(|x| x.space) == Some(space);
-            let quiet = write_at.iter().all(|&w| w <= p || w > end);
-            if same_space && quiet && !for_uses.contains(&r) {
-                out.insert(r, buf);
-            }
+    });
+    let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
+    // Where a value is live, from its definition (or read) to its last use.
+    let live = |v: ValueId, p: u64| at.interval(v).unwrap_or((p, p));
+    let mut out = DenseMap::new();
+    // Writes first: a member write happens at its value's definition, else at the op.
+    let mut write_at: Vec<(ValueId, u64)> = Vec::new();
+    for &(buf, v, p, _) in accesses.iter().filter(|a| a.3) {
+        let (start, end) = live(v, p);
+        let plain = match k.values.get(v).map(|x| x.def) {
+            Some(ValueDef::Result { op, index: 0 }) => !matches!(
+                k.ops.get(op).map(|o| &o.kind),
+                Some(OpKind::For(_) | OpKind::SlotRead { .. } | OpKind::Buffers) | None
+            ),
+            _ => false,
+        };
+        // Nothing else touches the buffer while the value sits in the slot.
+        let quiet = accesses.iter().all(|&(b, w, q, wr)| {
+            let (s, e) = if wr { (q, q) } else { live(w, q) };
+            b != buf || w == v || e < start || s > end
+        });
+        let single = counts.get(v.index()) == Some(&1);
+        let member = plain && quiet && single && space(buf).is_some() && space(v) == space(buf);
+        if member {
+            out.insert(v, buf);
+        }
+        write_at.push((buf, if member { start } else { p }));
+    }
+    for &(buf, r, p, _) in accesses.iter().filter(|a| !a.3) {
+        let (_, end) = live(r, p);
+        let quiet = write_at.iter().all(|&(b, w)| b != buf || w <= p || w > end);
+        if quiet && space(r) == space(buf) && space(buf).is_some() && !carried.contains(&r) {
+            out.insert(r, buf);
         }
     }
     out

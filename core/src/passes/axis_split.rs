@@ -42,15 +42,17 @@ impl Pass for AxisSplit {
         }
         let ranges = var_ranges(k);
         let roots: Vec<OpId> = k.body.ops().collect();
-        visit_exprs_from(k, roots, |e| simplify(e, &ranges));
+        visit_exprs_from(k, roots, true, |e| simplify(e, &ranges));
         check_affine(k)
     }
 }
 
-/// Every index expression of the ops under `roots`, mutably.
+/// Every index expression of the ops under `roots`, mutably; slot indices of `buffers`
+/// tiles too when `slots`.
 pub(super) fn visit_exprs_from(
     k: &mut Kernel,
     roots: Vec<OpId>,
+    slots: bool,
     mut f: impl FnMut(&mut IndexExpr),
 ) {
     let mut ids = Vec::new();
@@ -65,9 +67,10 @@ pub(super) fn visit_exprs_from(
                     }
                 }
             }
-            OpKind::IndexValue { expr }
-            | OpKind::SlotWrite { slot: expr, .. }
-            | OpKind::SlotRead { slot: expr, .. } => f(expr),
+            OpKind::IndexValue { expr } => f(expr),
+            OpKind::SlotWrite { slot: expr, .. } | OpKind::SlotRead { slot: expr, .. } if slots => {
+                f(expr)
+            }
             _ => {}
         }
     }
@@ -143,18 +146,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     // Slot indices follow the loops as they are; only transfer and value indices ask
     // for a split.
     let mut exprs = Vec::new();
-    let mut transfer_ops = Vec::new();
-    k.walk_ops_from(body.clone(), |id, op| {
-        if !matches!(
-            op.kind,
-            OpKind::SlotWrite { .. } | OpKind::SlotRead { .. } | OpKind::For(_)
-        ) {
-            transfer_ops.push(id);
-        }
-    });
-    for id in transfer_ops {
-        visit_exprs_from(k, vec![id], |e| exprs.push(e.clone()));
-    }
+    visit_exprs_from(k, body.clone(), false, |e| exprs.push(e.clone()));
     for e in &exprs {
         radices(e, l.var, &mut found);
     }
@@ -210,7 +202,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     if l.start != 0 {
         value = IndexExpr::Add(Box::new(IndexExpr::Const(l.start)), Box::new(value));
     }
-    visit_exprs_from(k, body, |e| replace_var(e, l.var, &value));
+    visit_exprs_from(k, body, true, |e| replace_var(e, l.var, &value));
     if let OpKind::For(inner) = &mut k.ops[id].kind {
         inner.var = inner_var;
         inner.start = 0;

@@ -198,7 +198,7 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
         let mut cloner = Cloner::default();
         let mut copy = cloner.block(k, &l.body);
         let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));
-        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), |e| {
+        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
             super::axis_split::replace_var(e, l.var, &at)
         });
         let b = copy.split_off(cut.min(copy.len()));

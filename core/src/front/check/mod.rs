@@ -82,9 +82,7 @@ struct Checker<'a> {
     iteration_limit_reported: bool,
     depth: usize,
     /// Per `buffers` tile: the slots statements so far may have written.
-    written: HashMap<LocalId, slots::Written>,
-    /// Slot-index evaluations spent proving indices in range (`MAX_SLOT_CHECK_EVALUATIONS`).
-    slot_evaluations: u64,
+    written: Vec<(LocalId, slots::Written)>,
 }
 
 impl<'a> Checker<'a> {
@@ -102,8 +100,7 @@ impl<'a> Checker<'a> {
             iterations: 0,
             iteration_limit_reported: false,
             depth: 0,
-            written: HashMap::new(),
-            slot_evaluations: 0,
+            written: Vec::new(),
         }
     }
 
@@ -526,7 +523,11 @@ impl<'a> Checker<'a> {
         let id = LoopId(self.loops.len() as u32);
         self.loops.push(header);
         self.loop_stack.push(id);
-        self.note_loop_writes(body);
+        // In a loop, a slot a later statement writes may hold a value from an earlier
+        // iteration: reads there are not reported as unwritten (only what is certain).
+        for (_, w) in &mut self.written {
+            w.any = true;
+        }
         let body = self.block(body, Some((var, id)));
         self.loop_stack.pop();
         Some(hir::StmtKind::For { id, body })

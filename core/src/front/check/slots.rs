@@ -1,16 +1,16 @@
 //! Explicit multi-buffers (`docs/language.md`, "Explicit multi-buffers"): the
 //! declaration `let b = buffers(f32[16, 128], 2);`, slot writes `b[s] = e;` and slot
 //! reads `b[s]`. A slot index is an index expression checked against the slot count
-//! for every iteration of the loops around it, so nothing past this point range-checks
-//! it again; a read of a slot that no statement can have written yet is an error.
+//! by its interval over the loops' ranges (as tensor indices are), so nothing past this
+//! point range-checks it again; a read of a slot that no statement can have written yet
+//! is an error.
 
 use super::expr::Val;
 use super::shape::Limit;
 use super::{show, Binding, Checker};
 use crate::diag::Span;
 use crate::front::ast;
-use crate::front::hir::{self, IndexExpr, IndexExprKind, LocalId, LoopId};
-use crate::limits::MAX_SLOT_CHECK_EVALUATIONS;
+use crate::front::hir::{self, IndexExpr, IndexExprKind, LocalId};
 
 /// The slots of one `buffers` tile that statements before the current one may have
 /// written: a bit per slot written at a constant index, and whether a write at an index
@@ -18,7 +18,7 @@ use crate::limits::MAX_SLOT_CHECK_EVALUATIONS;
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Written {
     mask: u32,
-    any: bool,
+    pub(super) any: bool,
 }
 
 impl Checker<'_> {
@@ -60,7 +60,7 @@ impl Checker<'_> {
             slots: Some(slots),
         });
         self.bind(name, Binding::Local(local));
-        self.written.insert(local, Written::default());
+        self.written.push((local, Written::default()));
         Some(hir::StmtKind::Buffers { local })
     }
 
@@ -103,7 +103,12 @@ impl Checker<'_> {
             );
         }
         let ie = self.index_expr(e)?;
-        if let Some(v) = self.slot_outside(&ie, slots) {
+        // By its interval over the loops' ranges, as tensor indices are checked.
+        let (lo, hi) = self.interval(&ie);
+        let outside = (lo < 0)
+            .then_some(lo)
+            .or((hi >= i128::from(slots)).then_some(hi));
+        if let Some(v) = outside {
             let message = match ie.kind {
                 IndexExprKind::Const(_) => format!("slot {v} of `{name}` is outside 0..{slots}"),
                 _ => format!(
@@ -114,55 +119,6 @@ impl Checker<'_> {
             return self.error(message, e.span);
         }
         Some(ie)
-    }
-
-    /// A value of `e` outside `0..slots` in some iteration of the loops it names.
-    /// Evaluated for every combination of those loops' variables when that is at most
-    /// `MAX_SLOT_CHECK_EVALUATIONS` (in total per kernel), which proves the value it
-    /// returns is reached; past that, the interval of `e`, which may over-approximate
-    /// (the kernel is then rejected rather than left unchecked).
-    fn slot_outside(&mut self, e: &IndexExpr, slots: u32) -> Option<i128> {
-        let mut vars = Vec::new();
-        collect_vars(e, &mut vars);
-        let loops: Vec<(LoopId, i64, i64, u64)> = vars
-            .iter()
-            .filter_map(|&v| {
-                let l = self.loops.get(v.0 as usize)?;
-                Some((v, l.start, l.step, l.trip_count().max(1)))
-            })
-            .collect();
-        let combos = loops
-            .iter()
-            .try_fold(1u64, |acc, l| acc.checked_mul(l.3))
-            .filter(|&c| c <= MAX_SLOT_CHECK_EVALUATIONS.saturating_sub(self.slot_evaluations));
-        let Some(combos) = combos else {
-            let (lo, hi) = self.interval(e);
-            return (lo < 0)
-                .then_some(lo)
-                .or((hi >= i128::from(slots)).then_some(hi));
-        };
-        self.slot_evaluations += combos;
-        let mut counters = vec![0u64; loops.len()];
-        for _ in 0..combos {
-            let value = |v: LoopId| {
-                let i = loops.iter().position(|l| l.0 == v)?;
-                let (_, start, step, _) = loops[i];
-                Some(i128::from(start) + i128::from(step) * i128::from(counters[i]))
-            };
-            let x = eval(e, &value)?;
-            if x < 0 || x >= i128::from(slots) {
-                return Some(x);
-            }
-            // The next combination, odometer style.
-            for (c, l) in counters.iter_mut().zip(&loops) {
-                *c += 1;
-                if *c < l.3 {
-                    break;
-                }
-                *c = 0;
-            }
-        }
-        None
     }
 
     /// `name[slot] = value;`
@@ -213,7 +169,7 @@ impl Checker<'_> {
                 name.span,
             );
         }
-        let w = self.written.entry(local).or_default();
+        let (_, w) = self.written.iter_mut().find(|(l, _)| *l == local)?;
         match const_value(&slot) {
             Some(s) => w.mask |= 1 << s,
             None => w.any = true,
@@ -230,7 +186,11 @@ impl Checker<'_> {
     ) -> Option<Val> {
         let (local, n) = self.slot_local(name)?;
         let slot = self.slot_index(&name.name, slot, n)?;
-        let w = self.written.get(&local).copied().unwrap_or_default();
+        let w = self
+            .written
+            .iter()
+            .find(|(l, _)| *l == local)
+            .map_or(Written::default(), |&(_, w)| w);
         let unwritten = match const_value(&slot) {
             Some(s) => !w.any && w.mask & (1 << s) == 0,
             None => !w.any && w.mask == 0,
@@ -253,22 +213,6 @@ impl Checker<'_> {
         }))
     }
 
-    /// Before a loop body is checked: the slots its statements write count as written
-    /// for every read in it (a later statement may have written them in an earlier
-    /// iteration), so a read is reported only where no iteration can have a write
-    /// before it.
-    pub(super) fn note_loop_writes(&mut self, body: &ast::Block) {
-        let mut names = Vec::new();
-        slot_writes(&body.stmts, &mut names, 0);
-        for name in names {
-            if let Some((Binding::Local(id), _)) = self.lookup(&name) {
-                if let Some(w) = self.written.get_mut(&id) {
-                    w.any = true;
-                }
-            }
-        }
-    }
-
     /// The error for a `buffers` tile used without a slot; `None` for any other name.
     pub(super) fn whole_slot_tile(&mut self, name: &str, span: Span, write: bool) -> Option<()> {
         let Some((Binding::Local(id), _)) = self.lookup(name) else {
@@ -283,51 +227,6 @@ impl Checker<'_> {
         self.error::<()>(format!("`{name}` is a tile with {n} slots: {how}"), span);
         Some(())
     }
-}
-
-/// The names written with `name[slot] = ...` anywhere in `stmts` (nested loops too).
-fn slot_writes(stmts: &[ast::Stmt], out: &mut Vec<String>, depth: usize) {
-    if depth > crate::limits::MAX_NESTING_DEPTH {
-        return;
-    }
-    for s in stmts {
-        match &s.kind {
-            ast::StmtKind::SlotWrite { name, .. } => out.push(name.name.clone()),
-            ast::StmtKind::For { body, .. } => slot_writes(&body.stmts, out, depth + 1),
-            _ => {}
-        }
-    }
-}
-
-fn collect_vars(e: &IndexExpr, out: &mut Vec<LoopId>) {
-    match &e.kind {
-        IndexExprKind::Const(_) => {}
-        IndexExprKind::Var(v) => {
-            if !out.contains(v) {
-                out.push(*v);
-            }
-        }
-        IndexExprKind::Add(a, b) | IndexExprKind::Sub(a, b) | IndexExprKind::Mul(a, b) => {
-            collect_vars(a, out);
-            collect_vars(b, out);
-        }
-        IndexExprKind::FloorDiv(a, _) | IndexExprKind::Mod(a, _) => collect_vars(a, out),
-    }
-}
-
-/// The value of `e` with each loop variable given by `var`; `None` on an unknown
-/// variable or a zero divisor (which the checker already rejected).
-fn eval(e: &IndexExpr, var: &dyn Fn(LoopId) -> Option<i128>) -> Option<i128> {
-    Some(match &e.kind {
-        IndexExprKind::Const(c) => i128::from(*c),
-        IndexExprKind::Var(v) => var(*v)?,
-        IndexExprKind::Add(a, b) => eval(a, var)?.checked_add(eval(b, var)?)?,
-        IndexExprKind::Sub(a, b) => eval(a, var)?.checked_sub(eval(b, var)?)?,
-        IndexExprKind::Mul(a, b) => eval(a, var)?.checked_mul(eval(b, var)?)?,
-        IndexExprKind::FloorDiv(a, d) if *d > 0 => eval(a, var)?.div_euclid(i128::from(*d)),
-        IndexExprKind::Mod(a, d) if *d > 0 => eval(a, var)?.rem_euclid(i128::from(*d)),
-        _ => return None,
-    })
 }
 
 /// The slot a constant index names (in range: checked before).

@@ -164,9 +164,9 @@ struct Lw<'a> {
     k: &'a Kernel,
     plan: Plan,
     /// The slot index of each tile that lives in a slot of a `buffers` tile.
-    member_slot: ValueMap<IndexExpr>,
+    member_slot: ValueMap<usize>,
     /// While a copy into or out of a slot is lowered: the `buffers` tile and the slot.
-    slot_copy: Option<(ValueId, IndexExpr)>,
+    slot_copy: Option<(ValueId, OpId)>,
     out: Lowered,
     /// Item lists being built, innermost last.
     stack: Vec<Vec<Item>>,
@@ -306,7 +306,7 @@ impl Lw<'_> {
         let (space, at, bytes) = (slab.space, slab.addr as i64, slab.bytes);
         let base = match (self.slot_expr(v), self.slot_base.get(&slab_ix)) {
             (Some(e), _) => {
-                let offset = self.slot_offset(&e, bytes);
+                let offset = self.slot_offset(e, bytes);
                 self.alu(AluOp::Add, offset, extra)
             }
             (None, Some(&r)) => self.alu(AluOp::Add, Val::Reg(r), extra),
@@ -446,7 +446,7 @@ impl Lw<'_> {
         let mut acc = self.access(slab, bytes, write);
         if let Some(e) = self.slot_expr(v) {
             let slots = self.plan.slabs.get(slab)?.slots;
-            acc.slot = self.slot_kind(&e, slots);
+            acc.slot = self.slot_kind(e, slots);
         }
         Some(acc)
     }

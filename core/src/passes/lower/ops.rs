@@ -140,16 +140,16 @@ impl Lw<'_> {
             (OpKind::Update { op, old, value }, Some(r)) => self.update(*op, *old, *value, r, span),
             (OpKind::For(_) | OpKind::Buffers, _) => {}
             // A member is the slot itself; anything else is copied in or out.
-            (OpKind::SlotWrite { buf, slot, value }, _) => {
+            (OpKind::SlotWrite { buf, value, .. }, _) => {
                 if self.slot_expr(*value).is_none() {
-                    self.slot_copy = Some((*buf, slot.clone()));
+                    self.slot_copy = Some((*buf, id));
                     self.mov(*value, *buf, false, span);
                     self.slot_copy = None;
                 }
             }
-            (OpKind::SlotRead { buf, slot }, Some(r)) => {
+            (OpKind::SlotRead { buf, .. }, Some(r)) => {
                 if self.slot_expr(r).is_none() {
-                    self.slot_copy = Some((*buf, slot.clone()));
+                    self.slot_copy = Some((*buf, id));
                     self.mov(*buf, r, false, span);
                     self.slot_copy = None;
                 }

@@ -4,42 +4,43 @@
 //! in the form insert-sync reasons with (`lowered::Slot`).
 
 use super::Lw;
-use crate::affine::Affine;
-use crate::ir::{IndexExpr, OpKind, ValueId};
+use crate::ir::{IndexExpr, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, Val};
 use crate::lowered::{LoopId, Slot};
 use crate::passes::plan_memory::Liveness;
 
-/// Each member tile's slot index.
+/// Each member tile's slot access (the `write` or `read` op, by index).
 pub(super) fn member_slots(
     k: &crate::ir::Kernel,
-) -> Result<crate::ir::ValueMap<IndexExpr>, crate::diag::Diagnostic> {
+) -> Result<crate::ir::ValueMap<usize>, crate::diag::Diagnostic> {
     let live = Liveness::new(k)?;
     let members = crate::ir::slots::members(k, &live);
     let mut out = crate::dense::DenseMap::new();
-    k.walk_ops(|_, op| {
-        let (buf, slot, v) = match &op.kind {
-            OpKind::SlotWrite { buf, slot, value } => (*buf, slot, *value),
-            OpKind::SlotRead { buf, slot } => match op.results.first() {
-                Some(&r) => (*buf, slot, r),
-                None => return,
-            },
+    k.walk_ops(|id, op| {
+        let (buf, v) = match (&op.kind, op.results.first()) {
+            (OpKind::SlotWrite { buf, value, .. }, _) => (*buf, *value),
+            (OpKind::SlotRead { buf, .. }, Some(&r)) => (*buf, r),
             _ => return,
         };
         if members.get(&v) == Some(&buf) {
-            out.insert(v, slot.clone());
+            out.insert(v, id.index());
         }
     });
     Ok(out)
 }
 
-impl Lw<'_> {
+impl<'a> Lw<'a> {
     /// The slot index `v` is accessed at: a member's, or the buffer's own while a slot
     /// copy is lowered.
-    pub(super) fn slot_expr(&self, v: ValueId) -> Option<IndexExpr> {
-        match &self.slot_copy {
-            Some((b, e)) if *b == v => Some(e.clone()),
-            _ => self.member_slot.get(&v).cloned(),
+    pub(super) fn slot_expr(&self, v: ValueId) -> Option<&'a IndexExpr> {
+        let op = match self.slot_copy {
+            Some((b, op)) if b == v => op,
+            _ => OpId::from_index(*self.member_slot.get(&v)?),
+        };
+        let k: &'a crate::ir::Kernel = self.k;
+        match &k.ops.get(op)?.kind {
+            OpKind::SlotWrite { slot, .. } | OpKind::SlotRead { slot, .. } => Some(slot),
+            _ => None,
         }
     }
 
@@ -53,65 +54,73 @@ impl Lw<'_> {
     /// constant, or `(counter + offset) % slots` of one loop; `All` otherwise.
     pub(super) fn slot_kind(&self, e: &IndexExpr, slots: u32) -> Slot {
         let n = i64::from(slots.max(1));
+        // A `% m` on top only wraps again when `m` is the slot count (or the rest is
+        // constant).
         let (inner, modulo) = match e {
-            IndexExpr::Mod(a, m) => (&**a, Some(*m)),
-            _ => (e, None),
+            IndexExpr::Mod(a, m) if *m > 0 => (&**a, *m),
+            _ => (e, n),
         };
-        let Some(form) = self.counter_form(inner, 0) else {
-            return Slot::All;
-        };
-        if modulo.is_some_and(|m| m != n) && form.as_const().is_none() {
-            return Slot::All;
-        }
-        let wrap = |x: i64| match modulo {
-            Some(m) => x.rem_euclid(m).rem_euclid(n),
-            None => x.rem_euclid(n),
-        };
-        if let Some(c) = form.as_const() {
-            return Slot::Fixed(wrap(c) as u32);
-        }
-        match form.terms() {
-            [(l, k)] if k.rem_euclid(n) == 1 => Slot::Follows {
-                loop_id: *l,
-                offset: wrap(form.constant) as u32,
+        match self.linear(inner, 0) {
+            Some((c, None)) => Slot::Fixed(c.rem_euclid(modulo).rem_euclid(n) as u32),
+            Some((c, Some((loop_id, k)))) if modulo == n && k.rem_euclid(n) == 1 => Slot::Follows {
+                loop_id,
+                offset: c.rem_euclid(n) as u32,
             },
             _ => Slot::All,
         }
     }
 
-    /// `e` as an affine form in the counters of the enclosing lowered loops, where
-    /// `//` divides exactly; `None` otherwise.
-    fn counter_form(&self, e: &IndexExpr, depth: usize) -> Option<Affine<LoopId>> {
+    /// `e` as `constant + coefficient * counter` of at most one enclosing lowered loop,
+    /// where every `//` divides exactly; `None` otherwise.
+    fn linear(&self, e: &IndexExpr, depth: usize) -> Option<(i64, Option<(LoopId, i64)>)> {
         if depth > crate::limits::MAX_NESTING_DEPTH {
             return None;
         }
-        let sub = |x: &IndexExpr| self.counter_form(x, depth + 1);
+        let sub = |x: &IndexExpr| self.linear(x, depth + 1);
+        // Terms of one loop add up; two loops are not one counter.
+        let join = |a: Option<(LoopId, i64)>, b: Option<(LoopId, i64)>, sign: i64| match (a, b) {
+            (t, None) => Some(t),
+            (None, Some((l, k))) => Some(Some((l, k.checked_mul(sign)?))),
+            (Some((l, k)), Some((m, j))) if l == m => {
+                Some(Some((l, k.checked_add(j.checked_mul(sign)?)?)))
+            }
+            _ => None,
+        };
+        let scale = |(c, t): (i64, Option<(LoopId, i64)>), by: i64| {
+            let t = match t {
+                Some((l, k)) => Some((l, k.checked_mul(by)?)),
+                None => None,
+            };
+            Some((c.checked_mul(by)?, t))
+        };
         match e {
-            IndexExpr::Const(c) => Some(Affine::constant(*c)),
+            IndexExpr::Const(c) => Some((*c, None)),
             IndexExpr::Var(v) => {
                 let &(l, start, step) = self.var_loop.get(v)?;
-                let mut a = Affine::constant(start);
-                a.add_term(l, step)?;
-                Some(a)
+                Some((start, Some((l, step))))
             }
-            IndexExpr::Add(a, b) => sub(a)?.add(sub(b)?, 1),
-            IndexExpr::Sub(a, b) => sub(a)?.add(sub(b)?, -1),
-            IndexExpr::Mul(a, b) => Affine::product(sub(a)?, sub(b)?),
+            IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) => {
+                let sign = if matches!(e, IndexExpr::Add(..)) {
+                    1
+                } else {
+                    -1
+                };
+                let ((ca, ta), (cb, tb)) = (sub(a)?, sub(b)?);
+                Some((ca.checked_add(cb.checked_mul(sign)?)?, join(ta, tb, sign)?))
+            }
+            IndexExpr::Mul(a, b) => match (sub(a)?, sub(b)?) {
+                ((c, None), x) | (x, (c, None)) => scale(x, c),
+                _ => None,
+            },
             IndexExpr::FloorDiv(a, d) if *d > 0 => {
-                let f = sub(a)?;
-                let exact = f.constant % d == 0 && f.terms().iter().all(|(_, k)| k % d == 0);
-                if !exact {
-                    return None;
-                }
-                let mut out = Affine::constant(f.constant / d);
-                for &(l, k) in f.terms() {
-                    out.add_term(l, k / d)?;
-                }
-                Some(out)
+                let (c, t) = sub(a)?;
+                let exact = c % d == 0 && t.is_none_or(|(_, k)| k % d == 0);
+                exact.then(|| (c / d, t.map(|(l, k)| (l, k / d))))
             }
-            IndexExpr::Mod(a, d) if *d > 0 => {
-                Some(Affine::constant(sub(a)?.as_const()?.rem_euclid(*d)))
-            }
+            IndexExpr::Mod(a, d) if *d > 0 => match sub(a)? {
+                (c, None) => Some((c.rem_euclid(*d), None)),
+                _ => None,
+            },
             _ => None,
         }
     }

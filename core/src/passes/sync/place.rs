@@ -265,12 +265,12 @@ fn prime_ids(tree: &Tree, site: &Site, ids: Ids) -> Option<(Vec<u32>, Vec<u32>)>
         0 => n,
         d => d,
     };
+    // The ids `(c + kp) % n` for the `d` iterations `c` from `from`, ascending.
     let slots = |from: i64| -> Vec<u32> {
-        let mut v: Vec<u32> = (from..from + d)
-            .map(|c| (c + i64::from(kp)).rem_euclid(n) as u32)
-            .collect();
-        crate::order::sort_short(&mut v);
-        v
+        let first = (from + i64::from(kp)).rem_euclid(n);
+        (0..count)
+            .filter(|&k| (i64::from(k) - first).rem_euclid(n) < d)
+            .collect()
     };
     Some((slots(-d), slots(trips - d)))
 }

@@ -171,14 +171,16 @@ struct Relation<'r> {
     differ: Option<NodeId>,
 }
 
+/// The loop an access's slot follows, the slot count and the access's offset (explicit
+/// slots only).
+type SlotLoop = (NodeId, u32, Option<u32>);
+
 struct Entry {
     inst: Rc<Inst>,
     access: usize,
     acc: Access,
     slot: Option<u32>,
-    /// The loop the slot follows, the slot count and the access's offset (explicit
-    /// slots only).
-    rotation: Option<(NodeId, u32, Option<u32>)>,
+    rotation: Option<SlotLoop>,
 }
 
 #[derive(Default)]
@@ -384,7 +386,7 @@ impl<'a> Walker<'a> {
 
     /// The slot an access touches in this iteration (`None`: every slot), and the loop
     /// its slot follows, with the slot count and the access's offset.
-    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32, Option<u32>)>) {
+    fn slot(&self, acc: &Access) -> (Option<u32>, Option<SlotLoop>) {
         // Without alias information a buffer's slots are one region.
         if self.tree.alias == AliasMode::Coarse {
             return (None, None);
