@@ -241,7 +241,7 @@ fn cases() -> Vec<Case> {
         case(
             "slot_of_a_plain_tile",
             k("let t = load x[0 .. 8, :];\nt[0] = t;"),
-            "not a `buffers(...)` tile",
+            "`t` is not a `buffers(...)` tile",
         ),
         case(
             "buffers_in_an_expression",

@@ -66,28 +66,21 @@ impl Checker<'_> {
 
     /// The `buffers` tile `name` names, with its slot count; an error for anything else.
     fn slot_local(&mut self, name: &ast::Ident) -> Option<(LocalId, u32)> {
-        match self.lookup(&name.name) {
-            Some((Binding::Local(id), _)) => {
-                match self.locals.get(id.0 as usize).and_then(|l| l.slots) {
-                    Some(n) => Some((id, n)),
-                    None => self.error(
-                        format!(
-                            "`{}` is a tile, not a `buffers(...)` tile: only those have slots",
-                            name.name
-                        ),
-                        name.span,
-                    ),
-                }
-            }
-            Some((Binding::Poisoned, _)) => None,
-            Some((Binding::Loop(_), _)) => self.error(
+        let id = match self.lookup(&name.name) {
+            Some((Binding::Local(id), _)) => Some(id),
+            Some((Binding::Poisoned, _)) => return None,
+            Some((Binding::Loop(_), _)) => None,
+            None => return self.unknown_name(&name.name, name.span),
+        };
+        match id.and_then(|id| Some((id, self.locals.get(id.0 as usize)?.slots?))) {
+            Some(found) => Some(found),
+            None => self.error(
                 format!(
-                    "`{}` is a loop variable, not a `buffers(...)` tile",
+                    "`{}` is not a `buffers(...)` tile: only those have slots",
                     name.name
                 ),
                 name.span,
             ),
-            None => self.unknown_name(&name.name, name.span),
         }
     }
 
