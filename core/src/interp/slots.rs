@@ -23,37 +23,38 @@ pub(super) fn layout(kernel: &crate::front::hir::Kernel) -> (Vec<usize>, usize) 
 }
 
 impl Machine<'_> {
-    /// The flat index of slot `slot` of `local` (all of them with `None`), after the
-    /// range check, and the local's name.
+    /// Where the slots of `local` start in the flat list, their count and the local's
+    /// name.
+    fn slots_of(&self, local: LocalId, span: Span) -> Result<(usize, i64, &str), Diagnostic> {
+        let i = local.0 as usize;
+        match (self.kernel.locals.get(i), self.slot_base.get(i)) {
+            (Some(l), Some(&base)) => Ok((base, i64::from(l.slots.unwrap_or(0)), &l.name)),
+            _ => Err(super::value::internal("a slot of an unknown local", span)),
+        }
+    }
+
+    /// The flat index of the slot `slot` names and that slot, after the range check.
     fn slot_cell(
         &self,
         local: LocalId,
-        slot: Option<&IndexExpr>,
+        slot: &IndexExpr,
         span: Span,
-    ) -> Result<(std::ops::Range<usize>, &str), Diagnostic> {
-        let i = local.0 as usize;
-        let (Some(l), Some(&base)) = (self.kernel.locals.get(i), self.slot_base.get(i)) else {
-            return Err(super::value::internal("a slot of an unknown local", span));
-        };
-        let n = i64::from(l.slots.unwrap_or(0));
-        let Some(slot) = slot else {
-            return Ok((base..base + n as usize, &l.name));
-        };
+    ) -> Result<(usize, i64), Diagnostic> {
+        let (base, n, name) = self.slots_of(local, span)?;
         let s = eval_index(slot, &self.vars, 0)?;
         if s < 0 || s >= n {
             return Err(Diagnostic::error(
-                format!("slot {s} of `{}` is outside 0..{n}", l.name),
+                format!("slot {s} of `{name}` is outside 0..{n}"),
                 span,
             ));
         }
-        let at = base + s as usize;
-        Ok((at..at + 1, &l.name))
+        Ok((base + s as usize, s))
     }
 
     /// `buffers`: no slot holds a value yet (again, in each iteration of a loop around).
     pub(super) fn declare_slots(&mut self, local: LocalId, span: Span) -> Result<(), Diagnostic> {
-        let (cells, _) = self.slot_cell(local, None, span)?;
-        for c in self.slots.get_mut(cells).unwrap_or_default() {
+        let (base, n, _) = self.slots_of(local, span)?;
+        for c in self.slots.iter_mut().skip(base).take(n as usize) {
             *c = None;
         }
         Ok(())
@@ -66,8 +67,8 @@ impl Machine<'_> {
         value: Tile,
         span: Span,
     ) -> Result<(), Diagnostic> {
-        let (cells, _) = self.slot_cell(local, Some(slot), span)?;
-        if let Some(c) = self.slots.get_mut(cells.start) {
+        let (at, _) = self.slot_cell(local, slot, span)?;
+        if let Some(c) = self.slots.get_mut(at) {
             *c = Some(value);
         }
         Ok(())
@@ -79,16 +80,16 @@ impl Machine<'_> {
         slot: &IndexExpr,
         span: Span,
     ) -> Result<Tile, Diagnostic> {
-        let (cells, name) = self.slot_cell(local, Some(slot), span)?;
-        match self.slots.get(cells.start) {
+        let (at, s) = self.slot_cell(local, slot, span)?;
+        match self.slots.get(at) {
             Some(Some(t)) => Ok(t.clone()),
-            _ => Err(Diagnostic::error(
-                format!(
-                    "slot {} of `{name}` is read before any statement writes it",
-                    cells.start - self.slot_base.get(local.0 as usize).copied().unwrap_or(0)
-                ),
-                span,
-            )),
+            _ => {
+                let (_, _, name) = self.slots_of(local, span)?;
+                Err(Diagnostic::error(
+                    format!("slot {s} of `{name}` is read before any statement writes it"),
+                    span,
+                ))
+            }
         }
     }
 }
