@@ -14,8 +14,9 @@ const PHASES: &str = include_str!("../../static/examples/slot_phases.tile");
 /// a slot read kept while its slot is written again (a copy), slots written from a
 /// loop-carried accumulator, slots of two loops at once, a `buffers` tile declared in
 /// a loop body, slots written from updates (in place on another tile) in and after a
-/// loop.
-const EDGES: [(&str, &str); 7] = [
+/// loop, eight slots prefetched in a loop axis-split nests (its pair on `xb` runs out of
+/// ids: a barrier in the loop and one after it, where its drains were).
+const EDGES: [(&str, &str); 8] = [
     (
         "mm",
         "kernel k(a: f16[16, 32], b: f16[32, 16], y: out f32[16, 16], z: out f32[16, 16]) {
@@ -104,6 +105,19 @@ const EDGES: [(&str, &str); 7] = [
     }
     b[1] = acc;
     store y[:, :] = b[1] * 2.0;
+}",
+    ),
+    (
+        "eight_slots",
+        "kernel k(x: f32[32, 16], y: out f32[32, 16]) {
+    let xb = buffers(f32[4, 16], 8);
+    let ob = buffers(f32[4, 16], 3);
+    xb[0] = load x[0 .. 4, :];
+    for r in 0..28 step 4 {
+        xb[(r // 4 + 1) % 8] = load x[4 * (r // 4 + 1) .. 4 * (r // 4 + 1) + 4, :];
+        store y[4 * (r // 4) .. 4 * (r // 4) + 4, :] = exp(xb[(r // 4) % 8]) * 0.5 + xb[(r // 4 + 0) % 8];
+    }
+    store y[28 .. 32, :] = exp(xb[7]) * 0.5 + xb[7];
 }",
     ),
 ];

@@ -568,7 +568,7 @@ fn write_back(
             return Vec::new();
         }
         if p.barrier {
-            if s == Sync::Wait(pid) {
+            if tree.barrier_at(pid, s) {
                 barriers_from_pairs += 1;
                 return vec![instr(Op::Barrier { pipe: None }, p.wait_prov)];
             }

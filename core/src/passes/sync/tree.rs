@@ -314,6 +314,22 @@ impl Tree {
         Some(id)
     }
 
+    /// Whether `s` of pair `pair`, which became `pipe_barrier ALL`, is one: its wait,
+    /// and for a back-edge pair its first drain, after the loop, which ordered the last
+    /// iterations before what follows as the drains did.
+    pub fn barrier_at(&self, pair: PairId, s: Sync) -> bool {
+        match s {
+            Sync::Wait(p) => p == pair,
+            Sync::Drain(p, k) if p == pair => self.pairs.get(pair).is_some_and(|q| {
+                q.nodes.iter().all(|&n| {
+                    !matches!(self.node(n).map(|x| &x.kind),
+                        Some(Kind::Sync(Sync::Drain(_, j))) if *j < k)
+                })
+            }),
+            _ => false,
+        }
+    }
+
     pub fn loop_head(&self, id: NodeId) -> Option<&LoopHead> {
         match self.nodes.get(id) {
             Some(Node {

@@ -774,7 +774,7 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         if p.barrier {
-            if s == Sync::Wait(pair) {
+            if self.tree.barrier_at(pair, s) {
                 self.barrier();
             }
             return Ok(None);
