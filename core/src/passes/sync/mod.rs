@@ -429,6 +429,7 @@ fn auto(
     }
     let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
     let reductions = ids::allocate(&mut tree, machine, report);
+    let ran_out = !reductions.is_empty() || tree.pairs.iter().any(|p| p.barrier);
     let nest_reduced = tree
         .pairs
         .iter()
@@ -452,6 +453,14 @@ fn auto(
         });
     }
     if let Some(f) = check(&tree, lowered, Flags::Hardware, &mut spent)? {
+        // Fewer ids than the private flags had can leave a set before the wait of its
+        // flag's previous use: the caller falls back to barriers, which are always right.
+        if ran_out {
+            return Err(Diagnostic::global(format!(
+                "insert-sync: event ids ran out ({} per pipe pair) and the ids left do not order the program",
+                machine.event_ids_per_pair
+            )));
+        }
         return Err(internal(format!(
             "allocated event ids do not order the program: {f:?}"
         )));
