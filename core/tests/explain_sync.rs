@@ -176,11 +176,16 @@ fn ids_too_few_to_order_the_program_fall_back_to_barriers_with_a_note() {
     let r = tilescope::run::run(&source, &CompileOptions::default(), Vec::new(), 1);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
     assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
-    let notes = &r.compile.sync.as_ref().expect("a sync report").notes;
+    let notes = r
+        .compile
+        .sync
+        .as_ref()
+        .expect("a sync report")
+        .notes
+        .join("\n");
+    let why = "event ids ran out (8 per pipe pair) and the ids left do not order the program";
     assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("event ids ran out (8 per pipe pair) and the ids left do not order the program; used barriers instead")),
-        "{notes:?}"
+        notes.contains(&format!("{why}; used barriers instead")),
+        "{notes}"
     );
 }
