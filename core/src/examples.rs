@@ -27,6 +27,8 @@ macro_rules! examples {
 pub const ALL: &[Example] = examples![
     "elementwise": "Elementwise",
     "multibuffer": "Multi-buffered stream",
+    "prefetch_slots": "Prefetch into explicit slots",
+    "slot_phases": "Slots at two phases",
     "softmax": "Softmax",
     "layernorm": "Layer norm",
     "rmsnorm": "RMS norm (f16)",

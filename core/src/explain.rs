@@ -33,6 +33,11 @@ pub struct SyncRow {
     pub events: Vec<u32>,
     /// The id follows the slot of the buffer the hazard is on.
     pub dynamic: bool,
+    /// On the slots of a `buffers` tile: the set's id is `event + (counter +
+    /// slot_offsets[0]) % slots`, the wait's with `slot_offsets[1]`: the producer's and
+    /// the consumer's slot index on that buffer (`b[(i + 1) % 2]` has offset 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_offsets: Option<[u32; 2]>,
     /// `RAW`, `WAR`, `WAW`, or `flag-reuse` (a wait ordered before the next set of the
     /// same flag).
     pub kind: String,
@@ -112,6 +117,7 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
                 event,
                 events: p.ids.clone(),
                 dynamic: p.dynamic,
+                slot_offsets: p.slot_offsets,
                 kind: kind(p),
                 buffer: p.buffer.clone(),
                 region: p.region.clone(),
@@ -271,8 +277,12 @@ pub fn sync_table(result: &CompileResult, source: &str, file: &str) -> String {
         } else {
             r.event.to_string()
         };
+        // Explicit slots: the phase of each side's slot index on the buffer.
+        let phases = r
+            .slot_offsets
+            .map_or(String::new(), |[p, c]| format!("  (slot i+{p} -> i+{c})"));
         out.push_str(&format!(
-            "{n:<5} {:<15} {ids:<6} {:<11} {:<11} {} {} {} -> {} {} {}{}\n",
+            "{n:<5} {:<15} {ids:<6} {:<11} {:<11} {} {} {} -> {} {} {}{}{phases}\n",
             format!("{} -> {}", r.src.name(), r.dst.name()),
             r.kind,
             r.buffer.as_deref().unwrap_or("-"),

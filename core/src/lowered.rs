@@ -31,7 +31,9 @@ pub struct Buffer {
     /// Byte address of each slot in `space` (one entry when not multi-buffered).
     pub addrs: Vec<u64>,
     /// For a multi-buffered tile: the loop whose iteration picks the slot
-    /// (`iteration % addrs.len()`).
+    /// (`iteration % addrs.len()`). `None` for a `buffers` tile: each access names
+    /// its slot (`Slot::Follows`, `Slot::Fixed`, or `Slot::All` for an index of
+    /// another form).
     pub rotates_with: Option<LoopId>,
 }
 
@@ -48,9 +50,13 @@ pub enum Target {
 pub enum Slot {
     /// The buffer has one slot, or the access touches every slot.
     All,
-    /// Slot `(iteration of the buffer's rotating loop + offset) % slots`; offset 0 is
-    /// the current iteration's slot.
+    /// Slot `iteration % slots` of the buffer's rotating loop (`@buffers`).
     Current,
+    /// Slot `(counter of loop + offset) % slots` of a `buffers` tile, from an explicit
+    /// slot index such as `b[(i + 1) % 2]` (the counter is the iteration number 0, 1, ...).
+    Follows { loop_id: LoopId, offset: u32 },
+    /// A constant slot of a `buffers` tile (`b[0]`).
+    Fixed(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -162,3 +162,38 @@ fn the_alias_option_reads_from_json_and_the_sync_object_echoes_it() {
         assert!(sync_table(&r, &source, "k.tile").contains(&format!("{name} aliasing")));
     }
 }
+
+/// A two-slot loop and seven straight-line load-compute-store chains want more than 8
+/// ids on MTE2 -> V and V -> MTE3. The loop's slot-following pairs reduced to one id
+/// each then let a set come before the wait of its flag's previous use, which the walk
+/// with the allocated ids sees: the pass falls back to barriers and says why (it
+/// reported an internal error before).
+#[test]
+fn ids_too_few_to_order_the_program_fall_back_to_barriers_with_a_note() {
+    let mut source = String::from(
+        "kernel k(x: f32[36, 16], y: out f32[36, 16]) {\n    for i in 0..2 {\n        store y[4 * i .. 4 * i + 4, :] = exp(load x[4 * i .. 4 * i + 4, :]) * 0.5;\n    }\n",
+    );
+    for t in 2..9 {
+        source.push_str(&format!(
+            "    store y[{0} .. {1}, :] = exp(load x[{0} .. {1}, :]) * 0.5;\n",
+            4 * t,
+            4 * t + 4
+        ));
+    }
+    source.push('}');
+    let r = tilescope::run::run(&source, &CompileOptions::default(), Vec::new(), 1);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    let notes = r
+        .compile
+        .sync
+        .as_ref()
+        .expect("a sync report")
+        .notes
+        .join("\n");
+    let why = "event ids ran out (8 per pipe pair) and the ids left do not order the program";
+    assert!(
+        notes.contains(&format!("{why}; used barriers instead")),
+        "{notes}"
+    );
+}

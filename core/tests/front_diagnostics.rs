@@ -187,6 +187,72 @@ fn cases() -> Vec<Case> {
             k("for i in 0..4 @buffers(2) @buffers(2) { }"),
             "given twice",
         ),
+        // Explicit multi-buffers.
+        case(
+            "slots_too_few",
+            k("let b = buffers(f32[8, 32], 1);"),
+            "the number of slots must be 2 to 16",
+        ),
+        case(
+            "slots_too_many",
+            k("let b = buffers(f32[8, 32], 17);"),
+            "the number of slots must be 2 to 16",
+        ),
+        case(
+            "slot_index_out_of_range",
+            k("let b = buffers(f32[8, 32], 2);\nb[2] = load x[0 .. 8, :];"),
+            "outside 0..2",
+        ),
+        case(
+            "slot_index_reaches_out_of_range",
+            k("let b = buffers(f32[8, 32], 2);\nfor i in 0..4 { b[i % 4] = load x[0 .. 8, :]; }"),
+            "reaches 3, outside 0..2",
+        ),
+        case(
+            "slot_read_before_write",
+            k("let b = buffers(f32[8, 32], 2);\nb[0] = load x[0 .. 8, :];\nstore y[0 .. 8, :] = b[1];"),
+            "slot 1 of `b` is read before any statement writes it",
+        ),
+        case(
+            "slot_tile_without_slot",
+            k("let b = buffers(f32[8, 32], 2);\nb[0] = load x[0 .. 8, :];\nstore y[0 .. 8, :] = b;"),
+            "read one with `b[slot]`",
+        ),
+        case(
+            "slot_write_type_mismatch",
+            k("let b = buffers(f32[8, 32], 2);\nb[0] = load x[:, :];"),
+            "a slot of `b` holds f32[8, 32], but the value has type f32[64, 32]",
+        ),
+        case(
+            "slot_tile_assigned_whole",
+            k("let b = buffers(f32[8, 32], 2);\nb = load x[0 .. 8, :];"),
+            "write one with `b[slot] = ...`",
+        ),
+        case(
+            "slot_tile_updated_whole",
+            k("let b = buffers(f32[8, 32], 2);\nb += load x[0 .. 8, :];"),
+            "write one with `b[slot] = ...`",
+        ),
+        case(
+            "slot_written_with_update",
+            k("let b = buffers(f32[8, 32], 2);\nb[0] += load x[0 .. 8, :];"),
+            "a slot is written whole",
+        ),
+        case(
+            "slot_of_a_plain_tile",
+            k("let t = load x[0 .. 8, :];\nt[0] = t;"),
+            "`t` is not a `buffers(...)` tile",
+        ),
+        case(
+            "buffers_in_an_expression",
+            k("store y[0 .. 8, :] = buffers(f32[8, 32], 2);"),
+            "declares a tile with slots",
+        ),
+        case(
+            "slot_write_in_a_tail_loop",
+            k("let b = buffers(f32[8, 32], 2);\nfor i in 0..60 step 8 { b[0] = load x[i .. i + 8, :]; }"),
+            "has a tail iteration",
+        ),
         case(
             "unknown_attribute",
             k("for i in 0..4 @unroll(2) { }"),

@@ -480,3 +480,61 @@ fn deep_expressions_are_refused_not_overflowing() {
         assert_eq!(r.is_ok(), ok, "{r:?}");
     }
 }
+
+/// `b = buffers(f32[1, 2], 2)`; for i in 0..3 { b[i] = load x[i, :]; store y[i, :] = b[i]; }
+/// The checker proves slot indices in range; the interpreter checks again and names the
+/// access that leaves the slots.
+#[test]
+fn a_slot_index_outside_the_slots_is_an_error_naming_the_access() {
+    use tilescope::front::hir::{Local, LocalId, Stmt, StmtKind};
+    let mut b = KernelBuilder::new("slots");
+    let x = b.param("x", F32, &[3, 2], false);
+    let y = b.param("y", F32, &[3, 2], true);
+    b.k.locals.push(Local {
+        name: "b".into(),
+        ty: ty(F32, &[1, 2]),
+        span: sp(200),
+        slots: Some(2),
+    });
+    let buf = LocalId(0);
+    let i = b.for_loop("i", 0, 3, 1);
+    let slot_of = |at: u32| IndexExpr {
+        span: sp(at),
+        ..var(i)
+    };
+    let read = tilescope::front::hir::Expr {
+        kind: tilescope::front::hir::ExprKind::SlotRead {
+            local: buf,
+            slot: slot_of(700),
+        },
+        ty: ty(F32, &[1, 2]),
+        span: sp(701),
+    };
+    let write = Stmt {
+        kind: StmtKind::SlotWrite {
+            local: buf,
+            slot: slot_of(600),
+            value: b.load(x, vec![Index::Single(var(i)), Index::Full]),
+        },
+        span: sp(601),
+    };
+    let declare = Stmt {
+        kind: StmtKind::Buffers { local: buf },
+        span: sp(300),
+    };
+    b.k.body = vec![
+        declare,
+        for_(
+            i,
+            vec![
+                write,
+                store(y, vec![Index::Single(var(i)), Index::Full], read),
+            ],
+        ),
+    ];
+    let k = b.build();
+    let mut tensors = vec![rows_tensor(3, 2), Tensor::zeros(F32, vec![3, 2])];
+    let err = tilescope::interp::run(&k, &mut tensors).expect_err("slot 2 of 2");
+    assert_eq!(err.message, "slot 2 of `b` is outside 0..2");
+    assert_eq!(err.span, Some(sp(601)));
+}

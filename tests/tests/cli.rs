@@ -163,6 +163,8 @@ fn bad_kernels_give_located_errors_and_exit_1() {
         ("store_input.tile", "kernel k(x: f32[4]) {\n    store x[:] = zeros(f32[4]);\n}\n", "out"),
         ("extent.tile", "kernel k(x: f32[64], y: out f32[64]) {\n    for i in 0..8 {\n        store y[i .. 2 * i + 1] = load x[i .. 2 * i + 1];\n    }\n}\n", "constant"),
         ("limit.tile", "kernel k(x: f32[100000, 100000]) {\n}\n", "limit"),
+        ("slot.tile", "kernel k(x: f32[8, 4], y: out f32[8, 4]) {\n    let b = buffers(f32[8, 4], 2);\n    b[0] = load x[:, :];\n    store y[:, :] = b[1];\n}\n", "slot.tile:4:21: error: slot 1 of `b` is read before any statement writes it"),
+        ("slots.tile", "kernel k(x: f32[8, 4]) {\n    let b = buffers(f32[8, 4], 17);\n}\n", "2 to 16"),
     ];
     for (name, text, expected) in cases {
         let path = write(&dir, name, text);
@@ -362,6 +364,21 @@ fn emit_sync_explains_every_pair_and_the_json_carries_it() {
     }
     assert!(pairs[0]["producer"]["line"].as_u64().is_some());
     assert!(v["sync"]["notes"].is_array() && v["sync"]["removed"].is_array());
+    // Explicit slots: the pair on `b` takes b's slot phase, not a's.
+    let file = repo().join("static/examples/slot_phases.tile");
+    tilescope()
+        .args(["compile", "--emit", "sync"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(slot i+0 -> i+0)"));
+    let v = json_of(&["compile", "--emit", "json"], &file);
+    let pairs = v["sync"]["pairs"].as_array().expect("sync.pairs");
+    let on_b: Vec<_> = pairs.iter().filter(|p| p["buffer"] == "b").collect();
+    assert!(!on_b.is_empty());
+    for p in on_b {
+        assert_eq!(p["slot_offsets"], serde_json::json!([0, 0]), "{p}");
+    }
 }
 
 #[test]

@@ -87,6 +87,12 @@ pub enum StmtKind {
         op: AssignOp,
         value: Expr,
     },
+    /// `name[slot] = value;` (writes one slot of a `buffers(...)` tile)
+    SlotWrite {
+        name: Ident,
+        slot: Expr,
+        value: Expr,
+    },
     /// `store tensor[indices] = value;`
     Store {
         tensor: Ident,
@@ -192,6 +198,8 @@ pub enum ExprKind {
     },
     /// `load x[r .. r + 8, :]`
     Load { tensor: Ident, indices: Vec<Index> },
+    /// `name[slot]`: one slot of a `buffers(...)` tile.
+    SlotRead { name: Ident, slot: Box<Expr> },
     /// `exp(t)`, `maximum(a, b)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.
     Call {
         func: Ident,

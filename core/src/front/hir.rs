@@ -45,6 +45,9 @@ pub struct Local {
     pub ty: TileType,
     /// The `let` statement's name.
     pub span: Span,
+    /// `let b = buffers(ty, n);`: `n` slots (2 ..= 16), each a tile of type `ty`, read
+    /// and written one slot at a time.
+    pub slots: Option<u32>,
 }
 
 /// A `for` loop's header. `start`, `end` and `step` are folded constants, `step > 0`.
@@ -98,6 +101,15 @@ pub enum StmtKind {
     Update {
         local: LocalId,
         op: UpdateOp,
+        value: Expr,
+    },
+    /// `let local = buffers(ty, n);`: declares the slots, none written yet.
+    Buffers { local: LocalId },
+    /// `local[slot] = value;` `value.ty` is the local's type; the checker proved
+    /// `0 <= slot < slots` for every iteration.
+    SlotWrite {
+        local: LocalId,
+        slot: IndexExpr,
         value: Expr,
     },
     /// `store param[index] = value;` `value` broadcasts to the region's shape and has the
@@ -309,6 +321,11 @@ impl ReduceOp {
 pub enum ExprKind {
     /// A `let`-bound tile.
     Local(LocalId),
+    /// `local[slot]`: the tile last written to that slot (in range, as for `SlotWrite`).
+    SlotRead {
+        local: LocalId,
+        slot: IndexExpr,
+    },
     /// A literal; `ty` is rank 0 with the dtype it takes from the other operand.
     Scalar(f64),
     /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.

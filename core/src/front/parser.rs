@@ -328,6 +328,16 @@ impl<'s> Parser<'s> {
                 }
             }
             Tok::For => return self.for_stmt(),
+            Tok::Ident if self.peek_at(1).tok == Tok::LBracket => {
+                let name = self.ident("a name")?;
+                let slot = self.slot_index()?;
+                if !self.at(Tok::Eq) {
+                    return Err(self.expected("`=` (a slot is written whole)"));
+                }
+                self.bump();
+                let value = self.expr()?;
+                StmtKind::SlotWrite { name, slot, value }
+            }
             Tok::Ident => {
                 let name = self.ident("a name")?;
                 let op = match self.peek().tok {
@@ -388,6 +398,14 @@ impl<'s> Parser<'s> {
             },
             span,
         })
+    }
+
+    /// `[slot]` after a `buffers(...)` tile's name.
+    fn slot_index(&mut self) -> PResult<Expr> {
+        self.expect(Tok::LBracket)?;
+        let slot = self.expr()?;
+        self.expect(Tok::RBracket)?;
+        Ok(slot)
     }
 
     fn indices(&mut self) -> PResult<Vec<Index>> {
@@ -617,20 +635,13 @@ impl<'s> Parser<'s> {
                 inner.span = t.span.to(end);
                 Ok(inner)
             }
-            Tok::Load => {
-                self.bump();
-                let tensor = self.ident("a tensor name after `load`")?;
-                let indices = self.indices()?;
-                let span = t.span.to(self.prev_end());
-                Ok(Expr {
-                    kind: ExprKind::Load { tensor, indices },
-                    span,
-                })
-            }
+            Tok::Load => self.load(),
             Tok::Ident => {
                 let name = self.ident("a name")?;
                 if self.at(Tok::LParen) {
                     self.call(name)
+                } else if self.at(Tok::LBracket) {
+                    self.slot_read(name)
                 } else {
                     Ok(Expr {
                         kind: ExprKind::Name(name.name),
@@ -640,6 +651,54 @@ impl<'s> Parser<'s> {
             }
             _ => Err(self.expected("an expression")),
         }
+    }
+
+    // `load` and slot reads are out of line: `primary` is on the path of every nested
+    // expression, and in a debug build each arm's temporaries widen its stack frame
+    // (64 levels of `exp(` must fit the 1 MiB stack `tests/adversarial.rs` gives them).
+    #[inline(never)]
+    fn load(&mut self) -> PResult<Expr> {
+        let start = self.bump().span;
+        let tensor = self.ident("a tensor name after `load`")?;
+        let indices = self.indices()?;
+        let span = start.to(self.prev_end());
+        Ok(Expr {
+            kind: ExprKind::Load { tensor, indices },
+            span,
+        })
+    }
+
+    #[inline(never)]
+    fn slot_read(&mut self, name: Ident) -> PResult<Expr> {
+        let slot = self.slot_index()?;
+        let span = name.span.to(self.prev_end());
+        Ok(Expr {
+            kind: ExprKind::SlotRead {
+                name,
+                slot: Box::new(slot),
+            },
+            span,
+        })
+    }
+
+    /// `axis=K` in a call (`given`: an earlier `axis=` was seen). Out of `call`, which is
+    /// on the path of every nested call, to keep its frame small.
+    fn axis_argument(&mut self, given: bool) -> PResult<Box<Expr>> {
+        let key = self.ident("a name")?;
+        if key.name != "axis" {
+            return Err(self.error(
+                format!(
+                    "unknown keyword argument `{}`: only `axis=` exists",
+                    truncate(&key.name)
+                ),
+                key.span,
+            ));
+        }
+        if given {
+            return Err(self.error("`axis=` is given twice", key.span));
+        }
+        self.bump();
+        Ok(Box::new(self.expr()?))
     }
 
     /// `f(args)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.
@@ -661,21 +720,7 @@ impl<'s> Parser<'s> {
         while more && !self.at(Tok::RParen) {
             let keyword = self.at(Tok::Ident) && self.peek_at(1).tok == Tok::Eq;
             if keyword {
-                let key = self.ident("a name")?;
-                if key.name != "axis" {
-                    return Err(self.error(
-                        format!(
-                            "unknown keyword argument `{}`: only `axis=` exists",
-                            truncate(&key.name)
-                        ),
-                        key.span,
-                    ));
-                }
-                if axis.is_some() {
-                    return Err(self.error("`axis=` is given twice", key.span));
-                }
-                self.bump();
-                axis = Some(Box::new(self.expr()?));
+                axis = Some(self.axis_argument(axis.is_some())?);
             } else if axis.is_some() {
                 return Err(self.expected("`)` after `axis=`"));
             } else {

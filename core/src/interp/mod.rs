@@ -6,6 +6,7 @@
 mod index;
 mod mask;
 mod ops;
+mod slots;
 mod value;
 
 pub use value::{Data, Tile};
@@ -26,10 +27,13 @@ pub use crate::limits::MAX_NESTING_DEPTH as MAX_EXPR_DEPTH;
 /// parameters. The tensors are first checked against the parameters' types.
 pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
     validate(kernel, tensors)?;
+    let (slot_base, slot_count) = slots::layout(kernel);
     let mut m = Machine {
         kernel,
         params: tensors.iter().map(decode).collect(),
         locals: vec![None; kernel.locals.len()],
+        slots: vec![None; slot_count],
+        slot_base,
         vars: vec![0; kernel.loops.len()],
         iterations: 0,
     };
@@ -149,6 +153,9 @@ struct Machine<'k> {
     /// Parameter tensors, widened for the duration of the run.
     params: Vec<Tile>,
     locals: Vec<Option<Tile>>,
+    /// The slots of every `buffers` tile, those of local `l` from `slot_base[l]`.
+    slots: Vec<Option<Tile>>,
+    slot_base: Vec<usize>,
     /// Current value of each loop's induction variable, by `LoopId`.
     vars: Vec<i64>,
     iterations: u64,
@@ -171,6 +178,11 @@ impl Machine<'_> {
                     .get_mut(local.0 as usize)
                     .ok_or_else(|| internal("unknown local", stmt.span))?;
                 *slot = Some(tile);
+            }
+            StmtKind::Buffers { local } => self.declare_slots(*local, stmt.span)?,
+            StmtKind::SlotWrite { local, slot, value } => {
+                let value = self.expr(value, 0)?;
+                self.write_slot(*local, slot, value, stmt.span)?;
             }
             StmtKind::Update { local, op, value } => {
                 let value = self.expr(value, 0)?;
@@ -426,6 +438,7 @@ impl Machine<'_> {
                 t
             }
             ExprKind::Load { param, index } => self.load(param.0 as usize, index, e, depth)?,
+            ExprKind::SlotRead { local, slot } => self.read_slot(*local, slot, e.span)?,
             _ => return Err(internal("not a leaf expression", e.span)),
         })
     }

@@ -136,6 +136,26 @@ impl Lower<'_> {
                 Ok(())
             }
             hir::StmtKind::For { id, body } => self.for_loop(*id, body, s.span, depth, ops),
+            hir::StmtKind::Buffers { local } => {
+                let l = self
+                    .hir
+                    .locals
+                    .get(local.0 as usize)
+                    .ok_or_else(|| internal("unknown local", s.span))?;
+                let (ty, name, slots) = (l.ty.clone(), l.name.clone(), l.slots);
+                let (id, v) = self.out.add_op(OpKind::Buffers, s.span, ty, Some(name));
+                self.out.values[v].attrs.slots = slots;
+                ops.push(id);
+                self.set_local(*local, v, s.span)
+            }
+            hir::StmtKind::SlotWrite { local, slot, value } => {
+                let buf = self.local_value(*local, s.span)?;
+                let value = self.expr(value, depth, ops)?;
+                let slot = self.iexpr(slot, 0)?;
+                let kind = OpKind::SlotWrite { buf, slot, value };
+                ops.push(self.out.add_effect(kind, s.span));
+                Ok(())
+            }
         }
     }
 
@@ -305,6 +325,10 @@ impl Lower<'_> {
             }
             hir::ExprKind::IndexValue(ix) => OpKind::IndexValue {
                 expr: self.iexpr(ix, 0)?,
+            },
+            hir::ExprKind::SlotRead { local, slot } => OpKind::SlotRead {
+                buf: self.local_value(*local, e.span)?,
+                slot: self.iexpr(slot, 0)?,
             },
             hir::ExprKind::Load { param, index } => OpKind::Load {
                 param: param.0 as usize,

@@ -10,6 +10,7 @@
 
 pub mod lower;
 pub mod print;
+pub mod slots;
 pub mod typing;
 pub mod verify;
 pub mod verify_plan;
@@ -448,6 +449,21 @@ pub enum OpKind {
     Copy {
         arg: ValueId,
     },
+    /// `buffers(ty, n)`: a tile of `n` slots (the value's `attrs.slots`), each written
+    /// and read whole by `slot_write` and `slot_read`. Emits no instruction.
+    Buffers,
+    /// `buf[slot] = value`: `value` (of `buf`'s type) becomes the content of a slot.
+    /// Lowering computes `value` straight into the slot where it can (`ir::slots`).
+    SlotWrite {
+        buf: ValueId,
+        slot: IndexExpr,
+        value: ValueId,
+    },
+    /// `buf[slot]`: the tile last written to a slot (read in place where it can).
+    SlotRead {
+        buf: ValueId,
+        slot: IndexExpr,
+    },
     /// An elementwise expression tree over `args`, produced by fusion.
     Fused {
         args: Vec<ValueId>,
@@ -583,7 +599,15 @@ impl OpKind {
                 f(*old);
                 f(*value);
             }
-            OpKind::Full { .. } | OpKind::IndexValue { .. } | OpKind::Iota { .. } => {}
+            OpKind::Full { .. }
+            | OpKind::IndexValue { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Buffers => {}
+            OpKind::SlotWrite { buf, value, .. } => {
+                f(*buf);
+                f(*value);
+            }
+            OpKind::SlotRead { buf, .. } => f(*buf),
             OpKind::Fused { args, .. } => args.iter().copied().for_each(f),
             OpKind::For(l) => {
                 l.inits.iter().copied().for_each(&mut f);
@@ -636,7 +660,15 @@ impl OpKind {
                 *old = f(*old);
                 *value = f(*value);
             }
-            OpKind::Full { .. } | OpKind::IndexValue { .. } | OpKind::Iota { .. } => {}
+            OpKind::Full { .. }
+            | OpKind::IndexValue { .. }
+            | OpKind::Iota { .. }
+            | OpKind::Buffers => {}
+            OpKind::SlotWrite { buf, value, .. } => {
+                *buf = f(*buf);
+                *value = f(*value);
+            }
+            OpKind::SlotRead { buf, .. } => *buf = f(*buf),
             OpKind::Fused { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
             OpKind::For(l) => {
                 l.inits.iter_mut().for_each(|a| *a = f(*a));
@@ -646,11 +678,17 @@ impl OpKind {
     }
 
     /// True for ops whose only effect is their results: they may be removed when unused
-    /// and merged when identical. Loads are excluded because a store may change memory.
+    /// and merged when identical. Loads are excluded because a store may change memory,
+    /// slot reads because a slot write may, and two `buffers` are two tiles.
     pub fn is_pure(&self) -> bool {
         !matches!(
             self,
-            OpKind::Load { .. } | OpKind::Store { .. } | OpKind::For(_)
+            OpKind::Load { .. }
+                | OpKind::Store { .. }
+                | OpKind::For(_)
+                | OpKind::Buffers
+                | OpKind::SlotWrite { .. }
+                | OpKind::SlotRead { .. }
         )
     }
 

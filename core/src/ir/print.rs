@@ -335,6 +335,17 @@ impl Printer<'_> {
                     format!("fused({}) {{ {} }}", args.join(", "), fused_text(expr, 0)),
                 )
             }
+            OpKind::Buffers => typed(self, "buffers".into()),
+            OpKind::SlotWrite { buf, slot, value } => format!(
+                "write {} slot {}, {}",
+                self.v(*buf),
+                self.iexpr(slot, 0),
+                self.v(*value)
+            ),
+            OpKind::SlotRead { buf, slot } => typed(
+                self,
+                format!("read {} slot {}", self.v(*buf), self.iexpr(slot, 0)),
+            ),
             OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
         let line = match self.k.op_attrs.get(&id) {

@@ -177,7 +177,10 @@ impl Verifier<'_> {
         // A store that decompose-transfer made transposing stores its value's transpose.
         self.transposed_store = self.k.op_attrs.get(&id).is_some_and(|a| a.transposed);
         let expected = self.rule(&op.kind, &tys, result_ty.as_ref(), span);
-        let want_results = usize::from(!matches!(op.kind, OpKind::Store { .. }));
+        let want_results = usize::from(!matches!(
+            op.kind,
+            OpKind::Store { .. } | OpKind::SlotWrite { .. }
+        ));
         if op.results.len() != want_results {
             self.err(
                 span,
@@ -333,6 +336,21 @@ impl Verifier<'_> {
             }
             OpKind::Fused { expr, .. } => typing::fused(expr, tys).map(Some),
             OpKind::For(_) => Ok(None),
+            OpKind::Buffers => Ok(None),
+            OpKind::SlotWrite { buf, slot, .. } | OpKind::SlotRead { buf, slot } => {
+                self.expr_vars(slot, span);
+                if !super::slots::is_buffers(self.k, *buf) {
+                    return Err("a slot access of a value `buffers` did not define".into());
+                }
+                let buf_ty = arg()?;
+                match (kind, tys.get(1)) {
+                    (OpKind::SlotWrite { .. }, Some(v)) if v != buf_ty => {
+                        Err(format!("a slot of {buf_ty} written with {v}"))
+                    }
+                    (OpKind::SlotWrite { .. }, _) => Ok(None),
+                    _ => Ok(Some(buf_ty.clone())),
+                }
+            }
         }
     }
 

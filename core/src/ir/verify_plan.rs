@@ -40,6 +40,9 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
     };
     let mut errors: Diagnostics = Vec::new();
     let mut entries: Vec<Entry> = Vec::new();
+    // A tile that lives in a slot of a `buffers` tile shares its bytes by design: it
+    // must sit exactly at the buffer's slots, and counts as the buffer.
+    let members = super::slots::members(k, &live);
     for (v, val) in k.values.iter() {
         let Some(space) = val.space else { continue };
         if val.ty.rank() == 0 || space == MemSpace::GM {
@@ -48,8 +51,24 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         let Some((start, end)) = live.range(v) else {
             continue; // not reachable: nothing reads or writes it
         };
-        let slots = val.attrs.slots.unwrap_or(1).max(1) as usize;
+        let buffer = members.get(&v).and_then(|&b| Some((b, k.values.get(b)?)));
+        let owner = buffer.map_or(v, |(b, _)| b);
+        let slots = buffer.map_or(val.attrs.slots, |(_, b)| b.attrs.slots);
+        let slots = slots.unwrap_or(1).max(1) as usize;
         let span = live.def_span(k, v).unwrap_or_default();
+        if let Some((b, bv)) = buffer.filter(|(_, bv)| bv.attrs.addresses != val.attrs.addresses) {
+            errors.push(Diagnostic::error(
+                format!(
+                    "internal error: plan-memory put {}, which lives in a slot of {}, at {:x?} instead of its slots {:x?}",
+                    name(v),
+                    name(b),
+                    val.attrs.addresses,
+                    bv.attrs.addresses
+                ),
+                span,
+            ));
+            continue;
+        }
         if val.attrs.addresses.len() != slots {
             errors.push(Diagnostic::error(
                 format!(
@@ -70,7 +89,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         let bytes = val.ty.bytes();
         for &addr in &val.attrs.addresses {
             entries.push(Entry {
-                owner: Owner::Value(v),
+                owner: Owner::Value(owner),
                 space,
                 addr,
                 bytes,
@@ -246,6 +265,16 @@ struct Live {
     def: Vec<Option<(u64, Vec<OpId>)>>,
     /// Use positions and enclosing loops of each value.
     uses: Vec<Vec<(u64, Vec<OpId>)>>,
+}
+
+impl super::slots::Positions for Live {
+    fn pos(&self, op: OpId) -> Option<u64> {
+        self.pos.get(op.index()).copied().flatten()
+    }
+
+    fn interval(&self, v: ValueId) -> Option<(u64, u64)> {
+        self.range(v)
+    }
 }
 
 impl Live {

@@ -22,11 +22,16 @@
 //!   is followed through the loop's back edge. A `wait_flag` whose id is a register (the
 //!   slot-following ids of a multi-buffered loop) needs a `set_flag` of the same pipe pair
 //!   and id register somewhere; its flags are not counted, since each iteration sets and
-//!   waits one of them and the primes and drains balance on their own.
+//!   waits one of them and the primes and drains balance on their own. Explicit slots
+//!   read and written at two phases (`b[(i + 1) % 2]`, `b[i % 2]`) give a pair whose set
+//!   and wait compute their ids in two registers, and whose primes and drains name
+//!   different ids (those the first waits and the last sets use): for a pipe pair with
+//!   such a wait, a set of the pipe pair with any id register is enough, and its
+//!   immediate ids are not counted either (the simulator checks every flag at run time).
 
 use super::{Access, Item, Loop, Lowered, Target};
 use crate::isa::operands::{self, MemOperand, RegRole};
-use crate::isa::{self, Op, Reg, Region, Val};
+use crate::isa::{self, AluOp, Op, Reg, Region, Val};
 use crate::passes::sync::tree::MAX_DEPTH;
 use crate::types::Pipe;
 
@@ -338,7 +343,7 @@ impl Verifier<'_> {
         self.path.clear();
         self.flags_in(&l.body, &nodes, &keys, &mut pending);
         for (&(src, dst, id), &n) in keys.statics.iter().zip(&pending) {
-            if n > 0 {
+            if n > 0 && !keys.phased(src, dst) {
                 self.errors.push(format!(
                     "set_flag {src}, {dst}, {id} is still set at the end of the program: \
                      no wait_flag consumes it"
@@ -387,7 +392,13 @@ impl Verifier<'_> {
             id: Val::Reg(r),
         } = *op
         {
-            if !keys.dynamic_sets.contains(&(src, dst, r)) {
+            let same_pipes = keys
+                .dynamic_sets
+                .iter()
+                .any(|&(s, d, _)| (s, d) == (src, dst));
+            let matched =
+                keys.dynamic_sets.contains(&(src, dst, r)) || (keys.phased(src, dst) && same_pipes);
+            if !matched {
                 self.error_at(
                     op,
                     "wait_flag without a set_flag of the same pipes and id register",
@@ -449,6 +460,10 @@ type LoopEffect = [Pending; PENDING_CAP as usize + 1];
 struct FlagKeys {
     statics: Vec<(Pipe, Pipe, i64)>,
     dynamic_sets: Vec<(Pipe, Pipe, Reg)>,
+    dynamic_waits: Vec<(Pipe, Pipe, Reg)>,
+    /// Id registers a loop computes as `(counter + offset) % count`: an explicit slot
+    /// at a phase (`lowered::Slot::Follows`).
+    phase_regs: Vec<Reg>,
 }
 
 /// What an item does to the static flags: the program's shape with each loop's effect
@@ -481,18 +496,57 @@ impl FlagKeys {
                         Val::Reg(r) => {
                             if matches!(ins.op, Op::SetFlag { .. }) {
                                 self.dynamic_sets.push((src, dst, r));
+                            } else {
+                                self.dynamic_waits.push((src, dst, r));
                             }
                         }
                     },
                     _ => {}
                 },
-                Item::Loop(l) => self.collect(&l.body, depth + 1),
+                Item::Loop(l) => {
+                    for w in l.body.windows(2) {
+                        if let [Item::Instr(a), Item::Instr(b)] = w {
+                            if let (
+                                Op::Alu {
+                                    op: AluOp::Add,
+                                    dst,
+                                    a: from,
+                                    ..
+                                },
+                                Op::Alu {
+                                    op: AluOp::Rem,
+                                    dst: d2,
+                                    a: a2,
+                                    ..
+                                },
+                            ) = (&a.op, &b.op)
+                            {
+                                if *from == l.counter && dst == d2 && a2 == dst {
+                                    self.phase_regs.push(*dst);
+                                }
+                            }
+                        }
+                    }
+                    self.collect(&l.body, depth + 1)
+                }
             }
         }
     }
 
     fn key(&self, src: Pipe, dst: Pipe, id: i64) -> Option<usize> {
+        if self.phased(src, dst) {
+            return None;
+        }
         self.statics.iter().position(|&k| k == (src, dst, id))
+    }
+
+    /// Whether a dynamic flag of the pipe pair has its id at a slot phase: a pair on
+    /// explicit slots.
+    fn phased(&self, src: Pipe, dst: Pipe) -> bool {
+        self.dynamic_waits
+            .iter()
+            .chain(&self.dynamic_sets)
+            .any(|&(s, d, r)| (s, d) == (src, dst) && self.phase_regs.contains(&r))
     }
 
     /// The flag nodes of `items`. Recursion is bounded: `verify` checked the depth.

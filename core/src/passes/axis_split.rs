@@ -42,16 +42,18 @@ impl Pass for AxisSplit {
         }
         let ranges = var_ranges(k);
         let roots: Vec<OpId> = k.body.ops().collect();
-        visit_exprs_from(k, roots, |e| simplify(e, &ranges));
+        visit_exprs_from(k, roots, true, |e| simplify(e, &ranges));
         // What is still not affine is relayout's to copy or reject.
         Ok(())
     }
 }
 
-/// Every index expression of the ops under `roots`, mutably.
+/// Every index expression of the ops under `roots`, mutably; slot indices of `buffers`
+/// tiles too when `slots`.
 pub(super) fn visit_exprs_from(
     k: &mut Kernel,
     roots: Vec<OpId>,
+    slots: bool,
     mut f: impl FnMut(&mut IndexExpr),
 ) {
     let mut ids = Vec::new();
@@ -67,6 +69,9 @@ pub(super) fn visit_exprs_from(
                 }
             }
             OpKind::IndexValue { expr } => f(expr),
+            OpKind::SlotWrite { slot: expr, .. } | OpKind::SlotRead { slot: expr, .. } if slots => {
+                f(expr)
+            }
             _ => {}
         }
     }
@@ -139,8 +144,10 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     // pass linear in a kernel of many loops.
     let body: Vec<OpId> = l.body.ops().collect();
     let mut found = Vec::new();
+    // Slot indices follow the loops as they are; only transfer and value indices ask
+    // for a split.
     let mut exprs = Vec::new();
-    visit_exprs_from(k, body.clone(), |e| exprs.push(e.clone()));
+    visit_exprs_from(k, body.clone(), false, |e| exprs.push(e.clone()));
     for e in &exprs {
         radices(e, l.var, &mut found);
     }
@@ -196,7 +203,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     if l.start != 0 {
         value = IndexExpr::Add(Box::new(IndexExpr::Const(l.start)), Box::new(value));
     }
-    visit_exprs_from(k, body, |e| replace_var(e, l.var, &value));
+    visit_exprs_from(k, body, true, |e| replace_var(e, l.var, &value));
     if let OpKind::For(inner) = &mut k.ops[id].kind {
         inner.var = inner_var;
         inner.start = 0;

@@ -158,7 +158,11 @@ pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
     let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
     let result_space = o.results.first().and_then(|&r| space(r));
     Some(match &o.kind {
-        OpKind::For(_) => return None,
+        // A slot access runs on no pipe of its own (or copies on V, `ir::slots`); the
+        // tiles of explicit slots are never rotated by a loop.
+        OpKind::For(_) | OpKind::Buffers | OpKind::SlotWrite { .. } | OpKind::SlotRead { .. } => {
+            return None
+        }
         OpKind::Load { .. } => Pipe::MTE2,
         OpKind::Store { value, .. } if space(*value) == Some(MemSpace::L0C) => Pipe::FIX,
         OpKind::Store { .. } => Pipe::MTE3,

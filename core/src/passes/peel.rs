@@ -245,7 +245,7 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
             .iter()
             .map(|&(old, new)| (old, IndexExpr::Var(new))),
     );
-    super::axis_split::visit_exprs_from(k, cloner.ops.clone(), |e| {
+    super::axis_split::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
         for (var, with) in &renames {
             super::axis_split::replace_var(e, *var, with);
         }

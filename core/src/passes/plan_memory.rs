@@ -34,6 +34,10 @@ impl Pass for PlanMemory {
             let slab = &plan.slabs[s];
             if let Some(val) = k.values.get_mut(v) {
                 val.attrs.addresses = slab.addrs();
+                // A tile in a slot of a `buffers` tile has its buffer's slots.
+                if slab.slots > 1 && val.attrs.slots.is_none() {
+                    val.attrs.slots = Some(slab.slots);
+                }
             }
         }
         for (op, &s) in &plan.scratch_slab {
@@ -389,6 +393,16 @@ impl Liveness {
     }
 }
 
+impl crate::ir::slots::Positions for Liveness {
+    fn pos(&self, op: OpId) -> Option<u64> {
+        self.lin.pos.get(&op).copied()
+    }
+
+    fn interval(&self, v: ValueId) -> Option<(u64, u64)> {
+        Liveness::interval(self, v)
+    }
+}
+
 fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnostic> {
     let live = Liveness::new(k)?;
     let lin = &live.lin;
@@ -417,6 +431,10 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             fused.push(id);
         }
     });
+    // A `buffers` tile's slots hold its members (`ir::slots`): one slab of its slots.
+    for (member, buf) in crate::ir::slots::members(k, &live).iter() {
+        uf.union(member.index(), buf.index());
+    }
     let interval = |v: ValueId| live.interval(v);
     // Items: one per loop-carried group or tile, one per fused scratch.
     let mut groups: DenseMap<usize, Item> = DenseMap::new();
@@ -433,7 +451,8 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             continue;
         };
         let slots = val.attrs.slots.unwrap_or(1).max(1);
-        let rotates_with = if slots > 1 {
+        // Explicit slots are picked by their index expressions, not by a loop.
+        let rotates_with = if slots > 1 && !crate::ir::slots::is_buffers(k, v) {
             dloops.last().copied()
         } else {
             None
@@ -452,6 +471,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                 item.start = item.start.min(s);
                 item.end = item.end.max(e);
                 item.bytes = item.bytes.max(bytes);
+                item.slots = item.slots.max(slots);
             }
             None => {
                 order.push(root);

@@ -115,7 +115,12 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
     let mut stored = DenseSet::new();
     for &op in &body {
         match &k.ops[op].kind {
-            OpKind::For(_) | OpKind::Update { .. } => return None,
+            // Issuing the next iteration's first stage early would move its slot
+            // writes ahead of this iteration's slot reads.
+            OpKind::For(_)
+            | OpKind::Update { .. }
+            | OpKind::SlotWrite { .. }
+            | OpKind::SlotRead { .. } => return None,
             OpKind::Load { index, .. } | OpKind::Store { index, .. } if has_tail(index) => {
                 return None
             }
@@ -193,7 +198,7 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
         let mut cloner = Cloner::default();
         let mut copy = cloner.block(k, &l.body);
         let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));
-        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), |e| {
+        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
             super::axis_split::replace_var(e, l.var, &at)
         });
         let b = copy.split_off(cut.min(copy.len()));

@@ -81,6 +81,7 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
             let parts: Vec<String> = indices.iter().map(index).collect();
             format!("(load {} [{}])", tensor.name, parts.join(" "))
         }
+        ExprKind::SlotRead { name, slot } => format!("(slot {} {})", name.name, sexpr(slot)),
         ExprKind::Call {
             func,
             ty,

@@ -52,6 +52,7 @@ impl KernelBuilder {
             name: name.into(),
             ty: t,
             span: sp(200),
+            slots: None,
         });
         LocalId(self.k.locals.len() as u32 - 1)
     }

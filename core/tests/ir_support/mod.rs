@@ -59,6 +59,7 @@ impl B {
             name: name.into(),
             ty,
             span,
+            slots: None,
         });
         LocalId(self.k.locals.len() as u32 - 1)
     }

@@ -146,6 +146,7 @@ impl Checker<'_> {
                 let ty = TileType::new(*dtype, t.ty.shape.clone());
                 tile(ExprKind::Cast(Box::new(t)), ty)
             }
+            ast::ExprKind::SlotRead { name, slot } => self.slot_read(name, slot, span),
             ast::ExprKind::Load { tensor, indices } => {
                 let param = self.tensor(tensor)?;
                 let (index, ty) = self.access(param, tensor, indices)?;
@@ -161,6 +162,9 @@ impl Checker<'_> {
     }
 
     fn name_value(&mut self, name: &str, span: Span) -> Option<Val> {
+        if self.whole_slot_tile(name, span, false).is_some() {
+            return None;
+        }
         match self.lookup(name) {
             Some((Binding::Local(id), _)) => {
                 let ty = self.locals.get(id.0 as usize)?.ty.clone();
@@ -365,6 +369,12 @@ impl Checker<'_> {
         let is_reduce = ReduceOp::from_name(name).is_some();
         let is_ctor = CONSTRUCTORS.contains(&name);
         let unary = UnaryOp::from_name(name);
+        if name == "buffers" {
+            return self.error(
+                "`buffers(...)` declares a tile with slots: write it as `let name = buffers(TYPE, N);`",
+                e.span,
+            );
+        }
         if unary.is_none() && !is_reduce && !is_ctor && !BINARY_FUNCS.contains(&name) {
             let known = UnaryOp::ALL
                 .iter()

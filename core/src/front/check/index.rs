@@ -218,7 +218,7 @@ impl Checker<'_> {
 
     /// True when `e` reads as an integer index (over loop variables and constants)
     /// rather than a tile; the latter makes a `Point` an indirect index.
-    fn is_index_expr(&self, e: &ast::Expr) -> bool {
+    pub(super) fn is_index_expr(&self, e: &ast::Expr) -> bool {
         self.is_index_expr_at(e, 0)
     }
 
@@ -353,7 +353,7 @@ impl Checker<'_> {
         }
     }
 
-    fn interval(&self, e: &IndexExpr) -> Interval {
+    pub(super) fn interval(&self, e: &IndexExpr) -> Interval {
         match &e.kind {
             IndexExprKind::Const(c) => (i128::from(*c), i128::from(*c)),
             IndexExprKind::Var(id) => self.loop_interval(*id),

@@ -13,6 +13,7 @@ mod expr;
 mod index;
 mod shape;
 mod show;
+mod slots;
 
 use super::ast;
 use super::hir::{self, LocalId, LoopId, ParamId};
@@ -80,6 +81,8 @@ struct Checker<'a> {
     iterations: u64,
     iteration_limit_reported: bool,
     depth: usize,
+    /// Per `buffers` tile: the slots statements so far may have written.
+    written: Vec<(LocalId, slots::Written)>,
 }
 
 impl<'a> Checker<'a> {
@@ -97,6 +100,7 @@ impl<'a> Checker<'a> {
             iterations: 0,
             iteration_limit_reported: false,
             depth: 0,
+            written: Vec::new(),
         }
     }
 
@@ -300,6 +304,9 @@ impl<'a> Checker<'a> {
 
     fn stmt(&mut self, s: &ast::Stmt) -> Option<hir::Stmt> {
         let kind = match &s.kind {
+            ast::StmtKind::Let { name, value: call } if is_buffers_call(call) => {
+                self.buffers_decl(name, call)?
+            }
             ast::StmtKind::Let { name, value } => {
                 let value = match self.value(value) {
                     Some(expr::Val::Tile(t)) if t.ty.rank() > 0 => Some(t),
@@ -321,11 +328,13 @@ impl<'a> Checker<'a> {
                     name: name.name.clone(),
                     ty: value.ty.clone(),
                     span: name.span,
+                    slots: None,
                 });
                 self.bind(name, Binding::Local(local));
                 hir::StmtKind::Let { local, value }
             }
             ast::StmtKind::Assign { name, op, value } => self.update(name, *op, value)?,
+            ast::StmtKind::SlotWrite { name, slot, value } => self.slot_write(name, slot, value)?,
             ast::StmtKind::Store {
                 tensor,
                 indices,
@@ -365,6 +374,9 @@ impl<'a> Checker<'a> {
             ),
             None => self.unknown_name(&name.name, name.span),
         };
+        if self.whole_slot_tile(&name.name, name.span, true).is_some() {
+            return None;
+        }
         let value = self.value(value);
         let local = target?;
         let ty = self.locals.get(local.0 as usize)?.ty.clone();
@@ -520,6 +532,11 @@ impl<'a> Checker<'a> {
         let id = LoopId(self.loops.len() as u32);
         self.loops.push(header);
         self.loop_stack.push(id);
+        // In a loop, a slot a later statement writes may hold a value from an earlier
+        // iteration: reads there are not reported as unwritten (only what is certain).
+        for (_, w) in &mut self.written {
+            w.any = true;
+        }
         let body = self.block(body, Some((var, id)));
         self.loop_stack.pop();
         Some(hir::StmtKind::For { id, body })
@@ -590,6 +607,11 @@ impl<'a> Checker<'a> {
 }
 
 /// The candidate closest to `name` by edit distance, if close enough to be a likely typo.
+/// `buffers(...)` as a `let` value: a declaration, not an expression.
+fn is_buffers_call(e: &ast::Expr) -> bool {
+    matches!(&e.kind, ast::ExprKind::Call { func, .. } if func.name == "buffers")
+}
+
 fn closest<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
     if name.len() > 64 {
         return None;

@@ -121,6 +121,11 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             }
             out.push(']');
         }
+        ExprKind::SlotRead { name, slot } => {
+            let _ = write!(out, "{}[", truncate(&name.name));
+            write_expr(out, slot, 0, depth);
+            out.push(']');
+        }
         ExprKind::Call {
             func,
             ty,

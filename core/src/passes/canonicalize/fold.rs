@@ -238,7 +238,9 @@ fn fold_indices(kind: &mut OpKind) -> bool {
                 }
             }
         }
-        OpKind::IndexValue { expr } => fold(expr),
+        OpKind::IndexValue { expr }
+        | OpKind::SlotWrite { slot: expr, .. }
+        | OpKind::SlotRead { slot: expr, .. } => fold(expr),
         _ => {}
     }
     changed

@@ -108,6 +108,9 @@ fn movable(kind: &OpKind) -> bool {
         | OpKind::Full { .. }
         | OpKind::IndexValue { .. }
         | OpKind::Update { .. }
+        | OpKind::Buffers
+        | OpKind::SlotWrite { .. }
+        | OpKind::SlotRead { .. }
         | OpKind::For(_) => false,
     }
 }

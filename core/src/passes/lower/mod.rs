@@ -5,6 +5,7 @@
 //! (one buffer per plan-memory slab, so distinct buffers never alias).
 
 mod ops;
+mod slots;
 
 use super::plan_memory::{plan, Plan};
 use super::{Context, Pass};
@@ -98,7 +99,19 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
     for slab in &plan.slabs {
         // Named by the source variables it holds (`acc`, not `acc|acc.1|acc.2`).
         let mut tile_names: Vec<String> = Vec::new();
-        for name in slab.tiles.iter().filter_map(|v| names.get(v)) {
+        // A `buffers` tile's slab is named by it alone, not by the tiles in its slots.
+        let declared: Vec<ValueId> = slab
+            .tiles
+            .iter()
+            .copied()
+            .filter(|&v| crate::ir::slots::is_buffers(k, v))
+            .collect();
+        let shown = if declared.is_empty() {
+            &slab.tiles
+        } else {
+            &declared
+        };
+        for name in shown.iter().filter_map(|v| names.get(v)) {
             let base = crate::ir::print::source_name(name);
             if !tile_names.iter().any(|n| n == base) {
                 tile_names.push(base.to_string());
@@ -115,9 +128,12 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
             rotates_with: None,
         });
     }
+    let member_slot = slots::member_slots(k).map_err(|d| vec![d])?;
     let mut lw = Lw {
         k,
         plan,
+        member_slot,
+        slot_copy: None,
         out,
         stack: vec![Vec::new()],
         var_reg: DenseMap::new(),
@@ -147,6 +163,10 @@ type Valid = Vec<Val>;
 struct Lw<'a> {
     k: &'a Kernel,
     plan: Plan,
+    /// The slot index of each tile that lives in a slot of a `buffers` tile.
+    member_slot: ValueMap<usize>,
+    /// While a copy into or out of a slot is lowered: the `buffers` tile and the slot.
+    slot_copy: Option<(ValueId, OpId)>,
     out: Lowered,
     /// Item lists being built, innermost last.
     stack: Vec<Vec<Item>>,
@@ -283,10 +303,14 @@ impl Lw<'_> {
     fn tile_addr(&mut self, v: ValueId, extra: Val) -> Option<(Addr, usize)> {
         let slab_ix = *self.plan.tile_slab.get(&v)?;
         let slab = self.plan.slabs.get(slab_ix)?;
-        let (space, at) = (slab.space, slab.addr as i64);
-        let base = match self.slot_base.get(&slab_ix) {
-            Some(&r) => self.alu(AluOp::Add, Val::Reg(r), extra),
-            None => extra,
+        let (space, at, bytes) = (slab.space, slab.addr as i64, slab.bytes);
+        let base = match (self.slot_expr(v), self.slot_base.get(&slab_ix)) {
+            (Some(e), _) => {
+                let offset = self.slot_offset(e, bytes);
+                self.alu(AluOp::Add, offset, extra)
+            }
+            (None, Some(&r)) => self.alu(AluOp::Add, Val::Reg(r), extra),
+            (None, None) => extra,
         };
         Some((self.addr(Region::Buf(space), base, at), slab_ix))
     }
@@ -419,7 +443,12 @@ impl Lw<'_> {
     fn tile_access(&self, v: ValueId, write: bool) -> Option<Access> {
         let slab = *self.plan.tile_slab.get(&v)?;
         let bytes = self.k.values.get(v)?.ty.bytes();
-        Some(self.access(slab, bytes, write))
+        let mut acc = self.access(slab, bytes, write);
+        if let Some(e) = self.slot_expr(v) {
+            let slots = self.plan.slabs.get(slab)?.slots;
+            acc.slot = self.slot_kind(e, slots);
+        }
+        Some(acc)
     }
 
     fn block(&mut self, block: &Block, depth: usize) {

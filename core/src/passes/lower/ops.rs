@@ -199,7 +199,22 @@ impl Lw<'_> {
                     acc,
                 );
             }
-            (OpKind::For(_), _) => {}
+            (OpKind::For(_) | OpKind::Buffers, _) => {}
+            // A member is the slot itself; anything else is copied in or out.
+            (OpKind::SlotWrite { buf, value, .. }, _) => {
+                if self.slot_expr(*value).is_none() {
+                    self.slot_copy = Some((*buf, id));
+                    self.mov(*value, *buf, false, span);
+                    self.slot_copy = None;
+                }
+            }
+            (OpKind::SlotRead { buf, .. }, Some(r)) => {
+                if self.slot_expr(r).is_none() {
+                    self.slot_copy = Some((*buf, id));
+                    self.mov(*buf, r, false, span);
+                    self.slot_copy = None;
+                }
+            }
             _ => self.fail(span, "this op"),
         }
     }

@@ -3,7 +3,10 @@
 //! a live flag. When a pipe pair needs more than the machine has, the fallbacks
 //! apply in order: a dynamic pair gets fewer ids than its loop has slots (it then lets
 //! fewer iterations run ahead: still correct, since the id of iteration i + ids orders
-//! after iteration i), then the latest pairs become `pipe_barrier ALL`.
+//! after iteration i), then the latest pairs become `pipe_barrier ALL`. A pair on explicit
+//! slots has no form with fewer ids (read and written at two phases, its ids line up
+//! only modulo the slot count, and the walk follows explicit slots only with the slot
+//! count's period): it becomes a `pipe_barrier ALL` at once, with a note.
 
 use super::tree::{Ids, NodeId, Tree};
 use super::SyncReport;
@@ -52,12 +55,26 @@ pub fn allocate(tree: &mut Tree, machine: &Machine, report: &mut SyncReport) -> 
                 .map(|(i, _)| i);
             if let Some(i) = widest {
                 if let Some(p) = tree.pairs.get_mut(i) {
-                    if let Ids::Dynamic { rotation, count } = p.ids {
+                    if let Ids::Dynamic {
+                        rotation,
+                        count,
+                        offsets,
+                    } = p.ids
+                    {
+                        // Explicit slots have no fewer-ids fallback (module comment).
+                        if offsets.is_some() {
+                            p.barrier = true;
+                            report.notes.push(format!(
+                                "event ids for {src} -> {dst} ran out ({avail} per pipe pair): a pair on explicit slots became pipe_barrier ALL"
+                            ));
+                            continue;
+                        }
                         let slots = reductions.get(i).copied().flatten().map_or(count, |r| r.3);
                         p.ids = if count > 2 {
                             Ids::Dynamic {
                                 rotation,
                                 count: count - 1,
+                                offsets,
                             }
                         } else {
                             Ids::Static

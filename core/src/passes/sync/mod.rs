@@ -64,6 +64,11 @@ pub struct PairInfo {
     /// The loop whose counter picks a dynamic pair's id. When it differs from
     /// `loop_carried` the rotation runs across the perfect nest `loop_carried` heads.
     pub rotates_with: Option<LoopId>,
+    /// A dynamic pair on the slots of a `buffers` tile: the set's id is the first id
+    /// plus `(counter + slot_offsets[0]) % ids`, the wait's with `slot_offsets[1]`,
+    /// from the producer's and the consumer's slot index on that buffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_offsets: Option<[u32; 2]>,
     pub reason: Reason,
     /// For a hazard pair: read after write, write after read or write after write.
     pub hazard: Option<HazardKind>,
@@ -461,6 +466,7 @@ fn auto(
     }
     let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
     let reductions = ids::allocate(&mut tree, machine, report);
+    let ran_out = !reductions.is_empty() || tree.pairs.iter().any(|p| p.barrier);
     let nest_reduced = tree
         .pairs
         .iter()
@@ -484,6 +490,14 @@ fn auto(
         });
     }
     if let Some(f) = check(&tree, lowered, Flags::Hardware, &mut spent)? {
+        // Fewer ids than the private flags had can leave a set before the wait of its
+        // flag's previous use: the caller falls back to barriers, which are always right.
+        if ran_out {
+            return Err(Diagnostic::global(format!(
+                "insert-sync: event ids ran out ({} per pipe pair) and the ids left do not order the program",
+                machine.event_ids_per_pair
+            )));
+        }
         return Err(internal(format!(
             "allocated event ids do not order the program: {f:?}"
         )));
@@ -557,12 +571,20 @@ fn write_back(
     tree: Tree,
     report: &mut SyncReport,
 ) -> Result<(), Diagnostic> {
-    // One id register per (loop, id count, first id).
-    let mut regs: HashMap<(NodeId, u32, u32), Reg> = HashMap::new();
+    // One id register per (loop, id count, first id, slot offset).
+    let mut regs: HashMap<(NodeId, u32, u32, u32), Reg> = HashMap::new();
     for p in tree.pairs.iter().filter(|p| p.live()) {
-        if let Ids::Dynamic { rotation, count } = p.ids {
-            let key = (rotation, count, p.base);
-            regs.entry(key).or_insert_with(|| lowered.new_reg());
+        if let Ids::Dynamic {
+            rotation,
+            count,
+            offsets,
+        } = p.ids
+        {
+            let (kp, kc) = offsets.unwrap_or((0, 0));
+            for offset in [kp, kc] {
+                let key = (rotation, count, p.base, offset);
+                regs.entry(key).or_insert_with(|| lowered.new_reg());
+            }
         }
     }
     let mut paths: DenseMap<usize, Vec<Vec<usize>>> = DenseMap::new();
@@ -592,7 +614,7 @@ fn write_back(
             return Vec::new();
         }
         if p.barrier {
-            if s == Sync::Wait(pid) {
+            if tree.barrier_at(pid, s) {
                 barriers_from_pairs += 1;
                 return vec![instr(Op::Barrier { pipe: None }, p.wait_prov)];
             }
@@ -600,7 +622,19 @@ fn write_back(
         }
         let id = match p.ids {
             Ids::Static => Val::Imm(p.base as i64),
-            Ids::Dynamic { rotation, count } => match regs.get(&(rotation, count, p.base)) {
+            Ids::Dynamic {
+                rotation,
+                count,
+                offsets,
+            } => match regs.get(&(
+                rotation,
+                count,
+                p.base,
+                match (s, offsets.unwrap_or((0, 0))) {
+                    (Sync::Set(_), (kp, _)) => kp,
+                    (_, (_, kc)) => kc,
+                },
+            )) {
                 Some(r) => Val::Reg(*r),
                 None => {
                     lost.get_or_insert_with(|| {
@@ -639,20 +673,35 @@ fn write_back(
             return Vec::new();
         };
         let mut out = Vec::new();
-        let mut mine: Vec<_> = regs.iter().filter(|((n, _, _), _)| *n == l).collect();
-        crate::order::sort_by_key(&mut mine, |((n, count, base), _)| {
-            (*n as u64, (*count).into(), (*base).into())
+        let mut mine: Vec<_> = regs.iter().filter(|((n, ..), _)| *n == l).collect();
+        crate::order::sort_by_key(&mut mine, |((_, count, base, offset), _)| {
+            ((*count).into(), (*base).into(), (*offset).into())
         });
-        for ((_, count, base), r) in mine {
+        for ((_, count, base, offset), r) in mine {
             let prov = Provenance {
                 span: Some(h.span),
                 step: None,
+            };
+            // `(counter + offset) % count`: the slot of an explicit slot index.
+            let counter = if *offset > 0 {
+                out.push(instr(
+                    Op::Alu {
+                        op: AluOp::Add,
+                        dst: *r,
+                        a: h.counter,
+                        b: Val::Imm(*offset as i64),
+                    },
+                    prov,
+                ));
+                *r
+            } else {
+                h.counter
             };
             out.push(instr(
                 Op::Alu {
                     op: AluOp::Rem,
                     dst: *r,
-                    a: h.counter,
+                    a: counter,
                     b: Val::Imm(*count as i64),
                 },
                 prov,
@@ -729,6 +778,13 @@ fn write_back(
             rotates_with: match p.ids {
                 Ids::Dynamic { rotation, .. } => loop_ids.get(&rotation).copied(),
                 Ids::Static => None,
+            },
+            slot_offsets: match p.ids {
+                Ids::Dynamic {
+                    offsets: Some((kp, kc)),
+                    ..
+                } => Some([kp, kc]),
+                _ => None,
             },
             reason: p.reason,
             hazard: p.hazard.map(|(k, _)| k),

@@ -18,7 +18,7 @@
 //! not by a static pair around the inner loop that would serialise the runs.
 
 use super::internal;
-use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Rotation, Sync, Tree};
 use super::walk::Inst;
 use crate::diag::Diagnostic;
 use crate::types::Pipe;
@@ -89,8 +89,18 @@ pub fn site(
     p: &Inst,
     c: &Inst,
     nest: bool,
-    rotation: Option<(NodeId, u32)>,
+    rotation: Option<Rotation>,
 ) -> Result<Site, Diagnostic> {
+    // Slots read and written at different phases (`b[(i + 1) % 2]`, `b[i % 2]`) do not
+    // line up across the runs of an inner loop: their primes and drains stay around the
+    // loop itself.
+    let nest = nest && rotation.is_none_or(|r| r.offsets.is_none());
+    // A set at one phase met by a wait at another pairs iterations `d` apart (the
+    // difference of the phases), even where the producer comes first in the body.
+    let phased = rotation
+        .filter(|r| r.offsets.is_some_and(|(p, c)| p != c))
+        .map(|r| r.node);
+    let rotation = rotation.map(|r| (r.node, r.count));
     let lp = tree.loops_of(p.node);
     let lc = tree.loops_of(c.node);
     let iter = |inst: &Inst, l: NodeId| inst.iters.iter().find(|(n, _)| *n == l).map(|x| x.1);
@@ -130,7 +140,7 @@ pub fn site(
             "a producer or consumer without a position in its block",
         ));
     };
-    if pa < pc {
+    if pa < pc && (phased.is_none() || phased != carried) {
         // Ordering this iteration's instances orders the later ones by program order.
         carried = None;
     } else if carried.is_none() {
@@ -155,25 +165,33 @@ pub fn add_pair(
     site: &Site,
     p: &Inst,
     c: &Inst,
-    rotation: Option<(NodeId, u32)>,
+    rotation: Option<Rotation>,
     reason: Reason,
     hazard: Option<(super::tree::HazardKind, crate::lowered::Target)>,
 ) -> Result<PairId, Diagnostic> {
     // Slot ids only where both anchors run inside the rotating loop and, for a back
     // edge, the edge is that loop's (the slot repeats every `count` iterations).
     let ids = match rotation {
-        Some((rot, count))
-            if count > 1
-                && (site.owner == Some(rot)
-                    || site.owner.is_some_and(|o| tree.loops_of(o).contains(&rot)))
-                && site.carried.is_none_or(|l| l == rot) =>
+        Some(Rotation {
+            node: rot,
+            count,
+            offsets,
+        }) if count > 1
+            && (site.owner == Some(rot)
+                || site.owner.is_some_and(|o| tree.loops_of(o).contains(&rot)))
+            && site.carried.is_none_or(|l| l == rot) =>
         {
             Ids::Dynamic {
                 rotation: rot,
                 count,
+                offsets,
             }
         }
         _ => Ids::Static,
+    };
+    let Some((primes, drains)) = prime_ids(tree, site, ids) else {
+        // Explicit slots around a loop of unknown length: one id orders them all.
+        return add_pair(tree, site, p, c, None, reason, hazard);
     };
     let id = tree.pairs.len();
     tree.pairs.push(Pair {
@@ -203,13 +221,13 @@ pub fn add_pair(
     );
     if let Some(l) = site.primed {
         let anchor = prime_anchor(tree, l, p.pipe);
-        for k in 0..ids.count() {
+        for &k in &primes {
             nodes.push(
                 tree.insert(anchor, Sync::Prime(id, k), false)
                     .ok_or_else(fail)?,
             );
         }
-        for k in (0..ids.count()).rev() {
+        for &k in drains.iter().rev() {
             nodes.push(tree.insert(l, Sync::Drain(id, k), true).ok_or_else(fail)?);
         }
     }
@@ -217,4 +235,42 @@ pub fn add_pair(
         pair.nodes = nodes;
     }
     Ok(id)
+}
+
+/// The ids to prime before and drain after the loop of a back-edge pair, ascending.
+/// Slot-following ids of one phase (`@buffers`) carry a dependence `count` iterations
+/// back: every id is primed and drained. With explicit slots the consumer at iteration
+/// `i` meets the producer at `i - d`, `d = (producer offset - consumer offset) mod
+/// count` (or `count`): the first `d` waits find primes, and the last `d` sets are
+/// drained, which needs the loop's trip count. `None` when it is not a constant.
+fn prime_ids(tree: &Tree, site: &Site, ids: Ids) -> Option<(Vec<u32>, Vec<u32>)> {
+    let all: Vec<u32> = (0..ids.count()).collect();
+    let Ids::Dynamic {
+        count,
+        offsets: Some((kp, kc)),
+        ..
+    } = ids
+    else {
+        return Some((all.clone(), all));
+    };
+    if kp == kc || site.primed.is_none() {
+        return Some((all.clone(), all));
+    }
+    let trips = match tree.loop_head(site.primed?)?.count {
+        crate::isa::Val::Imm(t) => t,
+        crate::isa::Val::Reg(_) => return None,
+    };
+    let n = i64::from(count);
+    let d = match (i64::from(kp) - i64::from(kc)).rem_euclid(n) {
+        0 => n,
+        d => d,
+    };
+    // The ids `(c + kp) % n` for the `d` iterations `c` from `from`, ascending.
+    let slots = |from: i64| -> Vec<u32> {
+        let first = (from + i64::from(kp)).rem_euclid(n);
+        (0..count)
+            .filter(|&k| (i64::from(k) - first).rem_euclid(n) < d)
+            .collect()
+    };
+    Some((slots(-d), slots(trips - d)))
 }

@@ -57,8 +57,25 @@ pub enum Ids {
     /// One id for every instance.
     Static,
     /// `count` ids chosen by `iteration % count` of the loop node `rotation`, so the
-    /// instances of consecutive iterations use different flags.
-    Dynamic { rotation: NodeId, count: u32 },
+    /// instances of consecutive iterations use different flags. On explicit slots
+    /// (`buffers`, `offsets` set) the ids follow the slot of the buffer the hazard is
+    /// on: the set's id is `(iteration + offsets.0) % count`, the wait's `(iteration +
+    /// offsets.1) % count`, from the producer's and the consumer's slot index.
+    Dynamic {
+        rotation: NodeId,
+        count: u32,
+        offsets: Option<(u32, u32)>,
+    },
+}
+
+/// A conflict on one slot of buffers whose slot follows the counter of loop `node`:
+/// `iteration % count` (`@buffers`), or on explicit slots `(iteration + offset) %
+/// count` with the producer's offset, then the consumer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rotation {
+    pub node: NodeId,
+    pub count: u32,
+    pub offsets: Option<(u32, u32)>,
 }
 
 impl Ids {
@@ -297,6 +314,22 @@ impl Tree {
         });
         self.block_mut(owner)?.insert(pos, id);
         Some(id)
+    }
+
+    /// Whether `s` of pair `pair`, which became `pipe_barrier ALL`, is one: its wait,
+    /// and for a back-edge pair its first drain, after the loop, which ordered the last
+    /// iterations before what follows as the drains did.
+    pub fn barrier_at(&self, pair: PairId, s: Sync) -> bool {
+        match s {
+            Sync::Wait(p) => p == pair,
+            Sync::Drain(p, k) if p == pair => self.pairs.get(pair).is_some_and(|q| {
+                q.nodes.iter().all(|&n| {
+                    !matches!(self.node(n).map(|x| &x.kind),
+                        Some(Kind::Sync(Sync::Drain(_, j))) if *j < k)
+                })
+            }),
+            _ => false,
+        }
     }
 
     pub fn loop_head(&self, id: NodeId) -> Option<&LoopHead> {

@@ -11,7 +11,7 @@
 //! inserted before it.
 
 use super::internal;
-use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, PairId, Rotation, Sync, Tree};
 use crate::compile::AliasMode;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
@@ -44,7 +44,7 @@ pub struct Producer {
     pub hazard: (super::tree::HazardKind, Target),
     /// Every conflict with the consumer is between the same slot of buffers rotating
     /// with this loop: a pair with ids that follow the slot suffices.
-    pub rotation: Option<(NodeId, u32)>,
+    pub rotation: Option<Rotation>,
 }
 
 #[derive(Clone, Debug)]
@@ -115,9 +115,30 @@ pub fn unroll_and_period(
             counts.entry(*l).or_default().push(slot_count(b));
         }
     }
+    // Explicit slots that follow a loop's counter repeat with their slot count; they
+    // are walked exactly only where the period stays a multiple of it (`slot`).
+    let mut explicit: DenseMap<NodeId, Vec<u32>> = DenseMap::new();
+    for n in &tree.nodes {
+        let Kind::Instr(i) = &n.kind else { continue };
+        for a in &i.accesses {
+            if let (Slot::Follows { loop_id, .. }, Target::Buffer(b)) = (a.slot, a.target) {
+                if let (Some(&l), Some(buf)) = (rotating.get(&loop_id), buffers.get(b.0 as usize)) {
+                    explicit.entry(l).or_default().push(slot_count(buf));
+                }
+            }
+        }
+    }
     for p in &tree.pairs {
-        if let Ids::Dynamic { rotation, count } = p.ids {
-            counts.entry(rotation).or_default().push(count.max(1));
+        match p.ids {
+            Ids::Dynamic {
+                rotation,
+                count,
+                offsets: None,
+            } => counts.entry(rotation).or_default().push(count.max(1)),
+            Ids::Dynamic {
+                rotation, count, ..
+            } => explicit.entry(rotation).or_default().push(count.max(1)),
+            Ids::Static => {}
         }
     }
     let mut unroll = DenseMap::new();
@@ -127,9 +148,16 @@ pub fn unroll_and_period(
         // Distance `slots` hazards need `slots + 1` iterations; one more shows the
         // steady state after the primed first ones.
         unroll.insert(id, most.saturating_add(2));
-        let lcm = cs.iter().fold(1u32, |acc, &c| {
+        let mut lcm = cs.iter().fold(1u32, |acc, &c| {
             (acc / gcd(acc, c)).saturating_mul(c).min(MAX_PERIOD)
         });
+        for &n in explicit.get(&id).map_or(&[][..], |e| e.as_slice()) {
+            let with = (lcm / gcd(lcm, n)).saturating_mul(n);
+            if with <= MAX_PERIOD {
+                lcm = with;
+                unroll.insert(id, most.max(n).saturating_add(2));
+            }
+        }
         period.insert(id, lcm.max(1));
     }
     (unroll, period)
@@ -143,12 +171,16 @@ struct Relation<'r> {
     differ: Option<NodeId>,
 }
 
+/// The loop an access's slot follows, the slot count and the access's offset (explicit
+/// slots only).
+type SlotLoop = (NodeId, u32, Option<u32>);
+
 struct Entry {
     inst: Rc<Inst>,
     access: usize,
     acc: Access,
     slot: Option<u32>,
-    rotation: Option<(NodeId, u32)>,
+    rotation: Option<SlotLoop>,
 }
 
 #[derive(Default)]
@@ -353,8 +385,8 @@ impl<'a> Walker<'a> {
     }
 
     /// The slot an access touches in this iteration (`None`: every slot), and the loop
-    /// its buffer rotates with.
-    fn slot(&self, acc: &Access) -> (Option<u32>, Option<(NodeId, u32)>) {
+    /// its slot follows, with the slot count and the access's offset.
+    fn slot(&self, acc: &Access) -> (Option<u32>, Option<SlotLoop>) {
         // Without alias information a buffer's slots are one region.
         if self.tree.alias == AliasMode::Coarse {
             return (None, None);
@@ -372,8 +404,24 @@ impl<'a> Walker<'a> {
                     return (None, None);
                 };
                 match self.iteration_of(node) {
-                    Some(it) => (Some(it % n), Some((node, n))),
+                    Some(it) => (Some(it % n), Some((node, n, None))),
                     None => (None, None),
+                }
+            }
+            (Slot::Fixed(s), None) => (Some(s), None),
+            // The walked iteration names the real one's slot only when the run is cut
+            // to a multiple of the slot count (`unroll_and_period`).
+            (Slot::Follows { loop_id, offset }, None) => {
+                let Some(&node) = self.rotating.get(&loop_id) else {
+                    return (None, None);
+                };
+                let whole = self.period.get(&node).is_some_and(|&p| p % n == 0);
+                match self.iteration_of(node) {
+                    Some(it) if whole && n > 1 => (
+                        Some((it % n + offset % n) % n),
+                        Some((node, n, Some(offset % n))),
+                    ),
+                    _ => (None, None),
                 }
             }
             _ => (None, None),
@@ -408,7 +456,13 @@ impl<'a> Walker<'a> {
                     continue;
                 }
                 let rotation = match (e.rotation, rot) {
-                    (Some(a), Some(b)) if a == b && e.slot.is_some() => Some(a),
+                    (Some(a), Some(b)) if (a.0, a.1) == (b.0, b.1) && e.slot.is_some() => {
+                        Some(Rotation {
+                            node: a.0,
+                            count: a.1,
+                            offsets: a.2.zip(b.2),
+                        })
+                    }
                     _ => None,
                 };
                 let hazard = (
@@ -664,7 +718,12 @@ impl<'a> Walker<'a> {
         self.flags.get_mut(&outer)?.get_mut(&inner)
     }
 
-    fn flag_key(&self, pair: PairId, slot: Option<u32>) -> Result<(usize, u32), Diagnostic> {
+    fn flag_key(
+        &self,
+        pair: PairId,
+        slot: Option<u32>,
+        is_set: bool,
+    ) -> Result<(usize, u32), Diagnostic> {
         let p = self
             .tree
             .pairs
@@ -673,11 +732,20 @@ impl<'a> Walker<'a> {
         let slot = match (slot, p.ids) {
             (Some(s), _) => s,
             (None, Ids::Static) => 0,
-            (None, Ids::Dynamic { rotation, count }) => {
+            (
+                None,
+                Ids::Dynamic {
+                    rotation,
+                    count,
+                    offsets,
+                },
+            ) => {
                 let it = self.iteration_of(rotation).ok_or_else(|| {
                     internal(format!("pair {pair} uses a slot id outside its loop"))
                 })?;
-                it % count.max(1)
+                let (kp, kc) = offsets.unwrap_or((0, 0));
+                let offset = if is_set { kp } else { kc };
+                (it % count.max(1) + offset) % count.max(1)
             }
         };
         Ok(match self.flags_mode {
@@ -706,13 +774,13 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         if p.barrier {
-            if s == Sync::Wait(pair) {
+            if self.tree.barrier_at(pair, s) {
                 self.barrier();
             }
             return Ok(None);
         }
         let (src, dst) = (p.src, p.dst);
-        let key = self.flag_key(pair, slot)?;
+        let key = self.flag_key(pair, slot, is_set)?;
         self.spend(1)?;
         if is_set {
             let me = self.tick(src, id);
