@@ -36,7 +36,9 @@ pub struct SyncRow {
     /// On the slots of a `buffers` tile: the set's id is `event + (counter +
     /// slot_offsets[0]) % slots`, the wait's with `slot_offsets[1]`: the producer's and
     /// the consumer's slot index on that buffer (`b[(i + 1) % 2]` has offset 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    // Always written (as `null` when absent): the playground's worker codec, postcard,
+    // cannot read a field a serialiser may leave out.
+    #[serde(default)]
     pub slot_offsets: Option<[u32; 2]>,
     /// `RAW`, `WAR`, `WAW`, or `flag-reuse` (a wait ordered before the next set of the
     /// same flag).

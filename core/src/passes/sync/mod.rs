@@ -67,7 +67,9 @@ pub struct PairInfo {
     /// A dynamic pair on the slots of a `buffers` tile: the set's id is the first id
     /// plus `(counter + slot_offsets[0]) % ids`, the wait's with `slot_offsets[1]`,
     /// from the producer's and the consumer's slot index on that buffer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    // Always written (as `null` when absent): the playground's worker codec, postcard,
+    // cannot read a field a serialiser may leave out.
+    #[serde(default)]
     pub slot_offsets: Option<[u32; 2]>,
     pub reason: Reason,
     /// For a hazard pair: read after write, write after read or write after write.
