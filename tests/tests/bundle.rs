@@ -1,12 +1,12 @@
 //! The playground's download stays within its budget: the release build's wasm and
 //! JavaScript, each gzipped at the highest level (as `gzip -9` and static servers do),
-//! at most 520 KB (520,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
+//! at most 530 KB (530,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
 //! needs `dist/` from `trunk build --release`, which `cargo xtask test` runs first.
 //!
 //! The budget was 500 KB until the language gained masks and explicit multi-buffers and
 //! the back end relayout and spills: the playground compiles the same language as the
 //! command line, so those cannot be left out of its build, and together they cost
-//! 17.6 KB (docs/performance.md, "The bundle: where the bytes are"). 520 KB holds them
+//! 27.4 KB (docs/performance.md, "The bundle: where the bytes are"). 530 KB holds them
 //! with a little room; what would bring the page back under 500 KB is listed there.
 
 use flate2::write::GzEncoder;
@@ -14,7 +14,7 @@ use flate2::Compression;
 use std::io::Write;
 use std::path::PathBuf;
 
-const BUDGET_BYTES: u64 = 520_000;
+const BUDGET_BYTES: u64 = 530_000;
 
 fn dist() -> PathBuf {
     std::env::var_os("TILESCOPE_DIST")
