@@ -4,7 +4,7 @@
 //! draws them as curves on top of the layered picture.
 //!
 //! Why our own instead of a layout crate: `rust-sugiyama` (with petgraph and the sort
-//! and hash-map code they instantiate) cost about 30 KB of the playground's 500 KB
+//! and hash-map code they instantiate) cost about 30 KB of the playground's
 //! gzip budget (503 -> 473 KB of wasm when it went). Step graphs are small DAGs
 //! already in topological (program) order, so the classic three phases fit in this file: longest-path layering, barycentre
 //! ordering sweeps against crossings, and x positions pulled towards each node's

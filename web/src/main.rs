@@ -9,8 +9,8 @@ use tilescope_web::codec::Postcard;
 use tilescope_web::worker::{install_panic_reporter, CompileWorker};
 use wasm_bindgen::JsCast;
 
-/// Talc instead of Rust's default dlmalloc: about 3 KB less gzip in a module with a
-/// 500 KB budget, and faster. The module is single-threaded (no `atomics`).
+/// Talc instead of Rust's default dlmalloc: about 3 KB less gzip in a
+/// module with a gzip budget, and faster. The module is single-threaded (no `atomics`).
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
