@@ -56,6 +56,30 @@ fn cse_merges_identical_pure_ops() {
 }
 
 #[test]
+fn cse_merges_equal_constants_but_keeps_the_sign_of_zero() {
+    use tilescope::front::hir::{BinaryOp, Index};
+    let mut b = ir_support::B::new("zeros");
+    let y = b.param("y", ir_support::f32t(&[4]), true);
+    let t = ir_support::f32t(&[4]);
+    // full(0.0) twice is one tile; full(-0.0) is another (1 / -0.0 is -inf).
+    let sum = b.bin(
+        BinaryOp::Add,
+        b.bin(
+            BinaryOp::Add,
+            b.full(t.clone(), 0.0),
+            b.full(t.clone(), 0.0),
+        ),
+        b.full(t, -0.0),
+    );
+    let store = b.store(y, vec![Index::Full], sum);
+    let mut k = lowered(b.finish(vec![store]));
+    assert!(cse::run(&mut k));
+    let ir = text(&k);
+    assert_eq!(ir.matches("full").count(), 2, "{ir}");
+    assert!(ir.contains("-0"), "{ir}");
+}
+
+#[test]
 fn cse_does_not_merge_loads() {
     let mut b = ir_support::B::new("twice");
     let x = b.param("x", ir_support::f32t(&[4]), false);
