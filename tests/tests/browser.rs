@@ -130,6 +130,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await
         };
         card_shows(&format!("set_flag #{set}")).await?;
+        page.screenshot("playground-flag-card").await?;
         let shown = page.text_of(".sync-card-title").await?;
         timeline.send_keys("0").await?;
 
@@ -150,6 +151,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         let (instr, pipes) = line[0].as_str().zip(line[1].as_str()).context("an IR sync line of another pair")?;
         page.click(&format!("[data-testid=ir-view] [data-instr='{instr}']")).await?;
         card_shows(pipes).await?;
+        page.screenshot("playground-ir-sync-card").await?;
         page.tab("Timeline").await?;
 
         // A set_flag line of the assembly explains its pair; the card stays with the

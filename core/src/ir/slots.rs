@@ -53,6 +53,7 @@ pub fn members(k: &Kernel, at: &dyn Positions) -> ValueMap<ValueId> {
     });
     let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
     // Where a value is live, from its definition (or read) to its last use.
+    // A read whose result nothing uses has no live range: it is live where it is read.
     let live = |v: ValueId, p: u64| at.interval(v).unwrap_or((p, p));
     let mut out = DenseMap::new();
     // Writes first: a member write happens at its value's definition, else at the op.

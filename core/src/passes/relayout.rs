@@ -317,7 +317,11 @@ fn relayout(
         ops.extend([load, store]);
         // The next iteration, the last variable fastest.
         for (v, (start, end, step)) in bounds.iter().rev() {
-            let next = at.get(v).copied().unwrap_or(*start) + step;
+            let now = at
+                .get(v)
+                .copied()
+                .ok_or("internal error: relayout lost a loop counter")?;
+            let next = now.checked_add(*step).ok_or("an index that overflows")?;
             if next < *end {
                 at.insert(*v, next);
                 break;
@@ -423,11 +427,13 @@ fn not_affine(k: &Kernel, source: &str, id: OpId, why: &str) -> Diagnostic {
     let (OpKind::Load { index, .. } | OpKind::Store { index, .. }) = &op.kind else {
         return Diagnostic::error(why.to_string(), op.span);
     };
-    let written = k
-        .op_attrs
-        .get(&id)
-        .map(|a| a.source_index.as_slice())
-        .unwrap_or_default();
+    // Lowering records the source index of every load and store it makes; an access a
+    // pass made has none, and its message quotes the IR's index at the op's span
+    // instead (located all the same, the caret just wider).
+    let written: &[Option<hir::IndexExpr>] = match k.op_attrs.get(&id) {
+        Some(attrs) => &attrs.source_index,
+        None => &[],
+    };
     let text = |span: Span| {
         source
             .get(span.start as usize..span.end as usize)

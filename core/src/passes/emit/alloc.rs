@@ -252,12 +252,13 @@ fn assign(
                 ))
             }
         };
+        // The most spilled values one instruction reads; a program without instructions
+        // reads none, so the fold starts at 0 (not a missing value).
         let need = flat
             .instrs
             .iter()
             .map(|i| spilled_operands(&i.op, &home))
-            .max()
-            .unwrap_or(0);
+            .fold(0, usize::max);
         if need <= usize::from(scratch) {
             return Ok((home, scratch));
         }
@@ -299,6 +300,8 @@ pub fn allocate(
                 };
                 let t = match list.iter().chain(other).find(|t| t.0 == *r) {
                     Some(t) => t.1,
+                    // With no free scratch register, u16::MAX is past `top`, which
+                    // the check below reports as an internal error.
                     None => (first_scratch..u16::MAX)
                         .find(|t| !list.iter().any(|x| x.1 == *t))
                         .unwrap_or(u16::MAX),
