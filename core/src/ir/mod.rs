@@ -298,6 +298,9 @@ pub struct L0Split {
     pub bytes: u64,
     pub capacity: u64,
     pub chunks: u64,
+    /// The pieces move from tiles kept whole in L1 (a `slice` loop) rather than being
+    /// loaded from GM piece by piece.
+    pub from_l1: bool,
 }
 
 /// Why out-of-ssa gave a loop-carried tile a copy instead of sharing its buffer with the
@@ -409,6 +412,14 @@ pub enum OpKind {
     },
     Transpose {
         arg: ValueId,
+    },
+    /// `arg[index]`, transposed when `transpose`: a sub-tile of a 2-D tile (each axis a
+    /// `Range` of constant length, or `Full`), made by subtile-matmul to move L0-sized
+    /// pieces of an L1 tile into L0A / L0B (one `mov2d` from a strided view).
+    Slice {
+        arg: ValueId,
+        index: Vec<Index>,
+        transpose: bool,
     },
     /// Converts to the result's dtype.
     Cast {
@@ -575,6 +586,7 @@ impl OpKind {
             OpKind::Unary { arg, .. }
             | OpKind::Reduce { arg, .. }
             | OpKind::Transpose { arg }
+            | OpKind::Slice { arg, .. }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => f(*arg),
             OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {
@@ -634,6 +646,7 @@ impl OpKind {
             OpKind::Unary { arg, .. }
             | OpKind::Reduce { arg, .. }
             | OpKind::Transpose { arg }
+            | OpKind::Slice { arg, .. }
             | OpKind::Cast { arg }
             | OpKind::Copy { arg } => *arg = f(*arg),
             OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {

@@ -298,6 +298,17 @@ impl Printer<'_> {
                 )
             }
             OpKind::Transpose { arg } => typed(self, format!("transpose {}", self.v(*arg))),
+            OpKind::Slice {
+                arg,
+                index,
+                transpose,
+            } => {
+                let t = if *transpose { " transposed" } else { "" };
+                typed(
+                    self,
+                    format!("slice {}[{}]{t}", self.v(*arg), self.index(index)),
+                )
+            }
             OpKind::Cast { arg } => typed(self, format!("cast {}", self.v(*arg))),
             OpKind::Copy { arg } => typed(self, format!("copy {}", self.v(*arg))),
             OpKind::Full { value } => {
@@ -436,9 +447,14 @@ impl Printer<'_> {
         if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.l0_split) {
             let _ = write!(
                 head,
-                "  // subtile-matmul: K split into {} sub-tiles, {} capacity required it \
+                "  // subtile-matmul: K {} {}, {} capacity required it \
                  (the whole operand tile needs {} bytes, {} has {})",
-                n.chunks,
+                if n.from_l1 { "in" } else { "split into" },
+                if n.from_l1 {
+                    format!("{} pieces moved from L1", n.chunks)
+                } else {
+                    format!("{} sub-tiles", n.chunks)
+                },
                 n.space.name().to_ascii_uppercase(),
                 n.bytes,
                 n.space.name().to_ascii_uppercase(),

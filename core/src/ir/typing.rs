@@ -88,6 +88,43 @@ pub fn transpose(a: &TileType) -> Result<TileType, String> {
     }
 }
 
+/// The type of `slice arg[index]` (transposed when `transpose`): a 2-D tile, each axis
+/// `Full` or a `Range` that stays inside the tile where its start is a constant (a start
+/// in loop variables is subtile-matmul's to keep in range: it steps over whole pieces).
+pub fn slice(arg: &TileType, index: &[Index], transpose: bool) -> Result<TileType, String> {
+    if arg.rank() != 2 || index.len() != 2 {
+        return Err(format!("slice needs a 2-D tile and two ranges, got {arg}"));
+    }
+    let mut shape = Vec::with_capacity(2);
+    for (ix, &extent) in index.iter().zip(&arg.shape) {
+        let len = match ix {
+            Index::Full => extent,
+            Index::Range {
+                start,
+                len,
+                clamped: false,
+            } => {
+                let fits = match start {
+                    IndexExpr::Const(s) => {
+                        *s >= 0 && (*s as u64).checked_add(*len).is_some_and(|e| e <= extent)
+                    }
+                    _ => *len <= extent,
+                };
+                if !fits || *len == 0 {
+                    return Err(format!("slice range leaves {arg}"));
+                }
+                *len
+            }
+            _ => return Err("a slice axis that is not a range".into()),
+        };
+        shape.push(len);
+    }
+    if transpose {
+        shape.reverse();
+    }
+    Ok(TileType::new(arg.dtype, shape))
+}
+
 /// The shape of `param[index]`. `indirect` gives the type of each indirect index value.
 pub fn region(
     param: &Param,

@@ -314,6 +314,12 @@ impl Verifier<'_> {
                 Ok(Some(product))
             }
             OpKind::Transpose { .. } => typing::transpose(arg()?).map(Some),
+            OpKind::Slice {
+                index, transpose, ..
+            } => {
+                self.index_vars(index, span);
+                typing::slice(arg()?, index, *transpose).map(Some)
+            }
             OpKind::Cast { .. } => {
                 // Any dtype, same shape.
                 let a = arg()?;

@@ -43,6 +43,9 @@ pub fn accumulate_in_l0c(k: &mut Kernel) -> ValueMap<MemSpace> {
                 for v in [found.init, found.arg, found.update, found.result] {
                     out.insert(v, MemSpace::L0C);
                 }
+                for &v in &found.enclosing {
+                    out.insert(v, MemSpace::L0C);
+                }
             }
         }
     }
@@ -57,6 +60,9 @@ struct Found {
     /// The `add`/`update add` op, removed by the rewrite.
     add: OpId,
     matmul: OpId,
+    /// The carried values of the loops around this one that only pass the accumulator
+    /// through (see [`enclosing`]).
+    enclosing: Vec<ValueId>,
 }
 
 fn def_op(k: &Kernel, v: ValueId) -> Option<(OpId, &OpKind)> {
@@ -78,12 +84,11 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
     let result = *op.results.get(i)?;
     let uses = k.use_counts();
     let once = |v: ValueId| uses.get(v.index()) == Some(&1);
-    let (_, init_kind) = def_op(k, init)?;
-    let zero_init = matches!(init_kind, OpKind::Full { value } if *value == 0.0);
     let arg_ty = &k.values.get(arg)?.ty;
-    if !zero_init || !once(init) || !once(arg) || !once(update) || arg_ty.dtype != DType::F32 {
+    if !once(arg) || !once(update) || arg_ty.dtype != DType::F32 {
         return None;
     }
+    let enclosing = enclosing(k, &uses, f, init, result, 0)?;
     let (add, add_kind) = def_op(k, update)?;
     if !l.body.ops().any(|o| o == add) {
         return None;
@@ -131,7 +136,52 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
         result,
         add,
         matmul,
+        enclosing,
     })
+}
+
+/// Where the accumulator of loop `f` (its init and result) starts: the zero `full`
+/// read only by the loop (no enclosing values), or the block argument of the loop
+/// directly around `f` (subtile-matmul's piece loop inside the K loop), which passes
+/// the accumulator through: its init goes in (recursively valid), nothing else reads
+/// its block argument, and it yields `f`'s result and nothing else reads that. Then
+/// the whole nest keeps one L0C tile, whose first write is the one where every
+/// counter of the nest is 0 (the lowering's `acc` operand). Returns the outer loops'
+/// carried values.
+fn enclosing(
+    k: &Kernel,
+    uses: &[u32],
+    f: OpId,
+    init: ValueId,
+    result: ValueId,
+    depth: usize,
+) -> Option<Vec<ValueId>> {
+    let once = |v: ValueId| uses.get(v.index()) == Some(&1);
+    if !once(init) || depth > crate::limits::MAX_NESTING_DEPTH {
+        return None;
+    }
+    let (outer, j) = match k.values.get(init)?.def {
+        ValueDef::Result { op, .. } => {
+            let zero = matches!(k.ops.get(op)?.kind, OpKind::Full { value } if value == 0.0);
+            return zero.then(Vec::new);
+        }
+        ValueDef::LoopArg { op, index } => (op, index as usize),
+    };
+    let o = k.ops.get(outer)?;
+    let OpKind::For(ol) = &o.kind else {
+        return None;
+    };
+    let passes_through = ol.yields.get(j) == Some(&result)
+        && once(result)
+        && ol.body.ops().any(|x| x == f)
+        && ol.trip_count() > 0;
+    if !passes_through {
+        return None;
+    }
+    let (oinit, oresult) = (*ol.inits.get(j)?, *o.results.get(j)?);
+    let mut out = enclosing(k, uses, outer, oinit, oresult, depth + 1)?;
+    out.extend([oinit, init, result, oresult]);
+    Some(out)
 }
 
 /// Whether every lane of 2-D tile `v` along `axis` is valid in every iteration: a load
@@ -143,6 +193,9 @@ fn all_valid_on(k: &Kernel, v: ValueId, axis: usize) -> bool {
             Some(Index::Range { clamped: true, .. }) | None
         ),
         Some((_, OpKind::Transpose { arg })) => all_valid_on(k, *arg, 1 - axis.min(1)),
+        Some((_, OpKind::Slice { arg, transpose, .. })) => {
+            all_valid_on(k, *arg, if *transpose { 1 - axis.min(1) } else { axis })
+        }
         _ => false,
     }
 }

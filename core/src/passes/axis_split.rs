@@ -60,7 +60,9 @@ pub(super) fn visit_exprs_from(
     k.walk_ops_from(roots, |id, _| ids.push(id));
     for id in ids {
         match &mut k.ops[id].kind {
-            OpKind::Load { index, .. } | OpKind::Store { index, .. } => {
+            OpKind::Load { index, .. }
+            | OpKind::Store { index, .. }
+            | OpKind::Slice { index, .. } => {
                 for ix in index {
                     match ix {
                         Index::Range { start, .. } | Index::Single(start) => f(start),

@@ -101,6 +101,12 @@ pub fn op_cycles(machine: &Machine, k: &Kernel, op: OpId) -> u64 {
             let dst = out.and_then(|(_, s)| s).unwrap_or(MemSpace::UB);
             dma(machine, src, dst, bytes(*arg))
         }
+        // A piece of an L1 tile moved into L0A / L0B: the bytes of the piece.
+        OpKind::Slice { arg, .. } => result.map_or(0, |r| {
+            let src = ty(*arg).and_then(|(_, s)| s).unwrap_or(MemSpace::L1);
+            let dst = out.and_then(|(_, s)| s).unwrap_or(MemSpace::L0A);
+            dma(machine, src, dst, bytes(r))
+        }),
         OpKind::Reduce { arg, .. } => {
             let rows = ty(*arg)
                 .and_then(|(t, _)| t.shape.first().copied())

@@ -167,6 +167,7 @@ pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
         OpKind::Store { value, .. } if space(*value) == Some(MemSpace::L0C) => Pipe::FIX,
         OpKind::Store { .. } => Pipe::MTE3,
         OpKind::MatMul { .. } => Pipe::M,
+        OpKind::Slice { .. } => Pipe::MTE1,
         OpKind::Copy { arg } | OpKind::Transpose { arg } => match (space(*arg)?, result_space?) {
             (MemSpace::UB, MemSpace::L1) => Pipe::MTE3,
             (MemSpace::L1, _) => Pipe::MTE1,

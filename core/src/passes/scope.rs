@@ -3,8 +3,9 @@
 //! travel GM -> L1 -> L0A/L0B and accumulate in L0C; a matmul result feeding vector work
 //! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
 //! L0A/L0B. A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
-//! (the MTE1 transpose flag); any other transpose works in UB. A loop-carried matmul
-//! accumulator stays in L0C (see `accumulate`).
+//! (the MTE1 transpose flag); any other transpose works in UB. A `slice` (subtile-matmul's
+//! piece of an L1 tile) reads L1 and lands in the L0 side its product reads. A
+//! loop-carried matmul accumulator stays in L0C (see `accumulate`).
 
 use super::{Context, Pass};
 use crate::dense::DenseMap;
@@ -51,6 +52,7 @@ fn demand(
         }
         OpKind::MatMul { .. } => MemSpace::L0C,
         OpKind::Transpose { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
+        OpKind::Slice { .. } => MemSpace::L1,
         // Loop inits and yields go where the loop's block argument lives.
         OpKind::For(l) => {
             let arg = l.args.get(operand_side % l.args.len().max(1));
@@ -73,11 +75,14 @@ fn users(k: &Kernel) -> ValueMap<Vec<(OpId, usize)>> {
     out
 }
 
-/// Transposes all of whose uses are the same side of matmuls: they become L1 -> L0 moves.
+/// Transposes and slices all of whose uses are the same side of matmuls: they become
+/// L1 -> L0 moves.
 fn matmul_transposes(k: &Kernel, users: &ValueMap<Vec<(OpId, usize)>>) -> OpMap<MemSpace> {
     let mut out = DenseMap::new();
     k.walk_ops(|id, op| {
-        let (OpKind::Transpose { .. }, Some(&r)) = (&op.kind, op.results.first()) else {
+        let (OpKind::Transpose { .. } | OpKind::Slice { .. }, Some(&r)) =
+            (&op.kind, op.results.first())
+        else {
             return;
         };
         let sides: Vec<Option<MemSpace>> = users
@@ -121,7 +126,9 @@ fn natural(
     let kind = &k.ops.get(op)?.kind;
     Some(match kind {
         OpKind::MatMul { .. } => MemSpace::L0C,
-        OpKind::Transpose { .. } => transposes.get(&op).copied().unwrap_or(MemSpace::UB),
+        OpKind::Transpose { .. } | OpKind::Slice { .. } => {
+            transposes.get(&op).copied().unwrap_or(MemSpace::UB)
+        }
         OpKind::Load { .. } => {
             let matrix_only = users.get(&v).is_some_and(|us| {
                 !us.is_empty()

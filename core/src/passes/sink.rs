@@ -46,7 +46,7 @@ fn movable(k: &Kernel, op: OpId) -> bool {
         .is_some_and(|v| matches!(v.space, Some(MemSpace::L0A | MemSpace::L0B)));
     match o.kind {
         OpKind::Load { .. } => true,
-        OpKind::Copy { .. } | OpKind::Transpose { .. } => into_l0,
+        OpKind::Copy { .. } | OpKind::Transpose { .. } | OpKind::Slice { .. } => into_l0,
         _ => false,
     }
 }

@@ -40,6 +40,28 @@
 //! the loads' K extent shrink to the sub-tile, and the accumulator stays one L0C tile.
 //! The loop prints which memory required it. An accumulator too large for L0C, or an
 //! operand too large for L1, cannot be split here: plan-memory reports them.
+//!
+//! Loading pieces from GM suits a tile read once. A tile read by more products (a
+//! weight loaded once ahead of a loop over row blocks) would be read from GM once per
+//! use, so when such a product still does not fit L0 its operand tiles stay whole in
+//! L1 and a loop moves K pieces of them into L0A / L0B, each piece one `slice` (an MTE1
+//! `mov2d` from a strided view of the L1 tile, transposed where the operand was), every
+//! piece starting on L1's alignment:
+//!
+//! ```text
+//! %wt = load W[..]                       (ahead of the loop, once)
+//! for %r .. { %x = load X[%r ..]
+//!   %1 = full 0.0
+//!   %y = for %kc in 0..K step K/n iter(%2 = %1) {
+//!     %3 = slice %x[:, %kc .. %kc + K/n]; %4 = slice %wt[:, %kc .. %kc + K/n] transposed
+//!     %5 = matmul %3, %4; %6 = add %2, %5
+//!     yield %6 } .. }
+//! ```
+//!
+//! When the product is the update of an accumulator carried by the loop around it
+//! (`acc += ..`), the piece loop carries that accumulator instead of a zero: the nest
+//! keeps one L0C tile (`accumulate`), first written where every counter of the nest is 0.
+//! Pieces are double-buffered where two slots fit, else single.
 
 use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;
@@ -49,7 +71,7 @@ use crate::ir::{
     ValueId,
 };
 use crate::machine::Machine;
-use crate::types::{DType, MemSpace};
+use crate::types::{DType, MemSpace, TileType};
 
 /// The most chunks a product is split into: past this the startups dominate on every
 /// preset, and the loop stays short to read.
@@ -118,6 +140,7 @@ impl Pass for SubtileMatmul {
                 k.op_attrs.entry(f).or_default().l0_split = Some(why);
             }
         }
+        resident_pieces(k, &machine, depth as u64);
         Ok(())
     }
 }
@@ -141,6 +164,8 @@ struct Candidate {
     lhs: Operand,
     rhs: Operand,
     dtype: DType,
+    /// The operands stay whole in L1 and pieces move from there ([`resident_candidate`]).
+    from_l1: bool,
     m: u64,
     k: u64,
     n: u64,
@@ -152,6 +177,31 @@ struct Candidate {
 /// would move from the loop around it (overlapping whole iterations) to it, which the
 /// chunk schedule does not price: such products stay whole.
 fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<Candidate> {
+    operands(k, top, uses, mm, false)
+}
+
+/// The product `mm` when its operands are loads (or transposed loads) that stay whole
+/// in L1 for it, wherever they are loaded and however often they are read (a weight
+/// loaded once ahead of a loop over rows): pieces move from them into L0 (see
+/// [`pieces`]). Every reader of such a load must be a matrix move, so that it lives in
+/// L1.
+fn resident_candidate(
+    k: &Kernel,
+    block: &OpMap<usize>,
+    uses: &[u32],
+    mm: OpId,
+) -> Option<Candidate> {
+    operands(k, block, uses, mm, true)
+}
+
+/// [`candidate`] (`resident` false) or [`resident_candidate`].
+fn operands(
+    k: &Kernel,
+    top: &OpMap<usize>,
+    uses: &[u32],
+    mm: OpId,
+    resident: bool,
+) -> Option<Candidate> {
     let op = k.ops.get(mm)?;
     let OpKind::MatMul {
         lhs,
@@ -175,7 +225,7 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
     let operand = |v: ValueId, k_axis_of_value: usize| -> Option<Operand> {
         let single = |v: ValueId| uses.get(v.index()) == Some(&1);
         let def = |v: ValueId| match k.values.get(v)?.def {
-            ValueDef::Result { op, .. } if top.contains_key(&op) => Some(op),
+            ValueDef::Result { op, .. } if resident || top.contains_key(&op) => Some(op),
             _ => None,
         };
         let mut at = def(v)?;
@@ -200,7 +250,12 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
             Index::Range { clamped, .. } => !clamped,
             _ => false,
         };
-        if !input || index.len() != 2 || !single(tile) || !k_index_splits {
+        let kept = if resident {
+            matrix_moves_only(k, tile)
+        } else {
+            single(tile)
+        };
+        if !input || index.len() != 2 || !kept || !k_index_splits {
             return None;
         }
         Some(Operand {
@@ -208,7 +263,11 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
             transpose,
             k_axis,
             elems: k.values.get(tile)?.ty.shape.iter().product(),
-            position: top.get(&at).copied()?,
+            position: match top.get(&at) {
+                Some(&p) => p,
+                None if resident => 0,
+                None => return None,
+            },
         })
     };
     Some(Candidate {
@@ -216,10 +275,26 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
         lhs: operand(lhs, 1)?,
         rhs: operand(rhs, 0)?,
         dtype: ls.dtype,
+        from_l1: resident,
         m: *m,
         k: *kk,
         n: *n,
     })
+}
+
+/// Whether every reader of `tile` is a product, a transpose or a slice (each of which
+/// reads it from L1).
+fn matrix_moves_only(k: &Kernel, tile: ValueId) -> bool {
+    let mut ok = true;
+    k.walk_ops(|_, op| {
+        if op.kind.operands().contains(&tile) {
+            ok &= matches!(
+                op.kind,
+                OpKind::MatMul { .. } | OpKind::Transpose { .. } | OpKind::Slice { .. }
+            );
+        }
+    });
+    ok
 }
 
 /// Whether `c` may be split into `n` chunks: a chunk that is not whole K blocks would
@@ -250,6 +325,7 @@ fn capacity_chunks(machine: &Machine, c: &Candidate, slots: u64) -> Option<(u64,
                     bytes,
                     capacity,
                     chunks,
+                    from_l1: false,
                 })
             })
     };
@@ -257,8 +333,25 @@ fn capacity_chunks(machine: &Machine, c: &Candidate, slots: u64) -> Option<(u64,
         return Some((1, None));
     };
     (2..=c.k)
-        .find(|&n| splits_into(machine, c, n) && overflow(n).is_none())
+        .find(|&n| splits_into(machine, c, n) && aligned(machine, c, n) && overflow(n).is_none())
         .map(|n| (n, Some(L0Split { chunks: n, ..whole })))
+}
+
+/// Whether every piece of `n` starts on L1's alignment, as every on-chip address must:
+/// a piece along the columns starts `K/n` elements after the one before, along the rows
+/// `K/n` rows. Pieces loaded from GM start at their own aligned address.
+fn aligned(machine: &Machine, c: &Candidate, n: u64) -> bool {
+    let align = machine.memories.get(MemSpace::L1).alignment.max(1);
+    let chunk = c.k / n.max(1);
+    !c.from_l1
+        || [&c.lhs, &c.rhs].into_iter().all(|o| {
+            let row = if o.k_axis == 1 {
+                1
+            } else {
+                o.elems / c.k.max(1)
+            };
+            (chunk * row * c.dtype.bytes()).is_multiple_of(align)
+        })
 }
 
 /// The chunk count, `min` or more, with the earliest estimated end (1: do not split).
@@ -392,6 +485,276 @@ fn narrow_loop(k: &mut Kernel, f: OpId, c: &Candidate, chunks: u64) {
     if let Some(OpKind::For(l)) = k.ops.get_mut(f).map(|op| &mut op.kind) {
         l.step = chunk as i64;
     }
+}
+
+/// When product `mm` is the update of an accumulator carried by the loop around it
+/// (`acc += a @ b`: `add %acc, product` of the loop's block argument, yielded and read
+/// by nothing else), that `add` and the block argument.
+fn accumulating(k: &Kernel, uses: &[u32], mm: OpId) -> Option<(OpId, ValueId)> {
+    let once = |v: ValueId| uses.get(v.index()) == Some(&1);
+    let product = *k.ops.get(mm)?.results.first()?;
+    if !once(product) {
+        return None;
+    }
+    let mut found = None;
+    k.walk_ops(|id, op| {
+        if let OpKind::Binary {
+            op: BinaryOp::Add,
+            lhs,
+            rhs,
+        } = op.kind
+        {
+            if lhs == product || rhs == product {
+                found = Some((id, if lhs == product { rhs } else { lhs }));
+            }
+        }
+    });
+    let (add, arg) = found?;
+    let ValueDef::LoopArg { op: f, index } = k.values.get(arg)?.def else {
+        return None;
+    };
+    let OpKind::For(l) = &k.ops.get(f)?.kind else {
+        return None;
+    };
+    let sum = *k.ops.get(add)?.results.first()?;
+    let body: Vec<OpId> = l.body.ops().collect();
+    let in_body = body.contains(&add) && body.contains(&mm);
+    let yielded = l.yields.get(index as usize) == Some(&sum);
+    let same_type = k.values.get(product)?.ty == k.values.get(arg)?.ty;
+    (in_body && yielded && same_type && once(arg) && once(sum)).then_some((add, arg))
+}
+
+/// Moves K pieces of L1 tiles through L0 for every 16-bit product that still does not
+/// fit L0 whole and whose operands stay whole in L1 (`resident_candidate`): a weight
+/// loaded once ahead of a loop, read by the product of every iteration, or tiles read
+/// by more than one product. Loading such a tile again in narrower pieces would read GM
+/// once per use; its pieces come from L1 instead.
+fn resident_pieces(k: &mut Kernel, machine: &Machine, slots: u64) {
+    let mut products = Vec::new();
+    k.walk_ops(|id, op| {
+        if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
+            products.push(id);
+        }
+    });
+    for mm in products {
+        let uses = k.use_counts();
+        let Some((_, ops)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm)) else {
+            continue;
+        };
+        let block: OpMap<usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+        let Some(c) = resident_candidate(k, &block, &uses, mm) else {
+            continue;
+        };
+        // Pieces double-buffered where they fit, else single (multi-buffer then leaves
+        // the piece loop single-buffered, as it finds two slots do not fit).
+        let fit = capacity_chunks(machine, &c, slots).filter(|(_, why)| why.is_some());
+        let Some((chunks, Some(why))) = fit.or_else(|| capacity_chunks(machine, &c, 1)) else {
+            continue;
+        };
+        let made = match accumulating(k, &uses, mm) {
+            Some((add, acc)) => pieces(k, &c, chunks, acc, Some(add)).map(|l| (l, None, Some(add))),
+            None => zero_init(k, &c).and_then(|(init_op, init)| {
+                pieces(k, &c, chunks, init, None).map(|l| (l, Some(init_op), None))
+            }),
+        };
+        if let Some(((l, _), init, add)) = made {
+            place(k, &c, init, l, add);
+            k.op_attrs.entry(l).or_default().l0_split = Some(L0Split {
+                from_l1: true,
+                ..why
+            });
+        }
+    }
+}
+
+/// A `full 0.0` of the product's type: the accumulator a product outside the
+/// accumulating form starts from (placed by [`place`]).
+fn zero_init(k: &mut Kernel, c: &Candidate) -> Option<(OpId, ValueId)> {
+    let op = k.ops.get(c.matmul)?;
+    let span = op.span;
+    let ty = k.values.get(*op.results.first()?)?.ty.clone();
+    Some(k.add_op(OpKind::Full { value: 0.0 }, span, ty, None))
+}
+
+/// Builds the loop that moves `chunks` K pieces of `c`'s two loaded tiles (which stay
+/// whole in L1) through L0A / L0B and accumulates their products, from `init`:
+///
+/// ```text
+/// %acc.2 = for %kc in 0..K step K/n iter(%acc.1 = init) {
+///   %0 = slice %a[:, %kc .. %kc + K/n]; %1 = slice %b[:, %kc .. %kc + K/n] transposed
+///   %2 = matmul %0, %1; %acc.3 = add %acc.1, %2
+///   yield %acc.3
+/// }
+/// ```
+///
+/// The transposes become transposed slices. `add`: the accumulating form's update,
+/// which moves into the loop (reading the loop's block argument instead of `init`),
+/// the loop's result replacing it for the enclosing loop's yield; without it the loop
+/// makes its own `add` and its result replaces the product for every reader. The loop
+/// is not in any block yet ([`place`]). Returns the loop and its result.
+fn pieces(
+    k: &mut Kernel,
+    c: &Candidate,
+    chunks: u64,
+    init: ValueId,
+    add: Option<OpId>,
+) -> Option<(OpId, ValueId)> {
+    let chunk = c.k / chunks.max(1);
+    let span = k.ops.get(c.matmul)?.span;
+    let product = *k.ops.get(c.matmul)?.results.first()?;
+    let ty = k.values.get(product)?.ty.clone();
+    let var = k.loop_vars.push(LoopVar {
+        name: fresh_var_name(k),
+        span,
+    });
+    let mut operands = [&c.lhs, &c.rhs];
+    if c.rhs.position < c.lhs.position {
+        operands.swap(0, 1);
+    }
+    let mut body = Vec::new();
+    for o in operands {
+        body.push(slice(k, c, o, var, chunk)?);
+    }
+    // The loop op is made first (as a placeholder) so its values can name it.
+    let for_id = k.ops.push(Op {
+        kind: OpKind::Full { value: 0.0 },
+        span,
+        results: Vec::new(),
+    });
+    let arg_name = k.values.get(init)?.name.clone();
+    let arg = k.add_value(
+        ty.clone(),
+        arg_name,
+        ValueDef::LoopArg {
+            op: for_id,
+            index: 0,
+        },
+    );
+    // What the loop's result stands for: the enclosing loop's update, or the product.
+    let replaced = match add {
+        Some(a) => *k.ops.get(a)?.results.first()?,
+        None => product,
+    };
+    let name = k.values.get(replaced)?.name.clone();
+    let result = k.add_value(
+        ty.clone(),
+        name,
+        ValueDef::Result {
+            op: for_id,
+            index: 0,
+        },
+    );
+    k.ops.get_mut(for_id)?.results.push(result);
+    // Before the loop's own `add` reads the product, so that one keeps reading it.
+    k.replace_uses(replaced, result);
+    let (add, sum) = match add {
+        Some(a) => {
+            let op = k.ops.get_mut(a)?;
+            op.kind.map_operands(|v| if v == init { arg } else { v });
+            (a, *op.results.first()?)
+        }
+        None => {
+            let kind = OpKind::Binary {
+                op: BinaryOp::Add,
+                lhs: arg,
+                rhs: product,
+            };
+            k.add_op(kind, span, ty, None)
+        }
+    };
+    body.extend([c.matmul, add]);
+    k.ops.get_mut(for_id)?.kind = OpKind::For(ForOp {
+        var,
+        start: 0,
+        end: (chunk * chunks) as i64,
+        step: chunk as i64,
+        buffers: None,
+        inits: vec![init],
+        args: vec![arg],
+        body: Block::from_ops(body),
+        yields: vec![sum],
+    });
+    Some((for_id, result))
+}
+
+/// The op that moves K piece `var .. var + chunk` of operand `o`'s loaded tile into L0:
+/// its transpose, made a transposed slice, or a new slice the product reads instead of
+/// the tile.
+fn slice(
+    k: &mut Kernel,
+    c: &Candidate,
+    o: &Operand,
+    var: crate::ir::LoopVarId,
+    chunk: u64,
+) -> Option<OpId> {
+    let load = k.ops.get(o.load)?;
+    let (span, tile) = (load.span, *load.results.first()?);
+    let tile_ty = k.values.get(tile)?.ty.clone();
+    let mut index = vec![Index::Full; tile_ty.rank()];
+    *index.get_mut(o.k_axis)? = Index::Range {
+        start: IndexExpr::Var(var),
+        len: chunk,
+        clamped: false,
+    };
+    let mut shape = tile_ty.shape.clone();
+    *shape.get_mut(o.k_axis)? = chunk;
+    let kind = OpKind::Slice {
+        arg: tile,
+        index,
+        transpose: o.transpose.is_some(),
+    };
+    if let Some(t) = o.transpose {
+        shape.reverse();
+        let op = k.ops.get_mut(t)?;
+        op.kind = kind;
+        let r = *op.results.first()?;
+        k.values.get_mut(r)?.ty.shape = shape;
+        return Some(t);
+    }
+    let (op, piece) = k.add_op(kind, span, TileType::new(tile_ty.dtype, shape), None);
+    k.ops
+        .get_mut(c.matmul)?
+        .kind
+        .map_operands(|v| if v == tile { piece } else { v });
+    Some(op)
+}
+
+/// Puts loop `l` (and the `init` op it starts from, if new) where `c`'s product was in
+/// its block; the product, the transposes and an accumulating `add` are in the loop
+/// now, wherever they were. The loads stay where they were, in front.
+fn place(k: &mut Kernel, c: &Candidate, init: Option<OpId>, l: OpId, add: Option<OpId>) {
+    let moved: Vec<OpId> = [c.lhs.transpose, c.rhs.transpose, add]
+        .into_iter()
+        .flatten()
+        .collect();
+    // A transpose of a tile loaded ahead of a loop may sit ahead of it too (hoisted).
+    for (path, ops) in k.blocks() {
+        if ops.iter().any(|o| moved.contains(o) && *o != c.matmul) {
+            if let Some(block) = k.block_mut(&path) {
+                block.retain_ops(|o| !moved.contains(&o));
+            }
+        }
+    }
+    let Some((path, _)) = k
+        .blocks()
+        .into_iter()
+        .find(|(_, ops)| ops.contains(&c.matmul))
+    else {
+        return;
+    };
+    let Some(block) = k.block_mut(&path) else {
+        return;
+    };
+    let mut ops = Vec::new();
+    for op in block.ops() {
+        if op == c.matmul {
+            ops.extend(init);
+            ops.push(l);
+        } else if !moved.contains(&op) {
+            ops.push(op);
+        }
+    }
+    *block = Block::from_ops(ops);
 }
 
 /// Rewrites `c` into the accumulating loop of `chunks` sub-tiles (module doc); returns

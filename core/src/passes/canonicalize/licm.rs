@@ -107,6 +107,8 @@ fn movable(kind: &OpKind) -> bool {
         | OpKind::Store { .. }
         | OpKind::Full { .. }
         | OpKind::IndexValue { .. }
+        // subtile-matmul makes slices after this pass runs, each indexed by its loop.
+        | OpKind::Slice { .. }
         | OpKind::Update { .. }
         | OpKind::Buffers
         | OpKind::SlotWrite { .. }

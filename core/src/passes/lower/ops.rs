@@ -121,6 +121,14 @@ impl Lw<'_> {
             (OpKind::MatMul { lhs, rhs, acc }, Some(r)) => self.matmul(*lhs, *rhs, *acc, r, span),
             (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
             (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
+            (
+                OpKind::Slice {
+                    arg,
+                    index,
+                    transpose,
+                },
+                Some(r),
+            ) => self.slice(*arg, index, *transpose, r, span),
             (OpKind::Cast { arg }, Some(r)) => {
                 let (rows, cols) = self.valid2d(*arg, span);
                 self.valid_from(r, *arg);
@@ -626,6 +634,106 @@ impl Lw<'_> {
         self.emit(op, acc);
     }
 
+    /// A piece of an L1 tile moved into L0A / L0B: one `mov2d` whose source is the
+    /// piece's strided view of the whole tile (rows of the tile's width).
+    fn slice(&mut self, arg: ValueId, index: &[Index], transpose: bool, r: ValueId, span: Span) {
+        let (from, to) = (self.space(arg), self.space(r));
+        if from != Some(MemSpace::L1) || !matches!(to, Some(MemSpace::L0A | MemSpace::L0B)) {
+            return self.fail(span, "a slice that is not a move from L1 into L0A or L0B");
+        }
+        let shape = self.shape(arg);
+        let ([rows, cols], [ri, ci]) = (shape.as_slice(), index) else {
+            return self.fail(span, "a slice of a tile that is not 2-D");
+        };
+        let (rows, cols) = (*rows, *cols);
+        let mut part = |ix: &Index, extent: u64| match ix {
+            Index::Full => Some((Val::Imm(0), extent)),
+            Index::Range {
+                start,
+                len,
+                clamped: false,
+            } => Some((self.iexpr(start, 0), *len)),
+            _ => None,
+        };
+        let (Some((row0, len_r)), Some((col0, len_c))) = (part(ri, rows), part(ci, cols)) else {
+            return self.fail(span, "a slice axis that is not a range");
+        };
+        let dtype = self.dtype(r);
+        let eb = Val::Imm(dtype.bytes() as i64);
+        let first = self.alu(AluOp::Mul, row0, Val::Imm(cols as i64));
+        let first = self.alu(AluOp::Add, first, col0);
+        let offset = self.alu(AluOp::Mul, first, eb);
+        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let (Some((src_addr, _)), Some((dst_addr, _))) =
+            (self.tile_addr(arg, offset), self.tile_addr(r, Val::Imm(0)))
+        else {
+            return self.fail(span, "a tile without an address");
+        };
+        let imm = |x: u64| Val::Imm(x as i64);
+        let src = Tile {
+            addr: src_addr,
+            rows: imm(len_r),
+            cols: imm(len_c),
+            stride: cols as i64,
+        };
+        let (dr, dc) = if transpose {
+            (len_c, len_r)
+        } else {
+            (len_r, len_c)
+        };
+        let dst = Tile {
+            addr: dst_addr,
+            rows: imm(dr),
+            cols: imm(dc),
+            stride: dc as i64,
+        };
+        self.emit(
+            Op::Mov2d {
+                dtype,
+                dst,
+                src,
+                transpose,
+            },
+            acc,
+        );
+    }
+
+    /// The loop counters whose sum is 0 exactly on the first write of accumulator `a`:
+    /// `a` is the block argument of a loop whose init is the zero `full` (which emits
+    /// nothing: the first `mmad` writes with `acc=0`) or the block argument of an
+    /// enclosing loop in turn (subtile-matmul's piece loop inside the K loop). Counters
+    /// are iteration numbers, never negative. `None` for any other accumulator, which
+    /// would have no defined first write.
+    fn first_write(&self, a: ValueId) -> Option<Vec<crate::isa::Reg>> {
+        let mut counters = Vec::new();
+        let mut v = a;
+        // Each step goes out one loop: the nest bounds the walk.
+        for _ in 0..=crate::limits::MAX_NESTING_DEPTH {
+            let crate::ir::ValueDef::LoopArg { op, index } = self.k.values.get(v)?.def else {
+                return None;
+            };
+            counters.push(*self.loop_counter.get(&op)?);
+            let OpKind::For(l) = &self.k.ops.get(op)?.kind else {
+                return None;
+            };
+            let init = *l.inits.get(index as usize)?;
+            match self.k.values.get(init)?.def {
+                crate::ir::ValueDef::Result { op: z, .. } => {
+                    let zero = matches!(
+                        self.k.ops.get(z).map(|o| &o.kind),
+                        Some(OpKind::Full { value }) if *value == 0.0
+                    );
+                    return zero.then_some(counters);
+                }
+                crate::ir::ValueDef::LoopArg { .. } => v = init,
+            }
+        }
+        None
+    }
+
     /// An `mmad`, or an `mmv` when the product has one row (`m = 1`). `acc`: an L0C
     /// accumulator carried by a loop (scope inference put it, the
     /// result and its zero init in one L0C buffer): the first iteration writes the
@@ -645,18 +753,12 @@ impl Lw<'_> {
         let (m, k, n) = (*m, *k, *n);
         let accumulate = match acc_v {
             None => Val::Imm(0),
-            Some(a) => {
-                let counter = match self.k.values.get(a).map(|v| v.def) {
-                    Some(crate::ir::ValueDef::LoopArg { op, .. }) => {
-                        self.loop_counter.get(&op).copied()
-                    }
-                    _ => None,
-                };
-                match counter {
-                    Some(c) => Val::Reg(c),
-                    None => return self.fail(span, "an accumulator that is not loop-carried"),
-                }
-            }
+            Some(a) => match self.first_write(a) {
+                Some(counters) => counters
+                    .into_iter()
+                    .fold(Val::Imm(0), |sum, c| self.alu(AluOp::Add, Val::Reg(c), sum)),
+                None => return self.fail(span, "an accumulator that is not loop-carried"),
+            },
         };
         // `mmad` adds into its destination: the accumulator must be the result's buffer.
         if acc_v.is_some_and(|a| self.plan.tile_slab.get(&a) != self.plan.tile_slab.get(&r)) {
