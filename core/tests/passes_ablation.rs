@@ -60,11 +60,23 @@ fn naming_a_required_or_unknown_pass_is_an_error_listing_the_optional_ones() {
     }
 }
 
+/// Examples whose tiles overflow L0 on a3 unless subtile-matmul moves pieces of them:
+/// without it they fail to compile with the capacity error, which the ablation shows.
+const NEED_SUBTILE_ON_A3: &[&str] = &["weights_l1"];
+
 #[test]
 fn every_example_stays_correct_without_each_optional_pass() {
     let mut failures = Vec::new();
     for e in tilescope::examples::ALL {
         for a in ablate(e.source, &CompileOptions::default(), &[], 3) {
+            let needed = a.pass == "subtile-matmul" && NEED_SUBTILE_ON_A3.contains(&e.name);
+            if needed {
+                let error = a.error.clone().unwrap_or_default();
+                if !error.contains("L0A overflows") {
+                    failures.push(format!("{} without {}: {error:?}", e.name, a.pass));
+                }
+                continue;
+            }
             if !a.matches_reference {
                 failures.push(format!("{} without {}: {:?}", e.name, a.pass, a.error));
             }
