@@ -139,11 +139,16 @@ fn without_the_pass_the_weight_overflows_l0() {
 }
 
 #[test]
-fn f32_operands_stay_whole_and_overflow_with_the_located_error() {
+fn f32_operands_are_not_split_along_k() {
     // Pieces along K sum in another order than one product: exact for 16-bit operands
-    // in the f32 accumulator, not for f32 ones.
+    // in the f32 accumulator, not for f32 ones, which take blocks of M and N instead
+    // (`passes_subtile_blocks.rs`).
     let source = LINEAR.replace("bf16", "f32");
-    let r = compile(&source, &options(Machine::teach(), SyncStrategy::Auto));
-    let text = render(&r.diagnostics, "linear.tile", &source);
-    assert!(text.contains("overflows"), "{text}");
+    let ir = pass_support::ir_after_with(
+        &source,
+        &options(Machine::teach(), SyncStrategy::Auto),
+        "subtile-matmul",
+    );
+    assert!(!ir.contains("K in"), "{ir}");
+    assert!(ir.contains("M x N in"), "{ir}");
 }

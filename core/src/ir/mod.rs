@@ -301,6 +301,9 @@ pub struct L0Split {
     /// The pieces move from tiles kept whole in L1 (a `slice` loop) rather than being
     /// loaded from GM piece by piece.
     pub from_l1: bool,
+    /// Blocks along M and N (each `[1, 1]` for K pieces): the product was split into
+    /// `blocks[0] x blocks[1]` block products, each stored by itself.
+    pub blocks: [u64; 2],
 }
 
 /// Why out-of-ssa gave a loop-carried tile a copy instead of sharing its buffer with the

@@ -447,15 +447,24 @@ impl Printer<'_> {
         if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.l0_split) {
             let _ = write!(
                 head,
-                "  // subtile-matmul: K {} {}, {} capacity required it \
-                 (the whole operand tile needs {} bytes, {} has {})",
-                if n.from_l1 { "in" } else { "split into" },
-                if n.from_l1 {
-                    format!("{} pieces moved from L1", n.chunks)
+                "  // subtile-matmul: {}, {} capacity required it \
+                 (the whole {} needs {} bytes, {} has {})",
+                if n.blocks != [1, 1] {
+                    format!(
+                        "M x N in {} x {} blocks moved from L1",
+                        n.blocks[0], n.blocks[1]
+                    )
+                } else if n.from_l1 {
+                    format!("K in {} pieces moved from L1", n.chunks)
                 } else {
-                    format!("{} sub-tiles", n.chunks)
+                    format!("K split into {} sub-tiles", n.chunks)
                 },
                 n.space.name().to_ascii_uppercase(),
+                if n.space == crate::types::MemSpace::L0C {
+                    "product tile"
+                } else {
+                    "operand tile"
+                },
                 n.bytes,
                 n.space.name().to_ascii_uppercase(),
                 n.capacity
