@@ -1,6 +1,6 @@
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
-//! cast, loops with and without tails and `@buffers`, causal-style masks, software
+//! cast, products too large for L0 split into pieces or blocks, loops with and without tails and `@buffers`, causal-style masks, software
 //! pipelines by hand over explicit slots) compiled through the whole pipeline and
 //! simulated agree with the reference interpreter, with no races and no simulation
 //! errors.
@@ -140,6 +140,55 @@ fn matmul() -> impl Strategy<Value = (String, &'static str)> {
                 (source, preset)
             },
         )
+}
+
+/// A product whose tiles overflow L0 on the preset: a weight loaded once ahead of a loop
+/// over row blocks (stored straight away, or summed over the blocks into one
+/// accumulator), 16-bit or f32, the weight transposed or not. subtile-matmul moves K
+/// pieces or M x N blocks of the L1 tiles through L0; kernels whose tiles do not fit L1
+/// are skipped.
+fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
+    (
+        prop_oneof![Just(64u64), Just(128)],
+        prop_oneof![Just(64u64), Just(128), Just(256)],
+        prop_oneof![Just(64u64), Just(128), Just(256)],
+        prop_oneof![Just(32u64), Just(64)],
+        prop_oneof![Just("f32"), Just("bf16"), Just("f16")],
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just("a3"), Just("teach")],
+    )
+        .prop_map(|(m, k, n, step, dt, transposed, accumulate, preset)| {
+            let (w_shape, w_use) = if transposed {
+                (format!("{n}, {k}"), "w.T")
+            } else {
+                (format!("{k}, {n}"), "w")
+            };
+            let source = if accumulate {
+                // y = sum over row blocks i of x_i @ w (x_i: rows i .. i + m of a).
+                let rows = m * 2;
+                format!(
+                    "kernel k(a: {dt}[{rows}, {k}], wt: {dt}[{w_shape}], y: out f32[{m}, {n}]) {{
+    let w = load wt[:, :];
+    let acc = zeros(f32[{m}, {n}]);
+    for i in 0..{rows} step {m} {{
+        acc += load a[i .. i + {m}, :] @ {w_use};
+    }}
+    store y[:, :] = acc;
+}}"
+                )
+            } else {
+                format!(
+                    "kernel k(a: {dt}[{m}, {k}], wt: {dt}[{w_shape}], y: out f32[{m}, {n}]) {{
+    let w = load wt[:, :];
+    for i in 0..{m} step {step} {{
+        store y[i .. i + {step}, :] = load a[i .. i + {step}, :] @ {w_use};
+    }}
+}}"
+                )
+            };
+            (source, preset)
+        })
 }
 
 /// A gather with an index computed in the kernel, optionally transposing the rows.
@@ -465,6 +514,25 @@ proptest! {
             let to_gm = ["f32", "f16", "bf16"].iter().any(|dt| asm.contains(&format!("fix.{dt} y[")));
             prop_assert!(to_gm, "{src}\n{asm}");
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_products_too_large_for_l0_match((src, preset) in big_matmul()) {
+        let options = CompileOptions {
+            preset: Some(preset.into()),
+            ..CompileOptions::default()
+        };
+        let r = compile(&src, &options);
+        // What no split helps (an f32 accumulator over L0, tiles over L1) stays the
+        // located capacity error.
+        let capacity = r.diagnostics.iter().all(|d| d.message.contains("overflows"));
+        prop_assume!(r.diagnostics.is_empty() || !capacity);
+        check_on(&src, SyncStrategy::Auto, preset)?;
+        check_on(&src, SyncStrategy::Barrier, preset)?;
     }
 }
 

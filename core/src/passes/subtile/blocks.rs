@@ -1,5 +1,5 @@
 //! Blocks along M and N (see the module doc of `subtile`). A product that K pieces
-//! cannot bring into L0 (its operands are f32, which pieces along K would sum in
+//! cannot bring into L0 (its operands are f16 or f32, which pieces along K would sum in
 //! another order than one product, or not even one K block of them fits) and that only
 //! a store reads is split into blocks of rows of A and columns of B instead, each a
 //! product of its own, stored by itself:

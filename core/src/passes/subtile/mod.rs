@@ -25,11 +25,13 @@
 //! that plain pattern is split: both operands are single-use loads (or transposed
 //! loads) of input tensors in the product's block, the K axis is not a tail, the
 //! product is outside every loop (see `candidate`), and the operands are
-//! 16-bit. The split sums the chunks' partial products in a different order than one
-//! `mmad` (and the reference interpreter) does: the products of 16-bit operands are
-//! exact in the f32 accumulator, f32 products are not, and a random f32 product with
-//! cancellation left the simulator's 1e-5 tolerance against the reference when split,
-//! so f32 stays whole.
+//! bf16. The split sums the chunks' partial products in a different order than one
+//! `mmad` (and the reference interpreter) does. bf16 values have 8 significant bits, so
+//! their products have 16 and sums of them stay exact in the f32 accumulator over a wide
+//! range (every generated input is exact that way); f16 products have 22 and f32 ones
+//! 48, and random f16 and f32 products with cancellation left the simulator's 1e-5
+//! tolerance against the reference when split, so they stay whole along K (see `blocks`
+//! for what splits them exactly).
 //!
 //! Capacity comes first: a product whose whole operand tile (every slot counted, rounded
 //! up to the memory's alignment) does not fit L0A or L0B is split into the fewest K
@@ -197,9 +199,9 @@ fn candidate(k: &Kernel, top: &OpMap<usize>, uses: &[u32], mm: OpId) -> Option<C
 /// Which products [`operands`] takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    /// 16-bit operands loaded just for the product, in its block ([`candidate`]).
+    /// bf16 operands loaded just for the product, in its block ([`candidate`]).
     Stream,
-    /// 16-bit operands kept in L1 ([`resident_candidate`]).
+    /// bf16 operands kept in L1 ([`resident_candidate`]).
     Resident,
     /// Operands of any dtype kept in L1, with no tail on any axis (`blocks`).
     Blocks,
@@ -241,7 +243,7 @@ fn operands(
     if k.values.get(result)?.ty.dtype != DType::F32 {
         return None;
     }
-    if mode != Mode::Blocks && k.values.get(lhs)?.ty.dtype.bytes() != 2 {
+    if mode != Mode::Blocks && k.values.get(lhs)?.ty.dtype != DType::BF16 {
         return None;
     }
     let (ls, rs) = (&k.values.get(lhs)?.ty, &k.values.get(rhs)?.ty);

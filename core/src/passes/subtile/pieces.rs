@@ -48,7 +48,7 @@ fn accumulating(k: &Kernel, uses: &[u32], mm: OpId) -> Option<(OpId, ValueId)> {
     (in_body && yielded && same_type && once(arg) && once(sum)).then_some((add, arg))
 }
 
-/// Moves K pieces of L1 tiles through L0 for every 16-bit product that still does not
+/// Moves K pieces of L1 tiles through L0 for every bf16 product that still does not
 /// fit L0 whole and whose operands stay whole in L1 (`resident_candidate`): a weight
 /// loaded once ahead of a loop, read by the product of every iteration, or tiles read
 /// by more than one product. Loading such a tile again in narrower pieces would read GM
