@@ -12,7 +12,9 @@
 //! any pair whose absence the walk does not notice, so every pair left is needed (a
 //! pair no chain of other pairs leads from its source pipe to its destination pipe
 //! is kept without a walk: nothing else could order what it orders).
-//! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
+//! Event ids are then allocated per pipe pair ([`ids`]; straight-line pairs recycle
+//! the ids of pairs proved finished, [`recycle`]), checked by a walk with the ids as the
+//! hardware has them, and the tree is written back.
 //!
 //! Nest-wide rotation: a pair carried by the inner loop of a perfect nest is primed
 //! before the outermost loop of the nest and drained after it ([`place`]), so a
@@ -28,6 +30,7 @@
 
 pub mod ids;
 pub mod place;
+pub mod recycle;
 pub mod tree;
 pub mod walk;
 
@@ -467,7 +470,7 @@ fn auto(
         }
     }
     let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
-    let reductions = ids::allocate(&mut tree, machine, report);
+    let reductions = ids::allocate(&mut tree, lowered, machine, report, &mut spent)?;
     let ran_out = !reductions.is_empty() || tree.pairs.iter().any(|p| p.barrier);
     let nest_reduced = tree
         .pairs
