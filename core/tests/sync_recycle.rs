@@ -1,7 +1,8 @@
 //! Event ids of finished straight-line pairs are recycled: a pair takes the id of an
 //! earlier pair of its pipes whose wait happens before its set, so straight-line code
 //! with more pairs per pipe pair than the machine has ids needs no barrier. Where no
-//! order frees an id, the barrier fallback stays. Every run is checked against the
+//! order frees an id, a flag-reuse pair orders one when the program order allows it,
+//! and the barrier fallback stays where it does not. Every run is checked against the
 //! run's own trace (`flags_support`): each set of a flag happens after the wait of the
 //! flag's previous set, whatever the timing.
 
@@ -91,6 +92,38 @@ fn without_an_order_between_pairs_their_ids_are_not_shared() {
     assert!(distinct, "a shared id: {report:#?}");
     assert!(report.pairs.iter().all(|p| p.reason == Reason::Hazard));
     assert!(report.notes.is_empty(), "{:?}", report.notes);
+}
+
+/// Nine tiles through buffers of their own: nothing orders a V wait before a later MTE2
+/// set, so the ninth MTE2 -> V pair takes the id of the first only behind a flag-reuse
+/// V -> MTE2 pair from the first negate's wait to its own set. No barrier.
+#[test]
+fn a_reuse_nothing_orders_gets_a_flag_reuse_pair() {
+    let m = Machine::teach();
+    let l = chain(9, false);
+    let report = synced_and_checked(&l, &m);
+    assert_eq!(report.barriers, 0, "{report:#?}");
+    let reuse: Vec<_> = report
+        .pairs
+        .iter()
+        .filter(|p| p.reason == Reason::FlagReuse)
+        .collect();
+    assert!(!reuse.is_empty(), "{report:#?}");
+    assert!(reuse
+        .iter()
+        .all(|p| p.hazard.is_none() && p.buffer.is_none() && p.loop_carried.is_none()));
+    assert!(
+        report.notes.iter().all(|n| !n.contains("ran out")),
+        "{:?}",
+        report.notes
+    );
+    assert!(
+        report.notes.iter().any(|n| n.contains("flag-reuse")),
+        "{:?}",
+        report.notes
+    );
+    assert!(report.pairs.iter().all(|p| p.ids.iter().all(|&i| i < 8)));
+    assert_sync_minimal(&l, &m);
 }
 
 /// The MTE2 -> V ids of nine loads that all come before the first negate stay live

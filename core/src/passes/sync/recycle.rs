@@ -24,8 +24,15 @@
 //! Pairs inside loops, slot-following (dynamic) pairs and loop-carried (primed and
 //! drained) pairs keep ids of their own: their instances repeat, and sharing an id
 //! across iterations is not proved here.
+//!
+//! When straight-line pairs need more ids than their pipe pair has left, B may still
+//! take the id of a holder A whose wait comes before B's set in program order once a
+//! new pair orders the two ([`plan`]): set on A's destination pipe right after A's
+//! wait, waited for on the source pipe right before B's set (reason `FlagReuse`). It
+//! only adds order, it cannot deadlock (the program order runs it), and it holds the
+//! source pipe back only when it runs more pairs ahead than there are ids.
 
-use super::tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
+use super::tree::{Ids, Kind, NodeId, Pair, PairId, Reason, Sync, Tree};
 use super::walk::{Flags, Seen, Walker};
 use super::{internal, scenarios};
 use crate::dense::DenseMap;
@@ -112,26 +119,94 @@ pub struct Colouring {
     pub ids: Vec<(PairId, u32)>,
     /// Pairs left without an id: every one of `cap` ids was held by a pair not finished.
     pub short: Vec<PairId>,
+    /// With [`plan`]: (holder, pair) of each reuse a new pair has to order.
+    pub reuses: Vec<(Straight, Straight)>,
 }
 
 /// Colours the straight-line pairs `pairs` (of one pipe pair) with at most `cap` ids.
 pub fn colour(order: &Order, pairs: &[Straight], cap: u32) -> Colouring {
+    run(order, pairs, cap, false)
+}
+
+/// As [`colour`], but a pair that finds every id held takes the id whose holder's wait
+/// comes first, when that wait comes before its set: `reuses` lists what new pairs then
+/// have to order.
+pub fn plan(order: &Order, pairs: &[Straight], cap: u32) -> Colouring {
+    run(order, pairs, cap, true)
+}
+
+fn run(order: &Order, pairs: &[Straight], cap: u32, plan: bool) -> Colouring {
     let mut sorted = pairs.to_vec();
     crate::order::sort_by_key(&mut sorted, |s| (s.set_at as u64, 0, 0));
     let mut out = Colouring::default();
     // The latest holder of each id.
     let mut holders: Vec<Straight> = Vec::new();
+    // With `plan`: the latest position of a wait that a planned pair orders before the
+    // source pipe's later sets. Every wait of this pipe pair up to it (earlier on the
+    // same destination pipe) is then finished for every later set (later on the same
+    // source pipe).
+    let mut ordered_upto: Option<usize> = None;
     for &b in &sorted {
-        let finished = |a: &Straight| order.before(a.wait, b.set);
+        let finished = |a: &Straight| {
+            order.before(a.wait, b.set) || ordered_upto.is_some_and(|w| a.wait_at <= w)
+        };
         if let Some((i, h)) = holders.iter_mut().enumerate().find(|(_, a)| finished(a)) {
             *h = b;
             out.ids.push((b.pair, i as u32));
-        } else if (holders.len() as u32) < cap {
+            continue;
+        }
+        if (holders.len() as u32) < cap {
             out.ids.push((b.pair, holders.len() as u32));
             holders.push(b);
-        } else {
-            out.short.push(b.pair);
+            continue;
+        }
+        let earliest = holders
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, a)| plan && a.wait_at < b.set_at)
+            .min_by_key(|(_, a)| a.wait_at);
+        match earliest {
+            Some((i, h)) => {
+                out.reuses.push((*h, b));
+                ordered_upto = ordered_upto.max(Some(h.wait_at));
+                *h = b;
+                out.ids.push((b.pair, i as u32));
+            }
+            None => out.short.push(b.pair),
         }
     }
     out
+}
+
+/// Adds the pair that orders `a`'s wait before `b`'s set (see the module comment).
+pub fn order_reuse(tree: &mut Tree, a: &Straight, b: &Straight) -> Result<PairId, Diagnostic> {
+    let (Some(pa), Some(pb)) = (tree.pairs.get(a.pair), tree.pairs.get(b.pair)) else {
+        return Err(internal("an id reuse between pairs that do not exist"));
+    };
+    let (src, dst) = (pa.dst, pa.src);
+    let (set_prov, wait_prov) = (pa.wait_prov, pb.set_prov);
+    let id = tree.pairs.len();
+    tree.pairs.push(Pair {
+        src,
+        dst,
+        ids: Ids::Static,
+        carried: None,
+        nest_wide: false,
+        reason: Reason::FlagReuse,
+        hazard: None,
+        nodes: Vec::new(),
+        removed: false,
+        barrier: false,
+        base: 0,
+        set_prov,
+        wait_prov,
+        orders_ids: true,
+    });
+    let fail = || internal("an id reuse's anchor vanished");
+    let set = tree.insert(a.wait, Sync::Set(id), true).ok_or_else(fail)?;
+    let wait = tree.insert(b.set, Sync::Wait(id), false).ok_or_else(fail)?;
+    if let Some(p) = tree.pairs.get_mut(id) {
+        p.nodes = vec![set, wait];
+    }
+    Ok(id)
 }
