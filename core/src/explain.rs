@@ -76,59 +76,75 @@ fn site(pipe: Pipe, span: Option<Span>, source: &str) -> Site {
 
 /// The rows of every pair `report` placed; `program` (the final one) gives the set and
 /// wait positions: the first `set_flag` (`wait_flag`) of the pair's pipes and first id
-/// that comes from the producer's (consumer's) source span and no earlier row claimed.
+/// that comes from the producer's (consumer's) source span and no earlier pair claimed.
+/// Pairs claim in the program order of their first instruction: pairs that share an id
+/// (straight-line pairs whose ids insert-sync recycled) take turns on it in that order.
 pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -> Vec<SyncRow> {
     let mut claimed = vec![false; program.map_or(0, |p| p.instrs.len())];
+    let mut turns: Vec<usize> = (0..report.pairs.len()).collect();
+    crate::order::sort_by_key(&mut turns, |&k| {
+        let first = report.pairs.get(k).and_then(|p| p.paths.first());
+        let at =
+            |i: usize| crate::order::option_key(first.and_then(|f| f.get(i)).map(|&x| x as u64));
+        (at(0), at(1), at(2))
+    });
+    let mut found = vec![(None, None); report.pairs.len()];
+    for k in turns {
+        let Some(p) = report.pairs.get(k) else {
+            continue;
+        };
+        let event = p.ids.first().copied().unwrap_or(0);
+        let mut find = |set: bool| {
+            let program = program?;
+            let span = if set {
+                p.producer.span
+            } else {
+                p.consumer.span
+            };
+            let at = program.instrs.iter().enumerate().position(|(i, ins)| {
+                let (src, dst, id) = match (&ins.op, set) {
+                    (Op::SetFlag { src, dst, id }, true)
+                    | (Op::WaitFlag { src, dst, id }, false) => (*src, *dst, *id),
+                    _ => return false,
+                };
+                let id_matches = match id {
+                    Val::Imm(x) => !p.dynamic && x == i64::from(event),
+                    Val::Reg(_) => p.dynamic,
+                };
+                !claimed.get(i).copied().unwrap_or(true)
+                    && src == p.src
+                    && dst == p.dst
+                    && id_matches
+                    && ins.prov.span == span
+            })?;
+            if let Some(c) = claimed.get_mut(at) {
+                *c = true;
+            }
+            Some(at)
+        };
+        if let Some(f) = found.get_mut(k) {
+            *f = (find(true), find(false));
+        }
+    }
     report
         .pairs
         .iter()
-        .map(|p| {
-            let event = p.ids.first().copied().unwrap_or(0);
-            let mut find = |set: bool| {
-                let program = program?;
-                let span = if set {
-                    p.producer.span
-                } else {
-                    p.consumer.span
-                };
-                let at = program.instrs.iter().enumerate().position(|(i, ins)| {
-                    let (src, dst, id) = match (&ins.op, set) {
-                        (Op::SetFlag { src, dst, id }, true)
-                        | (Op::WaitFlag { src, dst, id }, false) => (*src, *dst, *id),
-                        _ => return false,
-                    };
-                    let id_matches = match id {
-                        Val::Imm(x) => !p.dynamic && x == i64::from(event),
-                        Val::Reg(_) => p.dynamic,
-                    };
-                    !claimed.get(i).copied().unwrap_or(true)
-                        && src == p.src
-                        && dst == p.dst
-                        && id_matches
-                        && ins.prov.span == span
-                })?;
-                if let Some(c) = claimed.get_mut(at) {
-                    *c = true;
-                }
-                Some(at)
-            };
-            let (set_index, wait_index) = (find(true), find(false));
-            SyncRow {
-                src: p.src,
-                dst: p.dst,
-                event,
-                events: p.ids.clone(),
-                dynamic: p.dynamic,
-                slot_offsets: p.slot_offsets,
-                kind: kind(p),
-                buffer: p.buffer.clone(),
-                region: p.region.clone(),
-                producer: site(p.src, p.producer.span, source),
-                consumer: site(p.dst, p.consumer.span, source),
-                back_edge: p.loop_carried.is_some(),
-                set_index,
-                wait_index,
-            }
+        .zip(found)
+        .map(|(p, (set_index, wait_index))| SyncRow {
+            src: p.src,
+            dst: p.dst,
+            event: p.ids.first().copied().unwrap_or(0),
+            events: p.ids.clone(),
+            dynamic: p.dynamic,
+            slot_offsets: p.slot_offsets,
+            kind: kind(p),
+            buffer: p.buffer.clone(),
+            region: p.region.clone(),
+            producer: site(p.src, p.producer.span, source),
+            consumer: site(p.dst, p.consumer.span, source),
+            back_edge: p.loop_carried.is_some(),
+            set_index,
+            wait_index,
         })
         .collect()
 }

@@ -5,7 +5,9 @@ use tilescope::compile::{AliasMode, CompileOptions, SyncStrategy};
 use tilescope::run::run;
 
 mod examples_support;
+mod flags_support;
 use examples_support::examples;
+use flags_support::unordered_flag_reuses;
 
 fn check(sync: SyncStrategy, preset: &str) {
     check_alias(sync, AliasMode::Precise, preset);
@@ -24,14 +26,21 @@ fn check_alias(sync: SyncStrategy, alias: AliasMode, preset: &str) {
         let r = run(&source, &options, Vec::new(), 7);
         // `bound` must be a lower bound of the simulated run, or bound/cycles (the
         // README's figure of merit) would flatter the compiler.
+        // Every set of a flag happens after the wait of its previous set, whatever the
+        // timing (rebuilt from the trace, independently of insert-sync's ids).
+        let unordered = match &r.compile.program {
+            Some(program) => unordered_flag_reuses(program, &r.trace, &r.flags),
+            None => Vec::new(),
+        };
         let ok = r.diagnostics.is_empty()
             && r.errors.is_empty()
             && r.races.is_empty()
             && r.reference_match
-            && r.bound <= r.cycles;
+            && r.bound <= r.cycles
+            && unordered.is_empty();
         if !ok {
             failures.push(format!(
-                "{} on {preset}: bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} outputs {:?}",
+                "{} on {preset}: bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
                 path.display(),
                 r.bound,
                 r.cycles,

@@ -3,8 +3,11 @@
 //! cast, products too large for L0 split into pieces or blocks, loops with and without tails and `@buffers`, causal-style masks, software
 //! pipelines by hand over explicit slots) compiled through the whole pipeline and
 //! simulated agree with the reference interpreter, with no races and no simulation
-//! errors.
+//! errors, and every set of a flag happens after the wait of its previous set.
 
+mod flags_support;
+
+use flags_support::unordered_flag_reuses;
 use proptest::prelude::*;
 use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
 use tilescope::machine::Machine;
@@ -465,6 +468,10 @@ fn check_options(source: &str, options: &CompileOptions) -> Result<(), TestCaseE
     prop_assert!(errors.is_empty(), "{source}\n{errors:?}");
     prop_assert!(r.races.is_empty(), "{source}\n{} races", r.races.len());
     prop_assert!(r.reference_match, "{source}\nmax abs err {}", r.max_abs_err);
+    if let (Some(program), false) = (&r.compile.program, r.trace.is_empty()) {
+        let unordered = unordered_flag_reuses(program, &r.trace, &r.flags);
+        prop_assert!(unordered.is_empty(), "{source}\n{unordered:?}");
+    }
     // The bound is a lower bound: no run of the program beats it.
     prop_assert!(
         r.bound <= r.cycles,

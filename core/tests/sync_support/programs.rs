@@ -231,36 +231,99 @@ pub fn maybe_empty_loop(trips: i64) -> Lowered {
 
 /// Two loads into two tiles, each consumed by its own vector op: two MTE2 -> V pairs.
 pub fn two_loads() -> Lowered {
+    loads_first(2)
+}
+
+/// `n` loads into UB tiles of their own, all before the first negate; then each tile
+/// negated (V) and stored (MTE3). Every set of the MTE2 -> V pairs comes before every
+/// wait, so each of their ids stays live until the negates begin.
+pub fn loads_first(n: i64) -> Lowered {
     let mut b = Builder::new();
-    let x = b.tensor("x", &[16, 64]);
-    let y = b.tensor("y", &[16, 64]);
-    let t0 = b.buffer("t0", MemSpace::UB, 2048, &[0], None);
-    let t1 = b.buffer("t1", MemSpace::UB, 2048, &[2048], None);
-    for (k, t) in [t0, t1].into_iter().enumerate() {
-        let off = 2048 * k as i64;
-        b.push(
-            dma(at(MemSpace::UB, None, off), gm(x, None, off), 512),
-            vec![wr(t), rd_gm(x)],
-        );
+    let (x, y) = (
+        b.tensor("x", &[8 * n as u64, 64]),
+        b.tensor("y", &[8 * n as u64, 64]),
+    );
+    let tiles: Vec<_> = (0..n)
+        .map(|k| {
+            (
+                b.buffer(
+                    &format!("t{k}"),
+                    MemSpace::UB,
+                    2048,
+                    &[2048 * k as u64],
+                    None,
+                ),
+                2048 * k,
+            )
+        })
+        .collect();
+    for &(t, addr) in &tiles {
+        load_tile(&mut b, x, (t, addr), addr);
     }
-    for (k, t) in [t0, t1].into_iter().enumerate() {
-        let off = 2048 * k as i64;
-        let tt = tile(at(MemSpace::UB, None, off), 8, 64);
-        b.push(
-            Op::VUnary {
-                op: UnOp::Neg,
-                dtype: DType::F32,
-                dst: tt,
-                src: tt,
-            },
-            vec![rd(t), wr(t)],
-        );
-        b.push(
-            dma(gm(y, None, off), at(MemSpace::UB, None, off), 512),
-            vec![rd(t), wr_gm(y)],
-        );
+    for &(t, addr) in &tiles {
+        negate_tile(&mut b, (t, addr));
+        store_tile(&mut b, y, (t, addr), addr);
     }
     b.finish()
+}
+
+/// `n` tiles of y = -x, straight-line: load tile k (MTE2), negate it (V), store it
+/// (MTE3). With `shared`, every tile goes through one UB buffer, so the next load waits
+/// for the negate (V -> MTE2) and the next negate for the store (MTE3 -> V): each pair's
+/// wait happens before the next pair's set. Otherwise each tile has a buffer of its own
+/// and nothing orders a pipe's later work after another pipe's earlier work.
+pub fn chain(n: i64, shared: bool) -> Lowered {
+    let mut b = Builder::new();
+    let (x, y) = (
+        b.tensor("x", &[8 * n as u64, 64]),
+        b.tensor("y", &[8 * n as u64, 64]),
+    );
+    let one = b.buffer("t", MemSpace::UB, 2048, &[0], None);
+    for k in 0..n {
+        let tile = if shared {
+            (one, 0)
+        } else {
+            let addr = 2048 * k;
+            (
+                b.buffer(&format!("t{k}"), MemSpace::UB, 2048, &[addr as u64], None),
+                addr,
+            )
+        };
+        load_tile(&mut b, x, tile, 2048 * k);
+        negate_tile(&mut b, tile);
+        store_tile(&mut b, y, tile, 2048 * k);
+    }
+    b.finish()
+}
+
+/// Loads the 8 x 64 f32 tile at byte `off` of tensor `x` into UB buffer `t` at `addr`.
+pub fn load_tile(b: &mut Builder, x: u32, (t, addr): (BufferId, i64), off: i64) {
+    b.push(
+        dma(at(MemSpace::UB, None, addr), gm(x, None, off), 512),
+        vec![wr(t), rd_gm(x)],
+    );
+}
+
+/// Negates the 8 x 64 f32 tile of UB buffer `t` at `addr` in place.
+pub fn negate_tile(b: &mut Builder, (t, addr): (BufferId, i64)) {
+    let tt = tile(at(MemSpace::UB, None, addr), 8, 64);
+    b.push(
+        Op::VUnary {
+            op: UnOp::Neg,
+            dtype: DType::F32,
+            dst: tt,
+            src: tt,
+        },
+        vec![rd(t), wr(t)],
+    );
+}
+
+/// Stores the tile of UB buffer `t` at `addr` to byte `off` of tensor `y`.
+pub fn store_tile(b: &mut Builder, y: u32, (t, addr): (BufferId, i64), off: i64) {
+    b.push(
+        dma(gm(y, None, off), at(MemSpace::UB, None, addr), 512),
+        vec![rd(t), wr_gm(y)],
+    );
 }
 
 /// y = -x streamed through a perfect nest of `outer` x `inner` iterations (the inner

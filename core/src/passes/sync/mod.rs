@@ -12,7 +12,9 @@
 //! any pair whose absence the walk does not notice, so every pair left is needed (a
 //! pair no chain of other pairs leads from its source pipe to its destination pipe
 //! is kept without a walk: nothing else could order what it orders).
-//! Event ids are then allocated per pipe pair ([`ids`]) and the tree is written back.
+//! Event ids are then allocated per pipe pair ([`ids`]; straight-line pairs recycle
+//! the ids of pairs proved finished, [`recycle`]), checked by a walk with the ids as the
+//! hardware has them, and the tree is written back.
 //!
 //! Nest-wide rotation: a pair carried by the inner loop of a perfect nest is primed
 //! before the outermost loop of the nest and drained after it ([`place`]), so a
@@ -28,6 +30,7 @@
 
 pub mod ids;
 pub mod place;
+pub mod recycle;
 pub mod tree;
 pub mod walk;
 
@@ -445,29 +448,16 @@ fn auto(
         }
         Ok(())
     })?;
-    // Minimality: a pair whose removal leaves everything ordered is dropped. Later pairs
-    // go first: they were added with the earlier ones in place. A pair no chain of the
-    // other pairs can stand in for is kept without walking.
-    let has_barriers = tree.nodes.iter().any(|n| match &n.kind {
-        Kind::Instr(i) => matches!(i.op, Op::Barrier { pipe: None }),
-        Kind::Sync(s) => *s == Sync::Barrier,
-        Kind::Loop(..) => false,
-    });
-    for p in (0..tree.pairs.len()).rev() {
-        if !has_barriers && needed_by_pipe_graph(&tree, p) {
-            continue;
-        }
-        if let Some(pair) = tree.pairs.get_mut(p) {
-            pair.removed = true;
-        }
-        if check(&tree, lowered, Flags::Private, &mut spent)?.is_some() {
-            if let Some(pair) = tree.pairs.get_mut(p) {
-                pair.removed = false;
-            }
-        }
-    }
+    sweep(&mut tree, lowered, Flags::Private, &mut spent)?;
     let wanted: Vec<u32> = tree.pairs.iter().map(|p| p.ids.count()).collect();
-    let reductions = ids::allocate(&mut tree, machine, report);
+    let reductions = ids::allocate(&mut tree, lowered, machine, report, &mut spent)?;
+    if tree.pairs.iter().any(|p| p.orders_ids && p.live()) {
+        // The pairs that order id reuses can make a hazard pair redundant, and a chain
+        // of other pairs can make one of them redundant: sweep again with the ids the
+        // hardware has.
+        sweep(&mut tree, lowered, Flags::Hardware, &mut spent)?;
+        reuse_notes(&tree, machine, report);
+    }
     let ran_out = !reductions.is_empty() || tree.pairs.iter().any(|p| p.barrier);
     let nest_reduced = tree
         .pairs
@@ -506,6 +496,58 @@ fn auto(
     }
     write_back(lowered, tree, report)?;
     Ok(AutoOutcome::Done)
+}
+
+/// Minimality: a pair whose removal leaves everything ordered is dropped, as the walk
+/// with `flags` sees it. Later pairs go first: they were added with the earlier ones in
+/// place. A pair no chain of the other pairs can stand in for is kept without walking.
+fn sweep(
+    tree: &mut Tree,
+    lowered: &Lowered,
+    flags: Flags,
+    spent: &mut u64,
+) -> Result<(), Diagnostic> {
+    let has_barriers = tree.pairs.iter().any(|p| p.barrier && !p.removed)
+        || tree.nodes.iter().any(|n| match &n.kind {
+            Kind::Instr(i) => matches!(i.op, Op::Barrier { pipe: None }),
+            Kind::Sync(s) => *s == Sync::Barrier,
+            Kind::Loop(..) => false,
+        });
+    for p in (0..tree.pairs.len()).rev() {
+        if !tree.pairs.get(p).is_some_and(|q| q.live())
+            || (!has_barriers && needed_by_pipe_graph(tree, p))
+        {
+            continue;
+        }
+        if let Some(pair) = tree.pairs.get_mut(p) {
+            pair.removed = true;
+        }
+        if check(tree, lowered, flags, spent)?.is_some() {
+            if let Some(pair) = tree.pairs.get_mut(p) {
+                pair.removed = false;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A note per pipe pair whose straight-line pairs reuse ids behind `FlagReuse` pairs.
+fn reuse_notes(tree: &Tree, machine: &Machine, report: &mut SyncReport) {
+    for src in Pipe::ALL {
+        for dst in Pipe::ALL {
+            let n = tree
+                .pairs
+                .iter()
+                .filter(|p| p.orders_ids && p.live() && (p.dst, p.src) == (src, dst))
+                .count();
+            if n > 0 {
+                report.notes.push(format!(
+                    "event ids for {src} -> {dst} are reused: {n} flag-reuse pairs ({dst} -> {src}) order the wait of an id's previous pair before its next set ({} ids per pipe pair)",
+                    machine.event_ids_per_pair
+                ));
+            }
+        }
+    }
 }
 
 /// Whether pair `p` is needed because no other live pair chain leads from its source
@@ -747,7 +789,11 @@ fn write_back(
     for (n, i) in (0..pairs.len()).filter(|&i| pairs[i].live()).enumerate() {
         live_index[i] = Some(n);
     }
-    for p in pairs.iter().filter(|p| p.removed && !p.barrier) {
+    // Pairs that ordered an id reuse and turned out redundant were never a hazard's.
+    for p in pairs
+        .iter()
+        .filter(|p| p.removed && !p.barrier && !p.orders_ids)
+    {
         report.removed.push(RemovedPair {
             src: p.src,
             dst: p.dst,
@@ -848,6 +894,7 @@ mod tests {
             base: 0,
             set_prov: Default::default(),
             wait_prov: Default::default(),
+            orders_ids: false,
         }
     }
 

@@ -208,6 +208,7 @@ pub fn add_pair(
         base: 0,
         set_prov: tree.prov(p.node),
         wait_prov: tree.prov(c.node),
+        orders_ids: false,
     });
     let mut nodes = Vec::new();
     let fail = || internal("anchor vanished");

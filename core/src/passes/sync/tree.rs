@@ -154,6 +154,9 @@ pub struct Pair {
     pub base: u32,
     pub set_prov: Provenance,
     pub wait_prov: Provenance,
+    /// Added by id allocation to order the wait of an id's holder before the set of the
+    /// next pair to take the id (`recycle`); not a hazard the walk found.
+    pub orders_ids: bool,
 }
 
 impl Pair {

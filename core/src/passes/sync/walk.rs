@@ -183,6 +183,22 @@ struct Entry {
     rotation: Option<SlotLoop>,
 }
 
+/// What a walk saw of one top-level set or wait (outside every loop, so it runs once
+/// per walk): its pipe, that pipe's instruction count at it, and its clock just after.
+/// `a` happens before `b` when `b.snap[a.pipe] >= a.count`.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen {
+    pub pipe: Pipe,
+    pub count: u32,
+    pub snap: Clock,
+}
+
+impl Seen {
+    pub fn before(&self, later: &Seen) -> bool {
+        later.snap[self.pipe.index()] >= self.count
+    }
+}
+
 #[derive(Default)]
 struct FlagState {
     set: Option<Clock>,
@@ -207,6 +223,8 @@ pub struct Walker<'a> {
     flags: DenseMap<usize, DenseMap<u32, FlagState>>,
     stack: Vec<(NodeId, u32)>,
     spent: u64,
+    /// The top-level sets and waits, by node, when the caller asked for them (`observe`).
+    seen: Option<DenseMap<NodeId, Seen>>,
 }
 
 fn overlaps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
@@ -265,7 +283,25 @@ impl<'a> Walker<'a> {
             flags: DenseMap::new(),
             stack: Vec::new(),
             spent: 0,
+            seen: None,
         }
+    }
+
+    /// Walks the whole program for its clocks and returns what every top-level set and
+    /// wait saw. For a program the walk has already found ordered: it checks flags but
+    /// not accesses, since no access conflict could stop it and the clocks are those of
+    /// a whole walk.
+    pub fn observe(
+        mut self,
+        spent: &mut u64,
+    ) -> Result<(Option<Finding>, DenseMap<NodeId, Seen>), Diagnostic> {
+        self.seen = Some(DenseMap::new());
+        let found = self.walk(spent)?;
+        let seen = self
+            .seen
+            .take()
+            .ok_or_else(|| internal("a walk lost what it observed"))?;
+        Ok((found, seen))
     }
 
     /// Walks the whole program; the first finding, or `None` when everything is ordered.
@@ -273,6 +309,10 @@ impl<'a> Walker<'a> {
     /// per pair it inserts or tries to remove, so a per-walk bound alone would still let
     /// a large program take time cubic in its size.
     pub fn run(mut self, spent: &mut u64) -> Result<Option<Finding>, Diagnostic> {
+        self.walk(spent)
+    }
+
+    fn walk(&mut self, spent: &mut u64) -> Result<Option<Finding>, Diagnostic> {
         self.spent = *spent;
         let root = self.tree.root.clone();
         let found = self.block(&root);
@@ -435,6 +475,11 @@ impl<'a> Walker<'a> {
         accesses: &[Access],
     ) -> Result<Option<Finding>, Diagnostic> {
         let me = Rc::new(self.tick(pipe, id));
+        if self.seen.is_some() {
+            // Observing an ordered program: only the clocks matter (`observe`).
+            self.spend(1)?;
+            return Ok(None);
+        }
         let clock = self.clocks[pipe.index()];
         // Per producer pipe: the latest unordered conflicting instance, and whether every
         // conflict with it is on a rotating slot of one loop.
@@ -754,6 +799,20 @@ impl<'a> Walker<'a> {
         })
     }
 
+    /// Records a top-level set or wait for [`Walker::observe`].
+    fn saw(&mut self, me: &Inst) {
+        if let (Some(seen), true) = (self.seen.as_mut(), me.iters.is_empty()) {
+            seen.insert(
+                me.node,
+                Seen {
+                    pipe: me.pipe,
+                    count: me.count,
+                    snap: me.snap,
+                },
+            );
+        }
+    }
+
     fn sync(&mut self, id: NodeId, s: Sync) -> Result<Option<Finding>, Diagnostic> {
         let pair_of = |p: PairId| self.tree.pairs.get(p);
         let (pair, slot, is_set) = match s {
@@ -808,6 +867,7 @@ impl<'a> Walker<'a> {
                 }
             }
             state.set = Some(clock);
+            self.saw(&me);
         } else {
             let Some(set) = self.flag_mut(key).and_then(|f| f.set.take()) else {
                 return Err(internal(format!(
@@ -819,6 +879,7 @@ impl<'a> Walker<'a> {
                 *a = (*a).max(*b);
             }
             let me = Rc::new(self.tick(dst, id));
+            self.saw(&me);
             if let Some(f) = self.flag_mut(key) {
                 f.last_wait = Some(me);
             }
