@@ -18,6 +18,7 @@ fn reason(r: &SyncRow) -> String {
         "RAW" => format!("{c} reads {what} after {p} writes it: without the pair {c} could read it before the write lands."),
         "WAR" => format!("{c} overwrites {what} while {p} may still read it: the pair holds the write until the read is done."),
         "WAW" => format!("{c} writes {what} after {p} wrote it: the pair keeps the two writes in order."),
+        "flag-reuse" => format!("{c} sets an event id again that an earlier {c} → {p} pair used: the pair holds the new set until {p} has waited on the earlier one, so the flag is never set twice."),
         _ => format!("The flag {p} → {c} is set again: the pair waits for its previous use first."),
     }
 }
