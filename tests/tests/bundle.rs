@@ -1,20 +1,22 @@
 //! The playground's download stays within its budget: the release build's wasm and
 //! JavaScript, each gzipped at the highest level (as `gzip -9` and static servers do),
-//! at most 530 KB (530,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
+//! at most 540 KB (540,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
 //! needs `dist/` from `trunk build --release`, which `cargo xtask test` runs first.
 //!
 //! The budget was 500 KB until the language gained masks and explicit multi-buffers and
 //! the back end relayout and spills: the playground compiles the same language as the
 //! command line, so those cannot be left out of its build, and together they cost
-//! 27.4 KB (docs/performance.md, "The bundle: where the bytes are"). 530 KB holds them
-//! with a little room; what would bring the page back under 500 KB is listed there.
+//! 27.4 KB (docs/performance.md, "The bundle: where the bytes are"). It was 530 KB until
+//! L1-resident pieces and blocks in subtile-matmul and event-id recycling in insert-sync
+//! added 14.8 KB more. 540 KB holds them with a little room; what would take bytes off is
+//! listed there.
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;
 use std::path::PathBuf;
 
-const BUDGET_BYTES: u64 = 530_000;
+const BUDGET_BYTES: u64 = 540_000;
 
 fn dist() -> PathBuf {
     std::env::var_os("TILESCOPE_DIST")
