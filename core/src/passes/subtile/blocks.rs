@@ -20,9 +20,9 @@
 //! keeps its order with it.
 
 use super::pieces::slice;
-use super::{fresh_var_name, operands, Candidate, Mode, Operand};
+use super::{each_product, fresh_var_name, operands, Candidate, Mode, Operand};
+use crate::ir::OpKind;
 use crate::ir::{Block, BlockItem, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId};
-use crate::ir::{OpKind, OpMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
@@ -32,32 +32,21 @@ const MAX_BLOCKS: u64 = 64;
 /// Splits every product that fits the module doc's pattern and overflows L0 into the
 /// fewest blocks that fit, `slots` slots each where they fit, else one.
 pub(super) fn store_blocks(k: &mut Kernel, machine: &Machine, slots: u64) {
-    let mut products = Vec::new();
-    k.walk_ops(|id, op| {
-        if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
-            products.push(id);
-        }
-    });
-    for mm in products {
-        let uses = k.use_counts();
-        let Some((_, ops)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm)) else {
-            continue;
+    each_product(k, |k, mm, ops, block, uses| {
+        let Some(c) = operands(k, block, uses, mm, Mode::Blocks) else {
+            return;
         };
-        let block: OpMap<usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-        let Some(c) = operands(k, &block, &uses, mm, Mode::Blocks) else {
-            continue;
-        };
-        let Some(store) = sole_store(k, &uses, &c, &ops) else {
-            continue;
+        let Some(store) = sole_store(k, uses, &c, ops) else {
+            return;
         };
         let fit = fit(machine, &c, slots).or_else(|| fit(machine, &c, 1));
         let Some(why) = fit else {
-            continue;
+            return;
         };
         if let Some(l) = split(k, &c, store, why.blocks) {
             k.op_attrs.entry(l).or_default().l0_split = Some(why);
         }
-    }
+    });
 }
 
 /// Whether `c`'s product tile is larger than L0C and a store is its one reader: no K

@@ -635,6 +635,29 @@ fn resize(k: &mut Kernel, o: &Operand, chunk: u64) {
     }
 }
 
+/// Calls `f` on every product without an accumulator, with the ops of its block in
+/// order, their positions and the use count of every value, each freshly computed:
+/// `pieces` and `blocks` rewrite the kernel between calls.
+fn each_product(
+    k: &mut Kernel,
+    mut f: impl FnMut(&mut Kernel, OpId, &[OpId], &OpMap<usize>, &[u32]),
+) {
+    let mut products = Vec::new();
+    k.walk_ops(|id, op| {
+        if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
+            products.push(id);
+        }
+    });
+    for mm in products {
+        let uses = k.use_counts();
+        let Some((_, ops)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm)) else {
+            continue;
+        };
+        let block: OpMap<usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+        f(k, mm, &ops, &block, &uses);
+    }
+}
+
 /// `base`, `base1`, ...: the first name no loop variable of the kernel has.
 fn fresh_var_name(k: &Kernel, base: &str) -> String {
     let taken = |name: &str| k.loop_vars.iter().any(|(_, v)| v.name == name);

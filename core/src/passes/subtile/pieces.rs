@@ -2,11 +2,12 @@
 //! slices of a product's operand tiles into L0A / L0B and accumulates their products
 //! in one L0C tile.
 
-use super::{capacity_chunks, fresh_var_name, resident_candidate, Candidate, Operand};
+use super::{
+    capacity_chunks, each_product, fresh_var_name, resident_candidate, Candidate, Operand,
+};
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, OpKind, OpMap, ValueDef,
-    ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, OpKind, ValueDef, ValueId,
 };
 use crate::machine::Machine;
 use crate::types::TileType;
@@ -54,31 +55,20 @@ fn accumulating(k: &Kernel, uses: &[u32], mm: OpId) -> Option<(OpId, ValueId)> {
 /// by more than one product. Loading such a tile again in narrower pieces would read GM
 /// once per use; its pieces come from L1 instead.
 pub(super) fn resident_pieces(k: &mut Kernel, machine: &Machine, slots: u64) {
-    let mut products = Vec::new();
-    k.walk_ops(|id, op| {
-        if matches!(op.kind, OpKind::MatMul { acc: None, .. }) {
-            products.push(id);
-        }
-    });
-    for mm in products {
-        let uses = k.use_counts();
-        let Some((_, ops)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&mm)) else {
-            continue;
-        };
-        let block: OpMap<usize> = ops.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-        let Some(c) = resident_candidate(k, &block, &uses, mm) else {
-            continue;
+    each_product(k, |k, mm, _, block, uses| {
+        let Some(c) = resident_candidate(k, block, uses, mm) else {
+            return;
         };
         if super::blocks::wants_blocks(k, machine, &c) {
-            continue;
+            return;
         }
         // Pieces double-buffered where they fit, else single (multi-buffer then leaves
         // the piece loop single-buffered, as it finds two slots do not fit).
         let fit = capacity_chunks(machine, &c, slots).filter(|(_, why)| why.is_some());
         let Some((chunks, Some(why))) = fit.or_else(|| capacity_chunks(machine, &c, 1)) else {
-            continue;
+            return;
         };
-        let made = match accumulating(k, &uses, mm) {
+        let made = match accumulating(k, uses, mm) {
             Some((add, acc)) => pieces(k, &c, chunks, acc, Some(add)).map(|l| (l, None, Some(add))),
             None => zero_init(k, &c).and_then(|(init_op, init)| {
                 pieces(k, &c, chunks, init, None).map(|l| (l, Some(init_op), None))
@@ -91,7 +81,7 @@ pub(super) fn resident_pieces(k: &mut Kernel, machine: &Machine, slots: u64) {
                 ..why
             });
         }
-    }
+    });
 }
 
 /// A `full 0.0` of the product's type: the accumulator a product outside the
