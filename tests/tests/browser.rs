@@ -323,3 +323,31 @@ async fn the_editor_colours_floor_division_as_the_compiler_reads_it() -> Result<
     })
     .await
 }
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn the_weight_kept_in_l1_shows_its_slices_after_subtile_matmul() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=lane-MTE2]").await?;
+        page.click(".tb-examples").await?;
+        page.click("[data-example=weights_l1]").await?;
+        page.tab("Passes").await?;
+        page.click("[data-testid=pass-item][data-pass=subtile-matmul]")
+            .await?;
+        page.eventually("subtile-matmul's IR", async || {
+            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? == "subtile-matmul")
+        })
+        .await?;
+        let ir = page.text_of("[data-testid=ir-view]").await?;
+        for line in [
+            "pieces moved from L1, L0A capacity required it",
+            "= slice %wt[:, %kc .. %kc + ",
+        ] {
+            ensure!(ir.contains(line), "no `{line}` in the IR:\n{ir}");
+        }
+        page.screenshot("playground-l1-pieces").await?;
+        Ok(())
+    })
+    .await
+}

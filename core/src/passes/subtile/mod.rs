@@ -95,7 +95,7 @@ impl Pass for SubtileMatmul {
     }
 
     fn description(&self) -> &'static str {
-        "split a product's operand loads into K sub-tiles accumulated in L0C, when L0 capacity requires it or the cost model gains"
+        "split a product into K pieces accumulated in L0C (loaded from GM, or moved from tiles kept in L1) or into M x N blocks, when L0 capacity requires it or the cost model gains"
     }
 
     fn optional(&self) -> bool {
