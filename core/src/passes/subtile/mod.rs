@@ -536,24 +536,7 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) -> Option<OpId> {
         narrow(k, o, var, chunk);
     }
     let (init_op, init) = k.add_op(OpKind::Full { value: 0.0 }, span, ty.clone(), None);
-    let for_id = k.ops.push(Op {
-        kind: OpKind::Full { value: 0.0 },
-        span,
-        results: Vec::new(),
-    });
-    let name = k.values[product].name.clone();
-    let def = |index| ValueDef::LoopArg { op: for_id, index };
-    let arg = k.add_value(ty.clone(), None, def(0));
-    let result = k.add_value(
-        ty.clone(),
-        name,
-        ValueDef::Result {
-            op: for_id,
-            index: 0,
-        },
-    );
-    k.ops[for_id].results.push(result);
-    k.replace_uses(product, result);
+    let (for_id, arg, _) = loop_shell(k, span, &ty, None, product)?;
     let (add, sum) = k.add_op(
         OpKind::Binary {
             op: BinaryOp::Add,
@@ -596,6 +579,45 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) -> Option<OpId> {
     ops.splice(at..at, [init_op, for_id]);
     *block = Block::from_ops(ops);
     Some(for_id)
+}
+
+/// The op of a new accumulating loop over `ty`, still a placeholder for the caller to
+/// fill (made first so its values can name it), with its block argument (named
+/// `arg_name`) and its result, which takes `replaced`'s name and place for every
+/// reader. Returns the op, the argument and the result (`None` for a `replaced` the
+/// kernel does not have).
+fn loop_shell(
+    k: &mut Kernel,
+    span: crate::diag::Span,
+    ty: &crate::types::TileType,
+    arg_name: Option<String>,
+    replaced: ValueId,
+) -> Option<(OpId, ValueId, ValueId)> {
+    let for_id = k.ops.push(Op {
+        kind: OpKind::Full { value: 0.0 },
+        span,
+        results: Vec::new(),
+    });
+    let arg = k.add_value(
+        ty.clone(),
+        arg_name,
+        ValueDef::LoopArg {
+            op: for_id,
+            index: 0,
+        },
+    );
+    let name = k.values.get(replaced)?.name.clone();
+    let result = k.add_value(
+        ty.clone(),
+        name,
+        ValueDef::Result {
+            op: for_id,
+            index: 0,
+        },
+    );
+    k.ops.get_mut(for_id)?.results.push(result);
+    k.replace_uses(replaced, result);
+    Some((for_id, arg, result))
 }
 
 /// Makes operand `o`'s load read chunk `var .. var + chunk` of its K axis, and narrows the

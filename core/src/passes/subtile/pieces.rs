@@ -3,11 +3,12 @@
 //! in one L0C tile.
 
 use super::{
-    capacity_chunks, each_product, fresh_var_name, resident_candidate, Candidate, Operand,
+    capacity_chunks, each_product, fresh_var_name, loop_shell, resident_candidate, Candidate,
+    Operand,
 };
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, OpKind, ValueDef, ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, OpId, OpKind, ValueDef, ValueId,
 };
 use crate::machine::Machine;
 use crate::types::TileType;
@@ -132,38 +133,14 @@ fn pieces(
     for o in operands {
         body.push(slice(k, c, o, o.k_axis, var, chunk)?);
     }
-    // The loop op is made first (as a placeholder) so its values can name it.
-    let for_id = k.ops.push(Op {
-        kind: OpKind::Full { value: 0.0 },
-        span,
-        results: Vec::new(),
-    });
     let arg_name = k.values.get(init)?.name.clone();
-    let arg = k.add_value(
-        ty.clone(),
-        arg_name,
-        ValueDef::LoopArg {
-            op: for_id,
-            index: 0,
-        },
-    );
-    // What the loop's result stands for: the enclosing loop's update, or the product.
+    // What the loop's result stands for: the enclosing loop's update, or the product;
+    // replaced before the loop's own `add` reads the product, so that one keeps it.
     let replaced = match add {
         Some(a) => *k.ops.get(a)?.results.first()?,
         None => product,
     };
-    let name = k.values.get(replaced)?.name.clone();
-    let result = k.add_value(
-        ty.clone(),
-        name,
-        ValueDef::Result {
-            op: for_id,
-            index: 0,
-        },
-    );
-    k.ops.get_mut(for_id)?.results.push(result);
-    // Before the loop's own `add` reads the product, so that one keeps reading it.
-    k.replace_uses(replaced, result);
+    let (for_id, arg, result) = loop_shell(k, span, &ty, arg_name, replaced)?;
     let (add, sum) = match add {
         Some(a) => {
             let op = k.ops.get_mut(a)?;
