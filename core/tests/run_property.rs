@@ -145,11 +145,24 @@ fn matmul() -> impl Strategy<Value = (String, &'static str)> {
         )
 }
 
+/// How a [`big_matmul`] kernel uses its product.
+#[derive(Clone, Copy, Debug)]
+enum BigForm {
+    /// Each row block's product stored straight away.
+    Stored,
+    /// The row blocks' products summed into one accumulator.
+    RowSum,
+    /// `acc += x_k @ w_k` over two K blocks loaded in the loop (optionally
+    /// double-buffered): the accumulator carried across the loop.
+    KLoop { buffered: bool },
+}
+
 /// A product whose tiles overflow L0 on the preset: a weight loaded once ahead of a loop
 /// over row blocks (stored straight away, or summed over the blocks into one
-/// accumulator), 16-bit or f32, the weight transposed or not. subtile-matmul moves K
-/// pieces or M x N blocks of the L1 tiles through L0; kernels whose tiles do not fit L1
-/// are skipped.
+/// accumulator), or both operands loaded per K block of an accumulating loop; 16-bit or
+/// f32, the weight transposed or not. subtile-matmul moves K pieces or M x N blocks of
+/// the L1 tiles through L0 (blocks of the one accumulator when it is carried); kernels
+/// whose tiles do not fit L1 or whose accumulator does not fit L0C are skipped.
 fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
     (
         prop_oneof![Just(64u64), Just(128)],
@@ -158,16 +171,40 @@ fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
         prop_oneof![Just(32u64), Just(64)],
         prop_oneof![Just("f32"), Just("bf16"), Just("f16")],
         any::<bool>(),
-        any::<bool>(),
+        prop_oneof![
+            Just(BigForm::Stored),
+            Just(BigForm::RowSum),
+            Just(BigForm::KLoop { buffered: false }),
+            Just(BigForm::KLoop { buffered: true }),
+        ],
         prop_oneof![Just("a3"), Just("teach")],
     )
-        .prop_map(|(m, k, n, step, dt, transposed, accumulate, preset)| {
+        .prop_map(|(m, k, n, step, dt, transposed, form, preset)| {
             let (w_shape, w_use) = if transposed {
                 (format!("{n}, {k}"), "w.T")
             } else {
                 (format!("{k}, {n}"), "w")
             };
-            let source = if accumulate {
+            if let BigForm::KLoop { buffered } = form {
+                let k2 = k * 2;
+                let (w_shape, w_k) = if transposed {
+                    (format!("{n}, {k2}"), format!("(load wt[:, kk .. kk + {k}]).T"))
+                } else {
+                    (format!("{k2}, {n}"), format!("load wt[kk .. kk + {k}, :]"))
+                };
+                let buffers = if buffered { " @buffers(2)" } else { "" };
+                let source = format!(
+                    "kernel k(a: {dt}[{m}, {k2}], wt: {dt}[{w_shape}], y: out f32[{m}, {n}]) {{
+    let acc = zeros(f32[{m}, {n}]);
+    for kk in 0..{k2} step {k}{buffers} {{
+        acc += load a[:, kk .. kk + {k}] @ {w_k};
+    }}
+    store y[:, :] = acc;
+}}"
+                );
+                return (source, preset);
+            }
+            let source = if matches!(form, BigForm::RowSum) {
                 // y = sum over row blocks i of x_i @ w (x_i: rows i .. i + m of a).
                 let rows = m * 2;
                 format!(

@@ -357,6 +357,7 @@ impl Lower<'_> {
                     lhs,
                     rhs: self.expr(rhs, d, ops)?,
                     acc: None,
+                    acc_block: Vec::new(),
                 }
             }
             hir::ExprKind::Transpose(a) => OpKind::Transpose {

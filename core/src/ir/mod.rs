@@ -408,10 +408,14 @@ pub enum OpKind {
     },
     /// `lhs @ rhs`, plus `acc` when set (an accumulator kept in L0C: the result is
     /// `acc + lhs @ rhs`, the product summed first, as the source's `acc += x @ w`).
+    /// With `acc_block` (one `Range` or `Full` per axis; empty: the whole accumulator)
+    /// the product adds into that block of `acc` and the result is the whole
+    /// accumulator: subtile-matmul's M x N blocks of one L0C accumulator.
     MatMul {
         lhs: ValueId,
         rhs: ValueId,
         acc: Option<ValueId>,
+        acc_block: Vec<Index>,
     },
     Transpose {
         arg: ValueId,
@@ -605,7 +609,7 @@ impl OpKind {
                 f(*on_true);
                 f(*on_false);
             }
-            OpKind::MatMul { lhs, rhs, acc } => {
+            OpKind::MatMul { lhs, rhs, acc, .. } => {
                 f(*lhs);
                 f(*rhs);
                 acc.iter().copied().for_each(f);
@@ -665,7 +669,7 @@ impl OpKind {
                 *on_true = f(*on_true);
                 *on_false = f(*on_false);
             }
-            OpKind::MatMul { lhs, rhs, acc } => {
+            OpKind::MatMul { lhs, rhs, acc, .. } => {
                 *lhs = f(*lhs);
                 *rhs = f(*rhs);
                 if let Some(a) = acc {

@@ -288,9 +288,19 @@ impl Printer<'_> {
             OpKind::Reduce { op, arg, axis } => {
                 typed(self, format!("{} {}, axis={axis}", op.name(), self.v(*arg)))
             }
-            OpKind::MatMul { lhs, rhs, acc } => {
+            OpKind::MatMul {
+                lhs,
+                rhs,
+                acc,
+                acc_block,
+            } => {
+                let block = if acc_block.is_empty() {
+                    String::new()
+                } else {
+                    format!("[{}]", self.index(acc_block))
+                };
                 let acc = acc
-                    .map(|a| format!(", acc={}", self.v(a)))
+                    .map(|a| format!(", acc={}{block}", self.v(a)))
                     .unwrap_or_default();
                 typed(
                     self,

@@ -306,12 +306,22 @@ impl Verifier<'_> {
             OpKind::Iota { axis } => {
                 typing::iota(*axis, result.ok_or("iota without a result")?).map(Some)
             }
-            OpKind::MatMul { acc, .. } => {
+            OpKind::MatMul { acc, acc_block, .. } => {
                 let product = typing::matmul(arg()?, tys.get(1).ok_or("missing operand")?)?;
-                if acc.is_some() && tys.get(2) != Some(&product) {
-                    return Err(format!("matmul accumulator is not {product}"));
+                if acc_block.is_empty() {
+                    if acc.is_some() && tys.get(2) != Some(&product) {
+                        return Err(format!("matmul accumulator is not {product}"));
+                    }
+                    return Ok(Some(product));
                 }
-                Ok(Some(product))
+                // The product adds into a block of the accumulator: the block has the
+                // product's type, and the result is the whole accumulator.
+                self.index_vars(acc_block, span);
+                let whole = tys.get(2).ok_or("an accumulator block without an accumulator")?;
+                if typing::slice(whole, acc_block, false)? != product {
+                    return Err(format!("the accumulator block of {whole} is not {product}"));
+                }
+                Ok(Some(whole.clone()))
             }
             OpKind::Transpose { .. } => typing::transpose(arg()?).map(Some),
             OpKind::Slice {
@@ -521,7 +531,7 @@ impl Verifier<'_> {
                     want(v, MemSpace::UB, "a vector operand");
                 }
             }
-            OpKind::MatMul { lhs, rhs, acc } => {
+            OpKind::MatMul { lhs, rhs, acc, .. } => {
                 want(*lhs, MemSpace::L0A, "the matmul left operand");
                 want(*rhs, MemSpace::L0B, "the matmul right operand");
                 if let Some(a) = acc {

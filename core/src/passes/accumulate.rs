@@ -6,6 +6,10 @@
 //! iteration writes with `acc=0`, which is why the init must be zeros), and one FIX
 //! after the loop moves the result out.
 //!
+//! A product that subtile-matmul already made add into a block of the accumulator
+//! (`matmul .., acc=%acc[..]`, made only where this pattern held) needs no rewrite: its
+//! nest's values go to L0C all the same.
+//!
 //! Only the plain pattern is rewritten; everything else keeps the UB scheme:
 //! - the init is a `full 0.0` read by nothing but the loop (a non-zero init, or one
 //!   also read elsewhere, would need L0C initialised from UB, which has no data path
@@ -52,13 +56,20 @@ pub fn accumulate_in_l0c(k: &mut Kernel) -> ValueMap<MemSpace> {
     out
 }
 
+/// Whether the `i`-th value carried by loop `f` is an accumulator this pass keeps in
+/// L0C (subtile-matmul asks before it splits the product into blocks of it).
+pub fn keeps_in_l0c(k: &Kernel, f: OpId, i: usize) -> bool {
+    find(k, f, i).is_some()
+}
+
 struct Found {
     init: ValueId,
     arg: ValueId,
     update: ValueId,
     result: ValueId,
-    /// The `add`/`update add` op, removed by the rewrite.
-    add: OpId,
+    /// The `add`/`update add` op, removed by the rewrite (`None`: the product already
+    /// adds into the accumulator).
+    add: Option<OpId>,
     matmul: OpId,
     /// The carried values of the loops around this one that only pass the accumulator
     /// through (see [`enclosing`]).
@@ -93,6 +104,25 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
     if !l.body.ops().any(|o| o == add) {
         return None;
     }
+    // Already a product into a block of the accumulator (subtile-matmul's M x N blocks,
+    // made only where this pattern held): nothing to rewrite, but the nest's values
+    // live in L0C all the same.
+    if let OpKind::MatMul {
+        acc: Some(a),
+        acc_block,
+        ..
+    } = add_kind
+    {
+        return (*a == arg && !acc_block.is_empty()).then_some(Found {
+            init,
+            arg,
+            update,
+            result,
+            add: None,
+            matmul: add,
+            enclosing,
+        });
+    }
     let (a, b, masked) = match add_kind {
         OpKind::Binary {
             op: BinaryOp::Add,
@@ -118,6 +148,7 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
         lhs,
         rhs,
         acc: None,
+        ..
     } = mm_kind
     else {
         return None;
@@ -134,7 +165,7 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
         arg,
         update,
         result,
-        add,
+        add: Some(add),
         matmul,
         enclosing,
     })
@@ -201,6 +232,9 @@ fn all_valid_on(k: &Kernel, v: ValueId, axis: usize) -> bool {
 }
 
 fn rewrite(k: &mut Kernel, f: OpId, found: &Found) {
+    let Some(add) = found.add else {
+        return;
+    };
     if let OpKind::MatMul { acc, .. } = &mut k.ops[found.matmul].kind {
         *acc = Some(found.arg);
     }
@@ -210,6 +244,6 @@ fn rewrite(k: &mut Kernel, f: OpId, found: &Found) {
         index: 0,
     };
     if let OpKind::For(l) = &mut k.ops[f].kind {
-        l.body.retain_ops(|o| o != found.add);
+        l.body.retain_ops(|o| o != add);
     }
 }

@@ -62,7 +62,10 @@ pub(super) fn visit_exprs_from(
         match &mut k.ops[id].kind {
             OpKind::Load { index, .. }
             | OpKind::Store { index, .. }
-            | OpKind::Slice { index, .. } => {
+            | OpKind::Slice { index, .. }
+            | OpKind::MatMul {
+                acc_block: index, ..
+            } => {
                 for ix in index {
                     match ix {
                         Index::Range { start, .. } | Index::Single(start) => f(start),

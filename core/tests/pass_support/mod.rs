@@ -38,3 +38,21 @@ pub fn options(machine: Machine, sync: SyncStrategy) -> CompileOptions {
         ..CompileOptions::default()
     }
 }
+
+/// Runs `source` on `machine` under `auto` and `barrier` sync: it must compile, run
+/// without errors or races, and match the reference bit for bit (`name` labels the
+/// failure). For splits that sum every element in the reference's order.
+pub fn assert_exact_without_races(name: &str, source: &str, machine: &Machine) {
+    for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+        let r = tilescope::run::run(source, &options(machine.clone(), sync), Vec::new(), 4);
+        let at = format!("{name} on {} {sync:?}", machine.name);
+        assert!(r.diagnostics.is_empty(), "{at}: {:?}", r.diagnostics);
+        assert!(r.errors.is_empty(), "{at}: {:?}", r.errors);
+        assert!(r.races.is_empty(), "{at}: {} races", r.races.len());
+        assert!(
+            r.reference_match && r.max_abs_err == 0.0,
+            "{at}: err {}",
+            r.max_abs_err
+        );
+    }
+}

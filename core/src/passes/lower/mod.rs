@@ -6,6 +6,7 @@
 
 mod ops;
 mod slots;
+mod strips;
 
 use super::plan_memory::{plan, Plan};
 use super::{Context, Pass};
@@ -62,7 +63,7 @@ pub fn may_overwrite(k: &Kernel, op: &crate::ir::Op, v: ValueId) -> bool {
         OpKind::Unary { arg, .. } => *arg == v && same_type,
         OpKind::Binary { lhs, rhs, .. } => (*lhs == v || *rhs == v) && same_type,
         OpKind::Update { old, value, .. } => *old == v && *value != v,
-        OpKind::MatMul { lhs, rhs, acc } => *acc == Some(v) && *lhs != v && *rhs != v,
+        OpKind::MatMul { lhs, rhs, acc, .. } => *acc == Some(v) && *lhs != v && *rhs != v,
         OpKind::Fused { args, expr } => {
             let shapes: Option<Vec<Vec<u64>>> = args
                 .iter()
@@ -129,10 +130,17 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         });
     }
     let member_slot = slots::member_slots(k).map_err(|d| vec![d])?;
+    let strips = strips::l0c_strips(k).map_err(|e| {
+        vec![Diagnostic::error(
+            format!("internal error in lower-to-pipes: {e}"),
+            Span::default(),
+        )]
+    })?;
     let mut lw = Lw {
         k,
         plan,
         member_slot,
+        strips,
         slot_copy: None,
         out,
         stack: vec![Vec::new()],
@@ -165,6 +173,8 @@ struct Lw<'a> {
     plan: Plan,
     /// The slot index of each tile that lives in a slot of a `buffers` tile.
     member_slot: ValueMap<usize>,
+    /// The column strips of each L0C accumulator with N blocks (`strips`).
+    strips: ValueMap<u64>,
     /// While a copy into or out of a slot is lowered: the `buffers` tile and the slot.
     slot_copy: Option<(ValueId, OpId)>,
     out: Lowered,
@@ -251,13 +261,35 @@ impl Lw<'_> {
         Val::Reg(dst)
     }
 
+    /// How many column strips L0C tile `v` is laid out in (`strips`): 1, row-major, for
+    /// every tile no product splits into N blocks.
+    fn strips(&self, v: ValueId) -> u64 {
+        self.strips.get(&v).copied().unwrap_or(1)
+    }
+
+    /// An internal inconsistency at the op being lowered: a compile error, never a
+    /// silent default.
+    fn internal(&mut self, msg: &str) {
+        self.errors.push(Diagnostic::error(
+            format!("internal error in lower-to-pipes: {msg}"),
+            self.prov.span.unwrap_or_default(),
+        ));
+    }
+
     fn iexpr(&mut self, e: &IndexExpr, depth: usize) -> Val {
         if depth > crate::limits::MAX_NESTING_DEPTH {
+            self.internal("an index expression nested past the limit");
             return Val::Imm(0);
         }
         match e {
             IndexExpr::Const(c) => Val::Imm(*c),
-            IndexExpr::Var(v) => self.var_reg.get(v).copied().unwrap_or(Val::Imm(0)),
+            IndexExpr::Var(v) => match self.var_reg.get(v) {
+                Some(&r) => r,
+                None => {
+                    self.internal("a loop variable used outside its loop");
+                    Val::Imm(0)
+                }
+            },
             IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
                 let (x, y) = (self.iexpr(a, depth + 1), self.iexpr(b, depth + 1));
                 let op = match e {

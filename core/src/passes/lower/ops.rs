@@ -118,7 +118,15 @@ impl Lw<'_> {
             }
             (OpKind::Fused { args, expr }, Some(r)) => self.fused(id, r, args, expr, span),
             (OpKind::Reduce { op, arg, axis }, Some(r)) => self.reduce(*op, *arg, *axis, r, span),
-            (OpKind::MatMul { lhs, rhs, acc }, Some(r)) => self.matmul(*lhs, *rhs, *acc, r, span),
+            (
+                OpKind::MatMul {
+                    lhs,
+                    rhs,
+                    acc,
+                    acc_block,
+                },
+                Some(r),
+            ) => self.matmul(*lhs, *rhs, *acc, acc_block, r, span),
             (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
             (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
             (
@@ -446,7 +454,42 @@ impl Lw<'_> {
             cols: cols_v,
             stride: row_stride,
         };
-        self.emit(Op::Fix { dtype, dst, src }, acc);
+        self.fix(dtype, dst, src, tile_v, acc, span);
+    }
+
+    /// FIX of L0C tile `v` (`src`, row-major as the tile's shape reads) into `dst`: one
+    /// instruction, or one per column strip when `v` is laid out in strips (`strips`),
+    /// each strip into its columns of `dst`.
+    fn fix(&mut self, dtype: DType, dst: Tile, src: Tile, v: ValueId, acc: Vec<Access>, span: Span) {
+        let q = self.strips(v);
+        if q == 1 {
+            return self.emit(Op::Fix { dtype, dst, src }, acc);
+        }
+        let (Val::Imm(rows), Val::Imm(cols)) = (src.rows, src.cols) else {
+            return self.fail(span, "a tile in column strips with a tail (a compiler bug)");
+        };
+        let width = cols / q as i64;
+        if src.stride != cols || width * q as i64 != cols {
+            return self.fail(span, "a strided view of a tile in column strips (a compiler bug)");
+        }
+        for j in 0..q as i64 {
+            let shift = |a: crate::isa::Addr, bytes: i64| crate::isa::Addr {
+                offset: a.offset + bytes,
+                ..a
+            };
+            let src = Tile {
+                addr: shift(src.addr, j * rows * width * 4),
+                cols: Val::Imm(width),
+                stride: width,
+                ..src
+            };
+            let dst = Tile {
+                addr: shift(dst.addr, j * width * dtype.bytes() as i64),
+                cols: Val::Imm(width),
+                ..dst
+            };
+            self.emit(Op::Fix { dtype, dst, src }, acc.clone());
+        }
     }
 
     /// Whether `v` is moved to L1 (on its way to the matrix unit).
@@ -600,7 +643,7 @@ impl Lw<'_> {
                 src,
                 transpose,
             },
-            (MemSpace::L0C, _) if !transpose => Op::Fix { dtype, dst, src },
+            (MemSpace::L0C, _) if !transpose => return self.fix(dtype, dst, src, arg, acc, span),
             (MemSpace::UB, MemSpace::UB) if transpose => Op::Dma {
                 dtype,
                 dst: dst_addr,
@@ -705,9 +748,11 @@ impl Lw<'_> {
     /// `a` is the block argument of a loop whose init is the zero `full` (which emits
     /// nothing: the first `mmad` writes with `acc=0`) or the block argument of an
     /// enclosing loop in turn (subtile-matmul's piece loop inside the K loop). Counters
-    /// are iteration numbers, never negative. `None` for any other accumulator, which
-    /// would have no defined first write.
-    fn first_write(&self, a: ValueId) -> Option<Vec<crate::isa::Reg>> {
+    /// are iteration numbers, never negative. The loops of `blocks` are left out: each of
+    /// their iterations writes its own block of the accumulator ([`Lw::acc_block`]), so
+    /// every block is first written where the other counters are 0. `None` for any
+    /// other accumulator, which would have no defined first write.
+    fn first_write(&self, a: ValueId, blocks: &[OpId]) -> Option<Vec<crate::isa::Reg>> {
         let mut counters = Vec::new();
         let mut v = a;
         // Each step goes out one loop: the nest bounds the walk.
@@ -715,7 +760,9 @@ impl Lw<'_> {
             let crate::ir::ValueDef::LoopArg { op, index } = self.k.values.get(v)?.def else {
                 return None;
             };
-            counters.push(*self.loop_counter.get(&op)?);
+            if !blocks.contains(&op) {
+                counters.push(*self.loop_counter.get(&op)?);
+            }
             let OpKind::For(l) = &self.k.ops.get(op)?.kind else {
                 return None;
             };
@@ -734,15 +781,84 @@ impl Lw<'_> {
         None
     }
 
+    /// Where the product of an `m x n` block of accumulator `a` goes: the offset in bytes
+    /// of the block's first element in the accumulator's column strips (`strips`: strip
+    /// `j` holds columns `j*n .. (j+1)*n` of every row, rows `n` apart, so each block is
+    /// dense), and the loops that step the block. Each axis of `block` is `:` or a
+    /// range of the product's extent starting at the variable of a loop of the
+    /// accumulator's nest that steps over the axis block by block, exactly once
+    /// (`0 .. extent step len`): then every element is in one block per iteration of
+    /// the other loops, so it is first written where their counters are 0. `None` for
+    /// any other block, which would have no defined first write.
+    fn acc_block(
+        &mut self,
+        a: ValueId,
+        block: &[Index],
+        [m, n]: [u64; 2],
+    ) -> Option<(Val, Vec<OpId>)> {
+        let shape = self.shape(a);
+        let ([rows, cols], [ri, ci]) = (shape.as_slice(), block) else {
+            return None;
+        };
+        let (rows, cols) = (*rows, *cols);
+        // The loops carrying `a` out to its zero init, by their variables.
+        let mut nest = Vec::new();
+        let mut v = a;
+        while let crate::ir::ValueDef::LoopArg { op, index } = self.k.values.get(v)?.def {
+            let OpKind::For(l) = &self.k.ops.get(op)?.kind else {
+                return None;
+            };
+            nest.push((op, l));
+            v = *l.inits.get(index as usize)?;
+            if nest.len() > crate::limits::MAX_NESTING_DEPTH {
+                return None;
+            }
+        }
+        let mut loops = Vec::new();
+        let mut starts = Vec::new();
+        for (ix, extent, len) in [(ri, rows, m), (ci, cols, n)] {
+            match ix {
+                Index::Full if extent == len => starts.push(Val::Imm(0)),
+                Index::Range {
+                    start: crate::ir::IndexExpr::Var(var),
+                    len: l,
+                    clamped: false,
+                } if *l == len => {
+                    let &(op, f) = nest.iter().find(|(_, f)| f.var == *var)?;
+                    let tiles = f.start == 0 && f.step == len as i64 && f.end == extent as i64;
+                    if !tiles || loops.contains(&op) {
+                        return None;
+                    }
+                    loops.push(op);
+                    starts.push(self.iexpr(&crate::ir::IndexExpr::Var(*var), 0));
+                }
+                _ => return None,
+            }
+        }
+        // The accumulator is laid out in strips as wide as the block.
+        if self.strips(a) != cols / n.max(1) || !cols.is_multiple_of(n.max(1)) {
+            return None;
+        }
+        let [row0, col0] = <[Val; 2]>::try_from(starts).ok()?;
+        // Strip `col0 / n` starts `col0 / n * rows * n` = `col0 * rows` elements in.
+        let first = self.alu(AluOp::Mul, col0, Val::Imm(rows as i64));
+        let in_strip = self.alu(AluOp::Mul, row0, Val::Imm(n as i64));
+        let first = self.alu(AluOp::Add, first, in_strip);
+        let offset = self.alu(AluOp::Mul, first, Val::Imm(4));
+        Some((offset, loops))
+    }
+
     /// An `mmad`, or an `mmv` when the product has one row (`m = 1`). `acc`: an L0C
     /// accumulator carried by a loop (scope inference put it, the
     /// result and its zero init in one L0C buffer): the first iteration writes the
     /// product (`acc=0`, the counter is 0), later ones add it (`acc` = counter != 0).
+    /// `block`: the block of the accumulator the product adds into (empty: all of it).
     fn matmul(
         &mut self,
         lhs: ValueId,
         rhs: ValueId,
         acc_v: Option<ValueId>,
+        block: &[Index],
         r: ValueId,
         span: Span,
     ) {
@@ -751,9 +867,24 @@ impl Lw<'_> {
             return self.fail(span, "a matmul of tiles that are not 2-D");
         };
         let (m, k, n) = (*m, *k, *n);
+        let (c_offset, block_loops) = match (acc_v, block.is_empty()) {
+            (_, true) => (Val::Imm(0), Vec::new()),
+            (Some(a), false) => match self.acc_block(a, block, [m, n]) {
+                Some(found) => found,
+                None => {
+                    return self.fail(
+                        span,
+                        "an accumulator block its loops do not step over exactly (a compiler bug)",
+                    )
+                }
+            },
+            (None, false) => {
+                return self.fail(span, "an accumulator block without an accumulator")
+            }
+        };
         let accumulate = match acc_v {
             None => Val::Imm(0),
-            Some(a) => match self.first_write(a) {
+            Some(a) => match self.first_write(a, &block_loops) {
                 Some(counters) => counters
                     .into_iter()
                     .fold(Val::Imm(0), |sum, c| self.alu(AluOp::Add, Val::Reg(c), sum)),
@@ -779,7 +910,7 @@ impl Lw<'_> {
         let (Some((a, _)), Some((b, _)), Some((c, _))) = (
             self.tile_addr(lhs, Val::Imm(0)),
             self.tile_addr(rhs, Val::Imm(0)),
-            self.tile_addr(r, Val::Imm(0)),
+            self.tile_addr(r, c_offset),
         ) else {
             return self.fail(span, "a matmul operand without an address");
         };

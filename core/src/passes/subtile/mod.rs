@@ -68,7 +68,9 @@
 //! K pieces do not help an f32 product (they would sum in another order than one
 //! product) nor one whose product tile overflows L0C. When a store is the product's one
 //! reader, `blocks` splits it along M and N instead: blocks of A's rows and B's columns,
-//! each a product of its own stored by itself, exact for every dtype.
+//! each a product of its own stored by itself, exact for every dtype. When the product
+//! is the update of an accumulator carried across a loop, the blocks add into their
+//! blocks of the one L0C accumulator (`matmul %1, %2, acc=%acc[%mb .., %nb ..]`).
 
 mod blocks;
 mod pieces;
@@ -95,7 +97,7 @@ impl Pass for SubtileMatmul {
     }
 
     fn description(&self) -> &'static str {
-        "split a product into K pieces accumulated in L0C (loaded from GM, or moved from tiles kept in L1) or into M x N blocks, when L0 capacity requires it or the cost model gains"
+        "split a product into K pieces accumulated in L0C (loaded from GM, or moved from tiles kept in L1) or into M x N blocks (stored, or added into one accumulator), when L0 capacity requires it or the cost model gains"
     }
 
     fn optional(&self) -> bool {
@@ -157,6 +159,7 @@ impl Pass for SubtileMatmul {
         }
         pieces::resident_pieces(k, &machine, depth as u64);
         blocks::store_blocks(k, &machine, depth as u64);
+        blocks::accumulator_blocks(k, &machine, depth as u64);
         Ok(())
     }
 }
@@ -235,6 +238,7 @@ fn operands(
         lhs,
         rhs,
         acc: None,
+        ..
     } = op.kind
     else {
         return None;

@@ -16,7 +16,7 @@ use crate::types::TileType;
 /// When product `mm` is the update of an accumulator carried by the loop around it
 /// (`acc += a @ b`: `add %acc, product` of the loop's block argument, yielded and read
 /// by nothing else), that `add` and the block argument.
-fn accumulating(k: &Kernel, uses: &[u32], mm: OpId) -> Option<(OpId, ValueId)> {
+pub(super) fn accumulating(k: &Kernel, uses: &[u32], mm: OpId) -> Option<(OpId, ValueId)> {
     let once = |v: ValueId| uses.get(v.index()) == Some(&1);
     let product = *k.ops.get(mm)?.results.first()?;
     if !once(product) {
