@@ -117,12 +117,32 @@ fn the_ir_shows_products_into_blocks_of_the_accumulator() {
 }
 
 #[test]
+fn the_loop_around_the_blocks_still_double_buffers_its_loads() {
+    // Automatic multi-buffering counts subtile-matmul's loops as part of the product:
+    // the K loop overlaps the next iteration's loads with this one's blocks.
+    let ir = pass_support::ir_after_with(
+        ACC_F32,
+        &options(Machine::teach(), SyncStrategy::Auto),
+        "multi-buffer",
+    );
+    for line in [
+        "for %k in 0..512 step 128 buffers(2) slot = iteration % 2",
+        "%0 = load %x[:, %k .. %k + 128] : l1 f32[128, 128] slots(2)",
+        "%1 = load %w[%k .. %k + 128, :] : l1 f32[128, 128] slots(2)",
+    ] {
+        assert!(ir.contains(line), "missing `{line}` in\n{ir}");
+    }
+}
+
+#[test]
 fn the_accumulator_is_laid_out_in_column_strips_and_moved_out_strip_by_strip() {
     let r = compile(ACC_F32, &options(Machine::teach(), SyncStrategy::Auto));
     let asm = r.asm.unwrap_or_default();
-    // The first write of each block is where the K counter (r0) is 0, whichever block.
+    // The first write of each block is where the K loop's counter (r0) is 0, whichever
+    // block: `acc` is that counter alone, not a sum with the block loops' counters.
+    assert!(asm.contains("loop r0, 4 !at 3:5"), "{asm}");
     assert!(
-        asm.contains("mmad.f32 l0c[r3], l0a[0], l0b[0], m=64, k=128, n=64, acc=r0"),
+        asm.contains("l0a[0], l0b[0], m=64, k=128, n=64, acc=r0 !step 3"),
         "{asm}"
     );
     // Strip 1 (columns 64 .. 128) starts after all 128 rows of strip 0.

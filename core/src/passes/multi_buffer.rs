@@ -1,7 +1,8 @@
 //! multi-buffer: a loop with `@buffers(N)` gives each tile defined in its body that
 //! crosses pipes (written on one pipe, read on another) N slots, slot `iteration % N`,
 //! so the producer of iteration i+1 can run while the consumer of iteration i still reads.
-//! In automatic mode an innermost loop without `@buffers` is double-buffered when memory
+//! In automatic mode an innermost loop without `@buffers` (the loops subtile-matmul made
+//! of a product, its K pieces and M x N blocks, do not count) is double-buffered when memory
 //! planning still fits, and triple-buffered where the cost model says a third slot
 //! gains and memory and event ids allow (`buffer_depth`); otherwise it is left
 //! single-buffered.
@@ -36,10 +37,13 @@ impl Pass for MultiBuffer {
         let mut loops = Vec::new();
         k.walk_ops(|id, op| {
             if let OpKind::For(l) = &op.kind {
-                let innermost = !l
-                    .body
-                    .ops()
-                    .any(|o| matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_))));
+                // Loops subtile-matmul made (its pieces and blocks) count as part of the
+                // product they split: the loop around them still overlaps its
+                // iterations' loads with the products, as it did before the split.
+                let innermost = !l.body.ops().any(|o| {
+                    matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
+                        && k.op_attrs.get(&o).is_none_or(|a| a.l0_split.is_none())
+                });
                 loops.push((id, l.buffers, innermost, l.trip_count()));
             }
         });

@@ -159,15 +159,12 @@ fn fit(machine: &Machine, c: &Candidate, slots: [u64; 2], into: Into) -> Option<
 /// Of the block counts that fit an accumulator with `slots` slots or one, the one with
 /// the earliest estimated end ([`estimate`]); of those that tie, the first of
 /// [`fitting`]'s order, two slots before one. `None` when the whole product fits with
-/// one slot: the blocks would become the innermost loop, which automatic
-/// multi-buffering would then double-buffer instead of the accumulating loop, whose
-/// loads from GM it overlaps now.
+/// `slots` slots, or no split does.
 fn fit_accumulator(
     machine: &Machine,
     c: &Candidate,
     [slots, whole]: [u64; 2],
 ) -> Option<L0Split> {
-    overflow(machine, c, [1, 1], [whole, whole], Into::Accumulator)?;
     let mut best: Option<(u64, L0Split)> = None;
     let tries = if slots > 1 { vec![slots, 1] } else { vec![1] };
     for s in tries {
