@@ -188,7 +188,10 @@ fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
             if let BigForm::KLoop { buffered } = form {
                 let k2 = k * 2;
                 let (w_shape, w_k) = if transposed {
-                    (format!("{n}, {k2}"), format!("(load wt[:, kk .. kk + {k}]).T"))
+                    (
+                        format!("{n}, {k2}"),
+                        format!("(load wt[:, kk .. kk + {k}]).T"),
+                    )
                 } else {
                     (format!("{k2}, {n}"), format!("load wt[kk .. kk + {k}, :]"))
                 };

@@ -317,7 +317,9 @@ impl Verifier<'_> {
                 // The product adds into a block of the accumulator: the block has the
                 // product's type, and the result is the whole accumulator.
                 self.index_vars(acc_block, span);
-                let whole = tys.get(2).ok_or("an accumulator block without an accumulator")?;
+                let whole = tys
+                    .get(2)
+                    .ok_or("an accumulator block without an accumulator")?;
                 if typing::slice(whole, acc_block, false)? != product {
                     return Err(format!("the accumulator block of {whole} is not {product}"));
                 }

@@ -460,7 +460,15 @@ impl Lw<'_> {
     /// FIX of L0C tile `v` (`src`, row-major as the tile's shape reads) into `dst`: one
     /// instruction, or one per column strip when `v` is laid out in strips (`strips`),
     /// each strip into its columns of `dst`.
-    fn fix(&mut self, dtype: DType, dst: Tile, src: Tile, v: ValueId, acc: Vec<Access>, span: Span) {
+    fn fix(
+        &mut self,
+        dtype: DType,
+        dst: Tile,
+        src: Tile,
+        v: ValueId,
+        acc: Vec<Access>,
+        span: Span,
+    ) {
         let q = self.strips(v);
         if q == 1 {
             return self.emit(Op::Fix { dtype, dst, src }, acc);
@@ -470,7 +478,10 @@ impl Lw<'_> {
         };
         let width = cols / q as i64;
         if src.stride != cols || width * q as i64 != cols {
-            return self.fail(span, "a strided view of a tile in column strips (a compiler bug)");
+            return self.fail(
+                span,
+                "a strided view of a tile in column strips (a compiler bug)",
+            );
         }
         for j in 0..q as i64 {
             let shift = |a: crate::isa::Addr, bytes: i64| crate::isa::Addr {
@@ -869,18 +880,16 @@ impl Lw<'_> {
         let (m, k, n) = (*m, *k, *n);
         let (c_offset, block_loops) = match (acc_v, block.is_empty()) {
             (_, true) => (Val::Imm(0), Vec::new()),
-            (Some(a), false) => match self.acc_block(a, block, [m, n]) {
-                Some(found) => found,
-                None => {
-                    return self.fail(
+            (Some(a), false) => {
+                match self.acc_block(a, block, [m, n]) {
+                    Some(found) => found,
+                    None => return self.fail(
                         span,
                         "an accumulator block its loops do not step over exactly (a compiler bug)",
-                    )
+                    ),
                 }
-            },
-            (None, false) => {
-                return self.fail(span, "an accumulator block without an accumulator")
             }
+            (None, false) => return self.fail(span, "an accumulator block without an accumulator"),
         };
         let accumulate = match acc_v {
             None => Val::Imm(0),

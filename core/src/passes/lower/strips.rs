@@ -23,7 +23,12 @@ pub(super) fn l0c_strips(k: &Kernel) -> Result<ValueMap<u64>, String> {
     k.walk_ops(|_, op| match &op.kind {
         OpKind::For(l) => {
             for i in 0..l.args.len() {
-                let group = [l.inits.get(i), l.args.get(i), l.yields.get(i), op.results.get(i)];
+                let group = [
+                    l.inits.get(i),
+                    l.args.get(i),
+                    l.yields.get(i),
+                    op.results.get(i),
+                ];
                 groups.push(group.into_iter().flatten().copied().collect());
             }
         }
@@ -32,7 +37,11 @@ pub(super) fn l0c_strips(k: &Kernel) -> Result<ValueMap<u64>, String> {
             acc_block,
             ..
         } => {
-            groups.push(std::iter::once(*a).chain(op.results.iter().copied()).collect());
+            groups.push(
+                std::iter::once(*a)
+                    .chain(op.results.iter().copied())
+                    .collect(),
+            );
             let cols = k.values.get(*a).and_then(|v| v.ty.shape.get(1).copied());
             let strips = match (acc_block.get(1), cols) {
                 (None | Some(Index::Full), _) => Some(1),

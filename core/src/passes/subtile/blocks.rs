@@ -31,8 +31,8 @@ use crate::ir::{
     Block, BlockItem, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, ValueDef,
     ValueId,
 };
-use crate::passes::accumulate::keeps_in_l0c;
 use crate::machine::Machine;
+use crate::passes::accumulate::keeps_in_l0c;
 use crate::types::MemSpace;
 
 /// Most blocks along one axis: enough for a 64 KiB tile on any preset's smallest L0.
@@ -160,11 +160,7 @@ fn fit(machine: &Machine, c: &Candidate, slots: [u64; 2], into: Into) -> Option<
 /// the earliest estimated end ([`estimate`]); of those that tie, the first of
 /// [`fitting`]'s order, two slots before one. `None` when the whole product fits with
 /// `slots` slots, or no split does.
-fn fit_accumulator(
-    machine: &Machine,
-    c: &Candidate,
-    [slots, whole]: [u64; 2],
-) -> Option<L0Split> {
+fn fit_accumulator(machine: &Machine, c: &Candidate, [slots, whole]: [u64; 2]) -> Option<L0Split> {
     let mut best: Option<(u64, L0Split)> = None;
     let tries = if slots > 1 { vec![slots, 1] } else { vec![1] };
     for s in tries {
@@ -174,7 +170,13 @@ fn fit_accumulator(
         for [p, q] in options {
             let end = estimate(machine, c, [p, q], s);
             if best.as_ref().is_none_or(|(b, _)| end < *b) {
-                best = Some((end, L0Split { blocks: [p, q], ..why }));
+                best = Some((
+                    end,
+                    L0Split {
+                        blocks: [p, q],
+                        ..why
+                    },
+                ));
             }
         }
     }
@@ -276,8 +278,7 @@ fn fitting(
         let (mb, nb) = (c.m / p, c.n / q);
         into == Into::Store
             || ((p == 1 || (mb * nb * 4).is_multiple_of(l0c))
-                && (q == 1
-                    || ((c.m * nb * 4).is_multiple_of(l0c) && (nb * 2).is_multiple_of(ub))))
+                && (q == 1 || ((c.m * nb * 4).is_multiple_of(l0c) && (nb * 2).is_multiple_of(ub))))
     };
     let counts = || (0..).map(|i| 1u64 << i).take_while(|&p| p <= MAX_BLOCKS);
     let mut options: Vec<(u64, u64)> = counts()
@@ -441,8 +442,16 @@ fn split_accumulator(
             span,
             results: Vec::new(),
         });
-        let arg = k.add_value(ty.clone(), name.clone(), ValueDef::LoopArg { op: l, index: 0 });
-        let result = k.add_value(ty.clone(), name.clone(), ValueDef::Result { op: l, index: 0 });
+        let arg = k.add_value(
+            ty.clone(),
+            name.clone(),
+            ValueDef::LoopArg { op: l, index: 0 },
+        );
+        let result = k.add_value(
+            ty.clone(),
+            name.clone(),
+            ValueDef::Result { op: l, index: 0 },
+        );
         k.ops.get_mut(l)?.results.push(result);
         loops.push((l, b, carried, arg, result));
         carried = arg;
