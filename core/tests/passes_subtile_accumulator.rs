@@ -182,4 +182,12 @@ fn an_accumulator_larger_than_l0c_stays_the_capacity_error() {
         text.contains("acc.tile:2:15: error: L0C overflows: the tiles need 131072 bytes"),
         "{text}"
     );
+    // The error says why subtile-matmul left the product whole, at the product.
+    assert!(
+        text.contains(
+            "acc.tile:4:16: note: this product stays whole: the accumulator (128 x 256 f32, \
+             131072 bytes) stays whole in L0C, which holds 65536"
+        ),
+        "{text}"
+    );
 }

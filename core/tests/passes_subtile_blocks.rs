@@ -125,3 +125,21 @@ fn without_the_pass_the_tiles_overflow() {
         assert!(text.contains(want), "{text}");
     }
 }
+
+#[test]
+fn a_product_read_by_other_ops_than_a_store_says_why_it_stays_whole() {
+    let source = "kernel g(x: f32[128, 128], w: f32[128, 128], y: out f32[128, 128]) {
+    let p = load x[:, :] @ load w[:, :];
+    store y[:, :] = exp(p);
+}";
+    let r = compile(source, &options(Machine::teach(), SyncStrategy::Auto));
+    let text = render(&r.diagnostics, "g.tile", source);
+    assert!(text.contains("g.tile:2:13: error: L0A overflows"), "{text}");
+    assert!(
+        text.contains(
+            "g.tile:2:13: note: this product stays whole: subtile-matmul splits a product \
+             that a store alone reads or that updates an accumulator carried across a loop"
+        ),
+        "{text}"
+    );
+}

@@ -1,6 +1,6 @@
 //! The playground's download stays within its budget: the release build's wasm and
 //! JavaScript, each gzipped at the highest level (as `gzip -9` and static servers do),
-//! at most 540 KB (540,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
+//! at most 550 KB (550,000 bytes) in total. `#[ignore]`d for plain `cargo test`: it
 //! needs `dist/` from `trunk build --release`, which `cargo xtask test` runs first.
 //!
 //! The budget was 500 KB until the language gained masks and explicit multi-buffers and
@@ -8,15 +8,16 @@
 //! command line, so those cannot be left out of its build, and together they cost
 //! 27.4 KB (docs/performance.md, "The bundle: where the bytes are"). It was 530 KB until
 //! L1-resident pieces and blocks in subtile-matmul and event-id recycling in insert-sync
-//! added 14.8 KB more. 540 KB holds them with a little room; what would take bytes off is
-//! listed there.
+//! added 14.8 KB more, and 540 KB until blocks of an accumulator carried across a loop
+//! (with its column strips) and the reasons a product stays whole added 6.3 KB. 550 KB
+//! holds them with a little room; what would take bytes off is listed there.
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::io::Write;
 use std::path::PathBuf;
 
-const BUDGET_BYTES: u64 = 540_000;
+const BUDGET_BYTES: u64 = 550_000;
 
 fn dist() -> PathBuf {
     std::env::var_os("TILESCOPE_DIST")

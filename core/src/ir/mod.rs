@@ -284,6 +284,9 @@ pub struct OpAttrs {
     /// A loop whose product subtile-matmul split along K because an operand's tile did
     /// not fit its L0 buffer whole; printed on the loop.
     pub l0_split: Option<L0Split>,
+    /// A product subtile-matmul left whole though its tiles overflow L0: why, for
+    /// plan-memory's capacity error to show at the product.
+    pub l0_whole: Option<String>,
     /// A load's or store's index as written (with spans), one per axis (`None` for `:`
     /// and indirect axes): diagnostics about an index quote the source, whatever
     /// axis-split made of it.

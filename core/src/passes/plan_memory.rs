@@ -617,7 +617,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         if let (Some(i), Some(cap)) = (overflow, mem.size) {
             let span = first_span.get(i).copied().unwrap_or_default();
             let peak = peak_tiles(&items, space, &names);
-            return Err(Diagnostic::error(
+            let mut error = Diagnostic::error(
                 format!(
                     "{} overflows: the tiles need {at} bytes but {} has {cap} bytes",
                     space.name().to_ascii_uppercase(),
@@ -626,7 +626,19 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                 span,
             )
             .with_note(format!("tiles live at the peak: {}", peak.join(", ")))
-            .with_note("use smaller tiles, fewer buffer slots, or a machine with more memory"));
+            .with_note("use smaller tiles, fewer buffer slots, or a machine with more memory");
+            // The products subtile-matmul could not split, and why.
+            if matches!(space, MemSpace::L0A | MemSpace::L0B | MemSpace::L0C) {
+                k.walk_ops(|id, op| {
+                    if let Some(why) = k.op_attrs.get(&id).and_then(|a| a.l0_whole.as_ref()) {
+                        error.labels.push(crate::diag::Label {
+                            span: op.span,
+                            message: format!("this product stays whole: {why}"),
+                        });
+                    }
+                });
+            }
+            return Err(error);
         }
     }
     Ok(plan)

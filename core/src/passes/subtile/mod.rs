@@ -74,6 +74,7 @@
 
 mod blocks;
 mod pieces;
+mod whole;
 
 use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;
@@ -160,6 +161,7 @@ impl Pass for SubtileMatmul {
         pieces::resident_pieces(k, &machine, depth as u64);
         blocks::store_blocks(k, &machine, depth as u64);
         blocks::accumulator_blocks(k, &machine, depth as u64);
+        whole::explain(k, &machine);
         Ok(())
     }
 }
