@@ -131,10 +131,9 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
     }
     let member_slot = slots::member_slots(k).map_err(|d| vec![d])?;
     let strips = strips::l0c_strips(k).map_err(|e| {
-        vec![Diagnostic::error(
-            format!("internal error in lower-to-pipes: {e}"),
-            Span::default(),
-        )]
+        vec![Diagnostic::global(format!(
+            "internal error in lower-to-pipes: {e}"
+        ))]
     })?;
     let mut lw = Lw {
         k,
@@ -270,10 +269,11 @@ impl Lw<'_> {
     /// An internal inconsistency at the op being lowered: a compile error, never a
     /// silent default.
     fn internal(&mut self, msg: &str) {
-        self.errors.push(Diagnostic::error(
-            format!("internal error in lower-to-pipes: {msg}"),
-            self.prov.span.unwrap_or_default(),
-        ));
+        let message = format!("internal error in lower-to-pipes: {msg}");
+        self.errors.push(match self.prov.span {
+            Some(span) => Diagnostic::error(message, span),
+            None => Diagnostic::global(message),
+        });
     }
 
     fn iexpr(&mut self, e: &IndexExpr, depth: usize) -> Val {

@@ -51,25 +51,26 @@ fn reason(
             if k.ops.get(mm).and_then(|o| o.results.first()) == Some(value))
     });
     let loaded = operands(k, block, uses, mm, Mode::Blocks).is_some();
-    let cap = |space: MemSpace| machine.memories.get(space).size.unwrap_or(0);
-    Some(if accumulator && c_over {
-        format!(
-            "the accumulator ({m} x {n} f32, {} bytes) stays whole in L0C, which holds {}: \
+    let l0c = machine.memories.get(MemSpace::L0C).size;
+    Some(
+        if let (true, true, Some(cap)) = (accumulator, c_over, l0c) {
+            format!(
+                "the accumulator ({m} x {n} f32, {} bytes) stays whole in L0C, which holds {cap}: \
              accumulate fewer rows or columns",
-            m * n * 4,
-            cap(MemSpace::L0C)
-        )
-    } else if !(accumulator || stored) {
-        "subtile-matmul splits a product that a store alone reads or that updates an \
+                m * n * 4,
+            )
+        } else if !(accumulator || stored) {
+            "subtile-matmul splits a product that a store alone reads or that updates an \
          accumulator carried across a loop; this one is read otherwise"
-            .to_string()
-    } else if !loaded {
-        "subtile-matmul splits products of loaded tiles (or their transposes) that only \
+                .to_string()
+        } else if !loaded {
+            "subtile-matmul splits products of loaded tiles (or their transposes) that only \
          products, transposes and slices read"
-            .to_string()
-    } else {
-        "no split fits: blocks are whole multiples of 16 rows and columns starting on the \
+                .to_string()
+        } else {
+            "no split fits: blocks are whole multiples of 16 rows and columns starting on the \
          memories' alignment, and K pieces are made for bf16 only"
-            .to_string()
-    })
+                .to_string()
+        },
+    )
 }
