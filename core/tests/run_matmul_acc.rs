@@ -177,3 +177,38 @@ fn a_row_tail_on_the_product_keeps_the_masked_update_in_ub() {
         scope_ir(&r)
     );
 }
+
+/// Two accumulators of one shape (a gate and an up projection of the same rows): CSE
+/// merges their `zeros(..)` into one `full 0.0`; each must still get its own zero and
+/// stay in L0C, rather than both falling back to UB.
+const GATE_UP: &str = "kernel gate_up(x: bf16[64, 256], wg: bf16[256, 64], wu: bf16[256, 64], g: out f32[64, 64], u: out f32[64, 64]) {
+    let gacc = zeros(f32[64, 64]);
+    let uacc = zeros(f32[64, 64]);
+    for k in 0..256 step 64 {
+        let xk = load x[:, k .. k + 64];
+        gacc += xk @ load wg[k .. k + 64, :];
+        uacc += xk @ load wu[k .. k + 64, :];
+    }
+    store g[:, :] = gacc;
+    store u[:, :] = uacc;
+}";
+
+#[test]
+fn accumulators_whose_zeros_cse_merged_each_stay_in_l0c() {
+    for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+        let r = simulate(GATE_UP, sync);
+        assert_matches(&r);
+        assert_eq!(r.max_abs_err, 0.0);
+        let ir = scope_ir(&r);
+        for line in [
+            "%gacc = full 0.0 : l0c f32[64, 64]",
+            "%uacc = full 0.0 : l0c f32[64, 64]",
+            "iter(%gacc.1: l0c f32[64, 64] = %gacc, %uacc.1: l0c f32[64, 64] = %uacc)",
+        ] {
+            assert!(ir.contains(line), "missing `{line}` in\n{ir}");
+        }
+        // Both products add in L0C: no vector add, one FIX per accumulator.
+        assert_eq!(count(&r, |op| matches!(op, Op::VBinary { .. })), 0);
+        assert_eq!(count(&r, |op| matches!(op, Op::Fix { .. })), 2);
+    }
+}

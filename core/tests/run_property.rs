@@ -155,6 +155,9 @@ enum BigForm {
     /// `acc += x_k @ w_k` over two K blocks loaded in the loop (optionally
     /// double-buffered): the accumulator carried across the loop.
     KLoop { buffered: bool },
+    /// Two such accumulators of one shape sharing `x_k` (a gate and an up projection),
+    /// whose `zeros` CSE merges.
+    TwoAccumulators,
 }
 
 /// A product whose tiles overflow L0 on the preset: a weight loaded once ahead of a loop
@@ -176,6 +179,7 @@ fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
             Just(BigForm::RowSum),
             Just(BigForm::KLoop { buffered: false }),
             Just(BigForm::KLoop { buffered: true }),
+            Just(BigForm::TwoAccumulators),
         ],
         prop_oneof![Just("a3"), Just("teach")],
     )
@@ -185,6 +189,36 @@ fn big_matmul() -> impl Strategy<Value = (String, &'static str)> {
             } else {
                 (format!("{k}, {n}"), "w")
             };
+            if let BigForm::TwoAccumulators = form {
+                let k2 = k * 2;
+                let w_k = |t: &str| {
+                    if transposed {
+                        format!("(load {t}[:, kk .. kk + {k}]).T")
+                    } else {
+                        format!("load {t}[kk .. kk + {k}, :]")
+                    }
+                };
+                let w_shape = if transposed {
+                    format!("{n}, {k2}")
+                } else {
+                    format!("{k2}, {n}")
+                };
+                let (wg, wu) = (w_k("wg"), w_k("wu"));
+                let source = format!(
+                    "kernel k(a: {dt}[{m}, {k2}], wg: {dt}[{w_shape}], wu: {dt}[{w_shape}], g: out f32[{m}, {n}], u: out f32[{m}, {n}]) {{
+    let gacc = zeros(f32[{m}, {n}]);
+    let uacc = zeros(f32[{m}, {n}]);
+    for kk in 0..{k2} step {k} {{
+        let x = load a[:, kk .. kk + {k}];
+        gacc += x @ {wg};
+        uacc += x @ {wu};
+    }}
+    store g[:, :] = gacc;
+    store u[:, :] = uacc;
+}}"
+                );
+                return (source, preset);
+            }
             if let BigForm::KLoop { buffered } = form {
                 let k2 = k * 2;
                 let (w_shape, w_k) = if transposed {

@@ -23,12 +23,69 @@
 
 use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UpdateOp};
-use crate::ir::{Index, Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
+use crate::ir::{BlockItem, Index, Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
 use crate::types::{DType, MemSpace};
+
+/// Gives every loop-carried value that starts from a zero `full` read elsewhere too its
+/// own zero. Canonicalize's CSE merges equal `zeros(..)` of two accumulators
+/// (`g += x @ wg; u += x @ wu`) into one `full 0.0`, and an init read by more than its
+/// loop cannot stay in L0C, so both would fall back to UB. A zero in L0C emits no
+/// instruction (the first `mmad` writes with `acc=0`), and one in UB is one `vdup`.
+pub fn unshare_zero_inits(k: &mut Kernel) {
+    let uses = k.use_counts();
+    let mut shared = Vec::new();
+    k.walk_ops(|id, op| {
+        let OpKind::For(l) = &op.kind else { return };
+        for (i, (&init, &arg)) in l.inits.iter().zip(&l.args).enumerate() {
+            let zero =
+                matches!(def_op(k, init), Some((_, OpKind::Full { value })) if *value == 0.0);
+            if zero && uses.get(init.index()).is_some_and(|&n| n > 1) {
+                shared.push((id, i, init, arg));
+            }
+        }
+    });
+    for (f, i, init, arg) in shared {
+        let Some((full, kind)) = def_op(k, init).map(|(op, kind)| (op, kind.clone())) else {
+            continue;
+        };
+        let span = k.ops[full].span;
+        let (ty, name) = (k.values[init].ty.clone(), k.values[arg].name.clone());
+        let (op, zero) = k.add_op(kind, span, ty, name);
+        if let OpKind::For(l) = &mut k.ops[f].kind {
+            if let Some(x) = l.inits.get_mut(i) {
+                *x = zero;
+            }
+        }
+        // The new zero goes right before its loop, in the loop's block.
+        if let Some((path, _)) = k.blocks().into_iter().find(|(_, ops)| ops.contains(&f)) {
+            if let Some(block) = k.block_mut(&path) {
+                if let Some(at) = block.items.iter().position(|x| *x == BlockItem::Op(f)) {
+                    block.items.insert(at, BlockItem::Op(op));
+                }
+            }
+        }
+    }
+    // A zero that only loops read is now read by none.
+    let uses = k.use_counts();
+    for (path, ops) in k.blocks() {
+        let dead: Vec<OpId> = ops
+            .into_iter()
+            .filter(|&o| {
+                let op = &k.ops[o];
+                matches!(op.kind, OpKind::Full { value } if value == 0.0)
+                    && op.results.iter().all(|r| uses.get(r.index()) == Some(&0))
+            })
+            .collect();
+        if let (false, Some(block)) = (dead.is_empty(), k.block_mut(&path)) {
+            block.retain_ops(|o| !dead.contains(&o));
+        }
+    }
+}
 
 /// Rewrites every accumulator that fits the pattern; returns the values (init, block
 /// argument, yielded update, loop result) that must live in L0C.
 pub fn accumulate_in_l0c(k: &mut Kernel) -> ValueMap<MemSpace> {
+    unshare_zero_inits(k);
     let mut fors = Vec::new();
     k.walk_ops(|id, op| {
         if matches!(op.kind, OpKind::For(_)) {

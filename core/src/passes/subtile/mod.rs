@@ -109,6 +109,9 @@ impl Pass for SubtileMatmul {
         let machine = cx.machine();
         let depth = if cx.auto_multi_buffer { 2 } else { 1 };
         let k = cx.ir_mut(self.name())?;
+        // Accumulators whose zero inits CSE merged are told apart first, so that each
+        // can stay in L0C (`keeps_in_l0c`).
+        super::accumulate::unshare_zero_inits(k);
         // Only top-level products split (see `candidate`); the splits leave the other
         // candidates' loads and their uses as they were, so one look at the block and
         // one count of uses serve them all.
