@@ -38,6 +38,7 @@ pub const ALL: &[Example] = examples![
     "matmul_bias_gelu": "Linear + GELU",
     "gemm_l0": "GEMM in L0 sub-tiles",
     "weights_l1": "Weight kept in L1",
+    "swiglu": "SwiGLU (two accumulators)",
     "attention": "Attention",
     "flash_attention": "Flash attention (online softmax)",
     "causal_attention": "Causal attention (masks)",
