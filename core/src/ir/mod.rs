@@ -380,6 +380,30 @@ pub struct Op {
     pub results: Vec<ValueId>,
 }
 
+impl Op {
+    /// For a `for`, each carried value's init, block argument, yield and result (those
+    /// the loop has), which the lowering keeps in one buffer; none for other ops.
+    pub fn carried_groups(&self) -> Vec<Vec<ValueId>> {
+        let OpKind::For(l) = &self.kind else {
+            return Vec::new();
+        };
+        (0..l.args.len())
+            .map(|i| {
+                [
+                    l.inits.get(i),
+                    l.args.get(i),
+                    l.yields.get(i),
+                    self.results.get(i),
+                ]
+                .into_iter()
+                .flatten()
+                .copied()
+                .collect()
+            })
+            .collect()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
     /// `load param[index]`: one result of the region's shape.

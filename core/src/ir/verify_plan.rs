@@ -185,15 +185,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
     };
     k.walk_ops(|id, op| {
         let groups: Vec<Vec<ValueId>> = match &op.kind {
-            OpKind::For(f) => (0..f.args.len())
-                .map(|i| {
-                    [f.inits.get(i), f.args.get(i), f.yields.get(i), op.results.get(i)]
-                        .into_iter()
-                        .flatten()
-                        .copied()
-                        .collect()
-                })
-                .collect(),
+            OpKind::For(_) => op.carried_groups(),
             OpKind::MatMul { acc: Some(a), .. } => vec![[*a]
                 .into_iter()
                 .chain(op.results.first().copied())

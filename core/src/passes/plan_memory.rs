@@ -413,18 +413,9 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
     let mut uf = UnionFind((0..k.values.len()).collect());
     let mut fused = Vec::new();
     k.walk_ops(|id, op| {
-        if let OpKind::For(l) = &op.kind {
-            for i in 0..l.args.len() {
-                let group = [
-                    l.inits.get(i),
-                    l.args.get(i),
-                    l.yields.get(i),
-                    op.results.get(i),
-                ];
-                let ids: Vec<usize> = group.iter().flatten().map(|v| v.index()).collect();
-                for w in ids.windows(2) {
-                    uf.union(w[0], w[1]);
-                }
+        for group in op.carried_groups() {
+            for w in group.windows(2) {
+                uf.union(w[0].index(), w[1].index());
             }
         }
         if let OpKind::Fused { .. } = op.kind {

@@ -21,17 +21,7 @@ pub(super) fn l0c_strips(k: &Kernel) -> Result<ValueMap<u64>, String> {
     let mut seeds: Vec<(ValueId, u64)> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     k.walk_ops(|_, op| match &op.kind {
-        OpKind::For(l) => {
-            for i in 0..l.args.len() {
-                let group = [
-                    l.inits.get(i),
-                    l.args.get(i),
-                    l.yields.get(i),
-                    op.results.get(i),
-                ];
-                groups.push(group.into_iter().flatten().copied().collect());
-            }
-        }
+        OpKind::For(_) => groups.extend(op.carried_groups()),
         OpKind::MatMul {
             acc: Some(a),
             acc_block,
