@@ -473,8 +473,15 @@ impl Lw<'_> {
         if q == 1 {
             return self.emit(Op::Fix { dtype, dst, src }, acc);
         }
-        let (Val::Imm(rows), Val::Imm(cols)) = (src.rows, src.cols) else {
-            return self.fail(span, "a tile in column strips with a tail (a compiler bug)");
+        // Strips are laid out over the whole tile: only a FIX of all of it reads them.
+        let shape = self.shape(v);
+        let whole = |n: &Val, extent: Option<&u64>| matches!((n, extent), (Val::Imm(n), Some(&e)) if *n == e as i64);
+        let (Val::Imm(rows), Val::Imm(cols), true) = (
+            src.rows,
+            src.cols,
+            whole(&src.rows, shape.first()) && whole(&src.cols, shape.get(1)),
+        ) else {
+            return self.fail(span, "a part of a tile in column strips (a compiler bug)");
         };
         let width = cols / q as i64;
         if src.stride != cols || width * q as i64 != cols {

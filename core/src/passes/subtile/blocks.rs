@@ -49,8 +49,8 @@ pub(super) fn store_blocks(k: &mut Kernel, machine: &Machine, slots: u64) {
             return;
         };
         let whole = whole_slots(k, mm);
-        let fit = fit(machine, &c, [slots, whole], Into::Store)
-            .or_else(|| fit(machine, &c, [1, whole], Into::Store));
+        let fit = fit(machine, &c, [slots, whole], Dest::Store)
+            .or_else(|| fit(machine, &c, [1, whole], Dest::Store));
         let Some(why) = fit else {
             return;
         };
@@ -142,7 +142,7 @@ fn sole_store(k: &Kernel, uses: &[u32], c: &Candidate, ops: &[OpId]) -> Option<O
 
 /// Where the blocks' products go.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Into {
+enum Dest {
     /// Each block's product is a tile of its own, stored by itself.
     Store,
     /// Each block's product adds into its block of one whole L0C accumulator.
@@ -150,7 +150,7 @@ enum Into {
 }
 
 /// The fewest blocks that fit ([`fitting`]), with what the whole product needed.
-fn fit(machine: &Machine, c: &Candidate, slots: [u64; 2], into: Into) -> Option<L0Split> {
+fn fit(machine: &Machine, c: &Candidate, slots: [u64; 2], into: Dest) -> Option<L0Split> {
     let (why, options) = fitting(machine, c, slots, into)?;
     let &blocks = options.first()?;
     Some(L0Split { blocks, ..why })
@@ -164,7 +164,7 @@ fn fit_accumulator(machine: &Machine, c: &Candidate, [slots, whole]: [u64; 2]) -
     let mut best: Option<(u64, L0Split)> = None;
     let tries = if slots > 1 { vec![slots, 1] } else { vec![1] };
     for s in tries {
-        let Some((why, options)) = fitting(machine, c, [s, whole], Into::Accumulator) else {
+        let Some((why, options)) = fitting(machine, c, [s, whole], Dest::Accumulator) else {
             continue;
         };
         for [p, q] in options {
@@ -193,15 +193,15 @@ fn overflow(
     c: &Candidate,
     [p, q]: [u64; 2],
     [slots, whole]: [u64; 2],
-    into: Into,
+    into: Dest,
 ) -> Option<(MemSpace, u64, u64)> {
     let eb = c.dtype.bytes();
     let (mb, nb) = (c.m / p, c.n / q);
     let split = [p, q] != [1, 1];
     let operand_slots = |parts: u64| if split && parts == 1 { whole } else { slots };
     let (c_bytes, c_slots) = match into {
-        Into::Store => (mb * nb * 4, slots),
-        Into::Accumulator => (c.m * c.n * 4, 1),
+        Dest::Store => (mb * nb * 4, slots),
+        Dest::Accumulator => (c.m * c.n * 4, 1),
     };
     [
         (MemSpace::L0A, mb * c.k * eb, operand_slots(p)),
@@ -250,7 +250,7 @@ fn fitting(
     machine: &Machine,
     c: &Candidate,
     slots: [u64; 2],
-    into: Into,
+    into: Dest,
 ) -> Option<(L0Split, Vec<[u64; 2]>)> {
     let eb = c.dtype.bytes();
     let overflow = |p: u64, q: u64| overflow(machine, c, [p, q], slots, into);
@@ -276,7 +276,7 @@ fn fitting(
     let ub = machine.memories.get(MemSpace::UB).alignment.max(1);
     let blocks_aligned = |p: u64, q: u64| {
         let (mb, nb) = (c.m / p, c.n / q);
-        into == Into::Store
+        into == Dest::Store
             || ((p == 1 || (mb * nb * 4).is_multiple_of(l0c))
                 && (q == 1 || ((c.m * nb * 4).is_multiple_of(l0c) && (nb * 2).is_multiple_of(ub))))
     };
