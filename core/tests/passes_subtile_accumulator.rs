@@ -12,7 +12,6 @@ use pass_support::options;
 use tilescope::compile::{compile, SyncStrategy};
 use tilescope::diag::render;
 use tilescope::machine::Machine;
-use tilescope::run::run;
 
 /// f32 x_k and w_k of 64 KiB each: over teach's 32 KiB L0A and L0B. The 64 KiB
 /// accumulator fits L0C: 2 x 2 blocks.
@@ -89,8 +88,7 @@ fn every_case_is_split_into_blocks() {
 #[test]
 fn without_sync_the_blocks_race() {
     for (name, source, machine) in cases() {
-        let r = run(source, &options(machine, SyncStrategy::None), Vec::new(), 4);
-        assert!(!r.races.is_empty(), "{name}: no race without sync");
+        pass_support::assert_races_without_sync(name, source, &machine);
     }
 }
 

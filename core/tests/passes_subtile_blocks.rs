@@ -11,7 +11,6 @@ use pass_support::options;
 use tilescope::compile::{compile, SyncStrategy};
 use tilescope::diag::render;
 use tilescope::machine::Machine;
-use tilescope::run::run;
 
 /// An f32 weight (64 KiB) read by every 64-row block: over L0B on both presets with
 /// two slots, and the row block over teach's L0A.
@@ -57,8 +56,7 @@ fn the_blocks_match_the_reference_without_races_under_auto_and_barrier() {
 #[test]
 fn without_sync_the_blocks_race() {
     for (name, source, machine) in cases() {
-        let r = run(source, &options(machine, SyncStrategy::None), Vec::new(), 4);
-        assert!(!r.races.is_empty(), "{name}: no race without sync");
+        pass_support::assert_races_without_sync(name, source, &machine);
     }
 }
 

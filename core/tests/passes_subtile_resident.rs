@@ -76,8 +76,7 @@ fn the_pieces_match_the_reference_without_races_under_auto_and_barrier() {
 #[test]
 fn without_sync_the_pieces_race() {
     for (name, source, machine) in cases() {
-        let r = run(source, &options(machine, SyncStrategy::None), Vec::new(), 3);
-        assert!(!r.races.is_empty(), "{name}: no race without sync");
+        pass_support::assert_races_without_sync(name, source, &machine);
     }
 }
 

@@ -56,3 +56,15 @@ pub fn assert_exact_without_races(name: &str, source: &str, machine: &Machine) {
         );
     }
 }
+
+/// Runs `source` on `machine` with no sync at all: the simulator must find a race,
+/// which shows the syncs the compiler places are needed (`name` labels the failure).
+pub fn assert_races_without_sync(name: &str, source: &str, machine: &Machine) {
+    let r = tilescope::run::run(
+        source,
+        &options(machine.clone(), SyncStrategy::None),
+        Vec::new(),
+        4,
+    );
+    assert!(!r.races.is_empty(), "{name}: no race without sync");
+}
