@@ -82,11 +82,10 @@ fn site(pipe: Pipe, span: Option<Span>, source: &str) -> Site {
 pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -> Vec<SyncRow> {
     let mut claimed = vec![false; program.map_or(0, |p| p.instrs.len())];
     let mut turns: Vec<usize> = (0..report.pairs.len()).collect();
-    crate::order::sort_by_key(&mut turns, |&k| {
+    // By the first three levels of each pair's first path (a pair without one first).
+    turns.sort_by_key(|&k| {
         let first = report.pairs.get(k).and_then(|p| p.paths.first());
-        let at =
-            |i: usize| crate::order::option_key(first.and_then(|f| f.get(i)).map(|&x| x as u64));
-        (at(0), at(1), at(2))
+        first.map_or(&[][..], |f| &f[..f.len().min(3)])
     });
     let mut found = vec![(None, None); report.pairs.len()];
     for k in turns {

@@ -18,7 +18,6 @@ pub mod limits;
 pub mod lowered;
 pub mod machine;
 pub mod npy;
-pub mod order;
 pub mod passes;
 pub mod run;
 pub mod sim;

@@ -8,7 +8,6 @@ use crate::diag::Span;
 use crate::ir::{BlockItem, Kernel, OpKind, OpMap, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
-use crate::order::{option_key, sort_by_key, sort_short};
 use crate::types::Pipe;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -119,9 +118,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
             }
         }
     });
-    sort_by_key(&mut data, |&(from, to, carried)| {
-        (from.into(), to.into(), carried.into())
-    });
+    data.sort_unstable();
     data.dedup();
     for (from, to, carried) in data {
         g.edges.push(StepEdge {
@@ -167,15 +164,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
             sync.push((from, to, src, dst, id_of(&id), si > wi));
         }
     }
-    // Ordered as the tuples: immediate ids are event ids, never negative.
-    sort_by_key(&mut sync, |&(from, to, src, dst, id, back)| {
-        let id = option_key(id.and_then(|x| u64::try_from(x).ok()));
-        (
-            u64::from(from) << 32 | u64::from(to),
-            (src.index() * Pipe::ALL.len() + dst.index()) as u64,
-            id.saturating_mul(2) | u64::from(back),
-        )
-    });
+    sync.sort_unstable();
     sync.dedup();
     for (from, to, src, dst, id, back) in sync {
         g.edges.push(StepEdge {
@@ -230,9 +219,8 @@ fn step_buffers(l: &Lowered) -> (Names, Names) {
             }
         }
     }
-    // A step touches a handful of buffers: insertion sort, not another sort copy.
     for names in reads.values_mut().chain(writes.values_mut()) {
-        sort_short(names);
+        names.sort();
     }
     (reads, writes)
 }

@@ -12,10 +12,6 @@
 //! The budgets themselves are checked by reading the printed medians (README "Current
 //! figures"; how each is measured: docs/performance.md).
 //! Ignored by plain `cargo test`; `cargo xtask test` runs it with `--include-ignored`.
-// A test sorts its timings however it likes: the one-sort rule (clippy.toml) protects
-// the wasm module's size, which test code is not part of.
-#![allow(clippy::disallowed_methods)]
-
 mod support;
 
 use std::time::Duration;

@@ -23,13 +23,7 @@ pub fn parse(source: &str) -> (ast::File, Diagnostics) {
     let (tokens, diags) = lexer::lex(source);
     let (file, mut diags) = parser::parse_file(source, tokens, diags);
     // Lexer and parser errors interleave in the source; report them in its order.
-    crate::order::sort_by_key(&mut diags, |d| {
-        (
-            crate::order::option_key(d.span.map(|s| s.start.into())),
-            0,
-            0,
-        )
-    });
+    diags.sort_by_key(|d| d.span.map(|s| s.start));
     (file, diags)
 }
 

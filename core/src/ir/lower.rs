@@ -188,7 +188,7 @@ impl Lower<'_> {
         // printed order is stable.
         let mut carried = Vec::new();
         updated_locals(body, &mut carried, 0);
-        crate::order::sort_by_key(&mut carried, |l| (l.0.into(), 0, 0));
+        carried.sort_unstable();
         carried.dedup();
         carried.retain(|l| matches!(self.env.get(l.0 as usize), Some(Some(_))));
         let inits = carried

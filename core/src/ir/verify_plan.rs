@@ -146,7 +146,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
     }
     // Overlaps: entries sorted by the start of their live range, each compared with the
     // later ones that start before it ends.
-    crate::order::sort_by_key(&mut entries, |e| (e.start, e.end, e.addr));
+    entries.sort_by_key(|e| (e.start, e.end, e.addr));
     for (i, p) in entries.iter().enumerate() {
         for q in entries.iter().skip(i + 1) {
             if q.start > p.end {

@@ -48,7 +48,7 @@ pub fn verify(l: &Lowered) -> Result<(), Vec<String>> {
     let mut loop_ids = Vec::new();
     let mut counters = Vec::new();
     v.structure(&l.body, &mut loop_ids, &mut counters);
-    crate::order::sort_by_key(&mut loop_ids, |&id| (id.into(), 0, 0));
+    loop_ids.sort_unstable();
     for pair in loop_ids.windows(2) {
         if let [a, b] = pair {
             if a == b {

@@ -158,7 +158,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     }
     // A cut at 1 (`v % 1`, `v // 1`) is no digit boundary.
     found.retain(|&c| c > 1);
-    crate::order::sort_by_key(&mut found, |&c| (c as u64, 0, 0));
+    found.sort_unstable();
     found.dedup();
     let radices = found;
     let (Some(&first), Some(&last)) = (radices.first(), radices.last()) else {

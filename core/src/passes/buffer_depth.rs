@@ -94,7 +94,7 @@ impl Queues {
         if q.len() >= depth {
             // Room once enough known departures happened; unknown ones never free it.
             let mut known: Vec<u64> = q.iter().flatten().copied().collect();
-            crate::order::sort_by_key(&mut known, |&t| (t, 0, 0));
+            known.sort_unstable();
             let must_leave = q.len() + 1 - depth.max(1);
             at = known
                 .get(must_leave - 1)
@@ -263,7 +263,7 @@ fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> 
         };
         let Some(src) = op_pipe(k, op) else { continue };
         let mut dsts = readers.remove(&v).unwrap_or_default();
-        crate::order::sort_by_key(&mut dsts, |&p| (p as u64, 0, 0));
+        dsts.sort_unstable();
         dsts.dedup();
         for dst in dsts.into_iter().filter(|&d| d != src) {
             need[src.index()][dst.index()] += depth;

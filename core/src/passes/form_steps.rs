@@ -37,9 +37,7 @@ impl Pass for FormSteps {
                 .unwrap_or(0)
         };
         order.extend(blocks);
-        crate::order::sort_by_key(&mut order, |(path, ops)| {
-            (pos(ops, path) as u64, path.len() as u64, 0)
-        });
+        order.sort_by_key(|(path, ops)| (pos(ops, path), path.len()));
         for (path, ops) in order {
             let block = group(k, &ops, &index_values, &mut next_id);
             if let Some(b) = k.block_mut(&path) {

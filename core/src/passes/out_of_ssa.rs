@@ -24,6 +24,8 @@
 //! is defined`). The plan verifier (`ir/verify_plan.rs`) checks the result without
 //! trusting this pass.
 
+use std::cmp::Reverse;
+
 use super::lower::may_overwrite;
 use super::plan_memory::Liveness;
 use super::{Context, Pass};
@@ -123,12 +125,8 @@ pub fn leave_ssa(k: &mut Kernel) -> Result<(), Diagnostic> {
             candidates.push((l, slot, Edge::Init, outer, pos));
         }
     }
-    crate::order::sort_by_key(&mut candidates, |&(_, slot, edge, weight, pos)| {
-        (
-            u64::MAX - weight,
-            pos,
-            slot as u64 * 2 + (edge == Edge::Init) as u64,
-        )
+    candidates.sort_by_key(|&(_, slot, edge, weight, pos)| {
+        (Reverse(weight), pos, slot, edge == Edge::Init)
     });
     // The copies each loop needs: (loop, edge) -> pending copies.
     let mut copies: Vec<(OpId, Edge, Vec<Pending>)> = Vec::new();
@@ -162,7 +160,7 @@ pub fn leave_ssa(k: &mut Kernel) -> Result<(), Diagnostic> {
     }
     let Classes { mut class_of, .. } = classes;
     for (l, edge, mut pending) in copies {
-        crate::order::sort_by_key(&mut pending, |p| (p.slot as u64, 0, 0));
+        pending.sort_by_key(|p| p.slot);
         place_copies(k, &mut class_of, &live, l, edge, pending)?;
     }
     super::form_steps::renumber(k);

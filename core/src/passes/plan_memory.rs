@@ -534,7 +534,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             span: op.span,
         });
     }
-    crate::order::sort_by_key(&mut items, |i| (i.start, i.end, 0));
+    items.sort_by_key(|i| (i.start, i.end));
     // Greedy best-fit into slabs of dead tiles.
     let mut plan = Plan::default();
     let mut free_after: Vec<u64> = Vec::new();

@@ -203,7 +203,7 @@ fn relayout(
     for e in index.iter().filter_map(start_expr) {
         vars(e, &mut used);
     }
-    crate::order::sort_by_key(&mut used, |v| (v.index() as u64, 0, 0));
+    used.sort_by_key(|v| v.index());
     let bounds: Vec<(LoopVarId, (i64, i64, i64))> = used
         .iter()
         .map(|v| {

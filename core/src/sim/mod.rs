@@ -347,7 +347,7 @@ pub fn simulate(
         memory::Memory::empty()
     };
     let mut result = timing::Engine::new(program, machine, memory, mode).run();
-    crate::order::sort_by_key(&mut result.pipes, |p| (p.pipe as u64, 0, 0));
+    result.pipes.sort_by_key(|p| p.pipe);
     result
 }
 

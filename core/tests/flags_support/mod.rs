@@ -32,7 +32,7 @@ pub fn unordered_flag_reuses(
         on_pipe[e.pipe.index()].push(k);
     }
     for seq in &mut on_pipe {
-        tilescope::order::sort_by_key(seq, |&k| (trace[k].start, trace[k].end, 0));
+        seq.sort_by_key(|&k| (trace[k].start, trace[k].end));
     }
     let mut seq_no = vec![0u32; n];
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -130,7 +130,7 @@ pub fn unordered_flag_reuses(
             .push(u);
     }
     for ((src, dst, id), mut list) in by_flag {
-        tilescope::order::sort_by_key(&mut list, |u| (u.0.set_cycle, 0, 0));
+        list.sort_by_key(|u| u.0.set_cycle);
         for w in list.windows(2) {
             let (prev, next) = (&w[0], &w[1]);
             let ordered = prev

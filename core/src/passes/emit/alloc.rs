@@ -65,7 +65,7 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
     }
     // Innermost loops first, so an extension can trigger the enclosing loop's.
     let mut loops = flat.loops.clone();
-    crate::order::sort_by_key(&mut loops, |&(s, e)| (e.saturating_sub(s) as u64, 0, 0));
+    loops.sort_by_key(|&(s, e)| e.saturating_sub(s));
     let mut changed = true;
     let mut rounds = 0;
     while changed && rounds <= loops.len() {
@@ -101,9 +101,7 @@ fn intervals(flat: &Flat) -> Vec<Interval> {
             pinned: counters.contains_key(&vreg),
         })
         .collect();
-    crate::order::sort_by_key(&mut out, |iv| {
-        (iv.start as u64, iv.end as u64, u64::from(iv.vreg.0))
-    });
+    out.sort_by_key(|iv| (iv.start, iv.end, iv.vreg.0));
     out
 }
 
@@ -172,7 +170,7 @@ fn scan(ivs: &[Interval], regs: u16, allow_spill: bool) -> Result<DenseMap<Reg, 
         }
     }
     // Spill slots by the same scan over the spilled intervals.
-    crate::order::sort_by_key(&mut spilled, |iv| (iv.start as u64, iv.end as u64, 0));
+    spilled.sort_by_key(|iv| (iv.start, iv.end));
     let mut free_slots: Vec<u32> = (0..SPILL_SLOTS).rev().collect();
     let mut live: Vec<(usize, u32)> = Vec::new();
     for iv in &spilled {

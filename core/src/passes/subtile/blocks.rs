@@ -288,7 +288,7 @@ fn fitting(
         .filter(|&(p, q)| blocks_aligned(p, q))
         .collect();
     // Fewest blocks first; of as many, the split along M (A's rows are contiguous).
-    crate::order::sort_by_key(&mut options, |&(p, q)| (p * q, q, 0));
+    options.sort_by_key(|&(p, q)| (p * q, q));
     let fit: Vec<[u64; 2]> = options
         .into_iter()
         .filter(|&(p, q)| overflow(p, q).is_none())

@@ -127,13 +127,7 @@ impl Pass for SubtileMatmul {
             .keys()
             .filter_map(|mm| candidate(k, &top, &uses, mm))
             .collect();
-        crate::order::sort_by_key(&mut candidates, |c| {
-            (
-                crate::order::option_key(top.get(&c.matmul).map(|&p| p as u64)),
-                0,
-                0,
-            )
-        });
+        candidates.sort_by_key(|c| top.get(&c.matmul).copied());
         for c in candidates {
             // No K split shrinks a product tile larger than L0C: `blocks` splits it if a
             // store is its one reader.

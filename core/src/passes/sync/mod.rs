@@ -718,9 +718,7 @@ fn write_back(
         };
         let mut out = Vec::new();
         let mut mine: Vec<_> = regs.iter().filter(|((n, ..), _)| *n == l).collect();
-        crate::order::sort_by_key(&mut mine, |((_, count, base, offset), _)| {
-            ((*count).into(), (*base).into(), (*offset).into())
-        });
+        mine.sort_by_key(|(key, _)| **key);
         for ((_, count, base, offset), r) in mine {
             let prov = Provenance {
                 span: Some(h.span),
@@ -816,7 +814,7 @@ fn write_back(
                 "pair {i} has no set or wait in the program"
             )));
         };
-        crate::order::sort_short(&mut ps);
+        ps.sort();
         report.pairs.push(PairInfo {
             src: p.src,
             dst: p.dst,
@@ -852,7 +850,7 @@ pub fn without_pair(lowered: &Lowered, pair: &PairInfo) -> Lowered {
     let mut out = lowered.clone();
     let mut paths = pair.paths.clone();
     // Later paths first, so removing one leaves the others valid.
-    crate::order::sort_short(&mut paths);
+    paths.sort();
     for p in paths.iter().rev() {
         remove_at(&mut out.body, p);
     }

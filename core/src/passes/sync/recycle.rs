@@ -137,7 +137,7 @@ pub fn plan(order: &Order, pairs: &[Straight], cap: u32) -> Colouring {
 
 fn run(order: &Order, pairs: &[Straight], cap: u32, plan: bool) -> Colouring {
     let mut sorted = pairs.to_vec();
-    crate::order::sort_by_key(&mut sorted, |s| (s.set_at as u64, 0, 0));
+    sorted.sort_by_key(|s| s.set_at);
     let mut out = Colouring::default();
     // The latest holder of each id.
     let mut holders: Vec<Straight> = Vec::new();
