@@ -183,15 +183,10 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     cx.sync = options.sync;
     cx.alias = options.alias;
     cx.auto_multi_buffer = options.auto_multi_buffer;
-    // The machine, the pass list and the verifiers asked for come from the options: any
-    // can be wrong before a pass runs.
+    // The machine and the pass list come from the options: either can be wrong before a
+    // pass runs.
     let setup = resolve_machine(options).and_then(|m| {
         cx.machine = Some(m);
-        if options.verify && !cfg!(feature = "verify") {
-            return Err(Diagnostic::global(
-                "this build of tilescope has no verifiers (core's `verify` feature)",
-            ));
-        }
         passes::pipeline_without(&options.disabled_passes)
     });
     let pipeline = match setup {

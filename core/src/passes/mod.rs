@@ -114,7 +114,6 @@ impl Context {
     }
 
     /// Verifies the most lowered representation present.
-    #[cfg(feature = "verify")]
     pub fn verify(&self) -> Result<(), Diagnostics> {
         if let Some(p) = &self.program {
             return p
@@ -294,8 +293,6 @@ impl PassManager {
                 changed,
                 micros: (elapsed_ms * 1000.0) as u64,
             });
-            // A build without the verifiers refuses `verify` up front (`compile`).
-            #[cfg(feature = "verify")]
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = cx.verify() {
                     let mut d = Diagnostic::global(format!(
