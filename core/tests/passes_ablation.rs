@@ -16,6 +16,16 @@ fn without(passes: &[&str]) -> CompileOptions {
 
 #[test]
 fn the_optional_passes_are_the_ones_that_only_make_code_faster() {
+    let marked: Vec<&str> = tilescope::passes::pipeline()
+        .iter()
+        .filter(|p| p.optional())
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(
+        optional_passes(),
+        marked,
+        "OPTIONAL_PASSES against Pass::optional"
+    );
     assert_eq!(
         optional_passes(),
         [

@@ -356,3 +356,101 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
     })
     .await
 }
+
+/// Slows the link (Lighthouse's "Slow 4G") so index.html's editor stands for a while
+/// before the page's module mounts the app.
+async fn slow_link(page: &Page) -> Result<()> {
+    page.cdp("Network.enable", json!({})).await?;
+    page.cdp(
+        "Network.emulateNetworkConditions",
+        json!({ "offline": false, "latency": 150, "downloadThroughput": 200_000,
+                "uploadThroughput": 93_750 }),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Types `text` into index.html's editor as soon as it is there, before the app mounts.
+async fn type_before_mount(page: &Page, text: &str) -> Result<()> {
+    page.wait_for("#tilescope-boot-editor").await?;
+    let typed = page
+        .execute(
+            "if (document.querySelector('.editor-input')) return false;
+             const ta = document.getElementById('tilescope-boot-editor');
+             ta.value = arguments[0];
+             ta.dispatchEvent(new InputEvent('input', { bubbles: true }));
+             return true;",
+            vec![json!(text)],
+        )
+        .await?;
+    ensure!(
+        typed == json!(true),
+        "the app mounted before the test could type"
+    );
+    Ok(())
+}
+
+/// The app's editor once it has mounted.
+async fn app_editor_text(page: &Page) -> Result<String> {
+    page.wait_for(".editor-input").await?;
+    page.editor_text().await
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn text_typed_before_the_app_mounts_is_kept() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/language.md").await?;
+        slow_link(page).await?;
+        page.open("/").await?;
+        let typed = "// typed before the app\nkernel k() {}";
+        type_before_mount(page, typed).await?;
+        ensure!(
+            app_editor_text(page).await? == typed,
+            "the typed text was lost"
+        );
+        ensure!(
+            page.eval("return document.getElementById('tilescope-boot');")
+                .await?
+                == Value::Null,
+            "index.html's editor is still on the page"
+        );
+        page.assert_no_console_errors().await
+    })
+    .await
+}
+
+/// Opens the playground with the worker's file broken by `fault`, types before the app
+/// mounts, and expects the failure said plainly with the text kept.
+async fn a_broken_worker_is_reported(fault: support::Fault, what: &str) -> Result<()> {
+    support::with_page_serving(vec![fault], async |page: &Page| {
+        page.open("/language.md").await?;
+        slow_link(page).await?;
+        page.open("/").await?;
+        let typed = "// kept when the compiler is missing";
+        type_before_mount(page, typed).await?;
+        let banner = banner_text(page).await?;
+        ensure!(
+            banner.contains("The compiler could not be loaded") && banner.contains("text is kept"),
+            "{what}: banner {banner:?}"
+        );
+        page.wait_for("[data-testid=worker-unavailable]").await?;
+        ensure!(
+            app_editor_text(page).await? == typed,
+            "{what}: the text was lost"
+        );
+        page.screenshot(&format!("worker-unavailable-{what}"))
+            .await?;
+        Ok(())
+    })
+    .await
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_worker_that_cannot_load_is_reported_and_the_text_kept() -> Result<()> {
+    let wasm = support::dist_file("tilescope-worker-", "_bg.wasm")?;
+    let script = support::dist_file("tilescope-worker-", ".js")?;
+    a_broken_worker_is_reported(support::Fault::NotFound(script), "missing-script").await?;
+    a_broken_worker_is_reported(support::Fault::Corrupt(wasm), "corrupt-module").await
+}

@@ -1,25 +1,19 @@
-//! The Tilescope playground: a Yew page (`components`) over a compile worker
-//! (`worker`). Everything that is not DOM glue is pure and tested natively:
-//! `state` (the reducer), `share` (links), `highlight`, `editing`, `diff`, `text`.
+//! The Tilescope playground, as two wasm modules that share only `protocol` and
+//! `catalog`:
+//!
+//! - `page` (bin `tilescope-page`): the Yew UI, the editor and its highlighter. It
+//!   holds no compiler, simulator, interpreter or grader, so it arrives and paints
+//!   first.
+//! - `worker` (bin `tilescope-worker`): compiles, simulates, grades and assembles off
+//!   the page's thread, and answers with the shapes in `protocol`.
+//! - `protocol`: the messages between them (postcard through gloo's worker link), the
+//!   compile options, and the result shapes the panels render.
+//! - `catalog`: the gallery's examples and the lesson track, which both sides read.
+//!
+//! Everything that is not DOM glue is pure and tested natively.
 
-pub mod codec;
-pub mod components;
-pub mod diff;
-pub mod dom;
-pub mod editing;
-pub mod engine;
-pub mod examples;
-pub mod highlight;
-pub mod ir_sync;
-pub mod lanes;
-pub mod layout;
-pub mod lessons;
-pub mod liveness;
-pub mod options;
-pub mod order;
-pub mod palette;
+pub mod catalog;
+pub mod clock;
+pub mod page;
 pub mod protocol;
-pub mod share;
-pub mod state;
-pub mod text;
 pub mod worker;

@@ -3,12 +3,12 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use tilescope_web::diff::{diff_lines, DiffKind};
-use tilescope_web::editing::{dedent, indent};
-use tilescope_web::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED};
-use tilescope_web::options::CompileOptions;
-use tilescope_web::share::{decode, encode, Panel, ViewState};
-use tilescope_web::text;
+use tilescope_web::page::diff::{diff_lines, DiffKind};
+use tilescope_web::page::editing::{dedent, indent};
+use tilescope_web::page::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED};
+use tilescope_web::page::share::{decode, encode, Panel, ViewState};
+use tilescope_web::page::text;
+use tilescope_web::protocol::options::CompileOptions;
 
 /// Source-like text: the language's characters plus some multi-byte ones.
 fn source() -> impl Strategy<Value = String> {
@@ -52,7 +52,7 @@ proptest! {
         src in ".{0,300}",
         cursor in any::<u64>(),
         pass in proptest::option::of("[a-z-]{1,12}"),
-        lesson in proptest::sample::select(tilescope_web::lessons::all().iter().map(|l| Some(l.id.clone())).chain([None]).collect::<Vec<_>>()),
+        lesson in proptest::sample::select(tilescope_web::catalog::lessons().iter().map(|l| Some(l.id.clone())).chain([None]).collect::<Vec<_>>()),
     ) {
         let view = ViewState {
             source: src,

@@ -8,6 +8,7 @@
 //! Only std is used so this builds in seconds on a fresh machine.
 
 mod cmd;
+mod hash_worker;
 mod serve;
 mod test;
 mod tools;
@@ -19,9 +20,9 @@ use std::process::ExitCode;
 type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <serve|test>
-  serve   serve the playground on http://127.0.0.1:8080 (release build);
-          --lessons adds the graded lesson track (over the bundle budget)
-  test    formatting, lints, unit, wasm and browser tests";
+  serve   serve the playground on http://127.0.0.1:8080 (release build)
+  test    formatting, lints, unit, wasm and browser tests
+  (hash-worker is Trunk's post-build hook; Trunk.toml runs it)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,8 +32,8 @@ fn main() -> ExitCode {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["serve"] => serve::run(&workspace_root(), false),
-        ["serve", "--lessons"] => serve::run(&workspace_root(), true),
+        ["serve"] => serve::run(&workspace_root()),
+        ["hash-worker"] => hash_worker::run(),
         ["test"] => test::run(&workspace_root()),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

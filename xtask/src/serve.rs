@@ -4,15 +4,11 @@ use std::path::Path;
 
 use crate::{cmd, tools, Result};
 
-pub fn run(root: &Path, lessons: bool) -> Result<()> {
+pub fn run(root: &Path) -> Result<()> {
     let tools = tools::ensure_build_tools(root)?;
     // Address and port come from Trunk.toml's [serve] section.
     let mut command = tools.command("trunk");
     command.current_dir(root).args(["serve", "--release"]);
-    if lessons {
-        // The lesson track, over the bundle budget (web/Cargo.toml says why).
-        command.args(["--features", "lessons", "--dist", crate::test::LESSONS_DIST]);
-    }
     cmd::header(&format!(
         "{}: http://127.0.0.1:8080 (Ctrl-C stops)",
         cmd::describe(&command)

@@ -12,10 +12,6 @@ use crate::{cmd, Result};
 /// builds and is tested natively; only the wasm API crate is skipped there.
 const WASM_CRATES: [&str; 2] = ["tilescope-web", "tilescope-wasm"];
 const WASM_ONLY: [&str; 1] = ["tilescope-wasm"];
-/// The playground's lesson track (web/Cargo.toml), off in the budgeted build.
-pub const LESSONS_FEATURE: &str = "tilescope-web/lessons";
-/// Where the build with the lesson track goes (`dist/` is the budgeted one).
-pub const LESSONS_DIST: &str = "dist-lessons";
 
 pub fn run(root: &Path) -> Result<()> {
     let mut report = Report::default();
@@ -33,14 +29,11 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
         command.current_dir(root).args(args);
         command
     };
-    // Natively with the playground's lesson track, which the budgeted wasm build
-    // leaves out (web/Cargo.toml): both builds are linted, and the track is tested.
     let native = |subcommand: &str| {
         let mut command = cargo(&[subcommand, "--workspace", "--all-targets"]);
         for krate in WASM_ONLY {
             command.args(["--exclude", krate]);
         }
-        command.args(["--features", LESSONS_FEATURE]);
         command
     };
 
@@ -77,19 +70,11 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "--test",
                 "browser_budgets",
                 "--test",
+                "browser_lessons",
+                "--test",
                 "bundle",
             ]),
             &root.join("dist"),
-        )
-    })?;
-    report.run(
-        &format!("trunk build --release --features lessons -> {LESSONS_DIST}/"),
-        trunk_build_lessons(&tools, root),
-    )?;
-    report.stage("lesson browser tests (headless Chromium)", || {
-        browser_tests(
-            cargo(&["test", "-p", "tilescope-e2e", "--test", "browser_lessons"]),
-            &root.join(LESSONS_DIST),
         )
     })
 }
@@ -117,13 +102,6 @@ fn wasm_tests(tools: &Tools, root: &Path) -> Command {
 fn trunk_build(tools: &Tools, root: &Path) -> Command {
     let mut command = tools.command("trunk");
     command.current_dir(root).args(["build", "--release"]);
-    command
-}
-
-/// The playground with its lesson track, into `LESSONS_DIST`.
-pub fn trunk_build_lessons(tools: &Tools, root: &Path) -> Command {
-    let mut command = trunk_build(tools, root);
-    command.args(["--features", "lessons", "--dist", LESSONS_DIST]);
     command
 }
 

@@ -182,13 +182,23 @@ pub trait Pass {
     }
 }
 
-/// The names of the passes that `--disable-pass` may turn off, in pipeline order.
+/// The names of the passes that `--disable-pass` may turn off, in pipeline order: those
+/// whose `Pass::optional` says so (a test holds the two equal). A list rather than a
+/// walk over `pipeline()`, so a reader of names (the playground's page, share links)
+/// does not link every pass.
+pub const OPTIONAL_PASSES: [&str; 7] = [
+    "vector-peephole",
+    "subtile-matmul",
+    "fix-to-gm",
+    "software-pipeline",
+    "peel-first",
+    "sink-to-use",
+    "multi-buffer",
+];
+
+/// `OPTIONAL_PASSES` as a list.
 pub fn optional_passes() -> Vec<&'static str> {
-    pipeline()
-        .iter()
-        .filter(|p| p.optional())
-        .map(|p| p.name())
-        .collect()
+    OPTIONAL_PASSES.to_vec()
 }
 
 /// The pipeline without the passes named in `disabled`; a name that is not an

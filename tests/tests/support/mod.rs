@@ -18,7 +18,8 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
-use chromedriver::Chromedriver;
+use chromedriver::{Cdp, Chromedriver};
+pub use static_server::Fault;
 use static_server::StaticServer;
 
 /// How long a step may wait for the page before the test fails.
@@ -46,6 +47,16 @@ fn dist_dir() -> Result<PathBuf> {
     Ok(dist)
 }
 
+/// The name of the file in `dist/` that starts with `prefix` and ends with `suffix`
+/// (a hashed build output, such as the worker's module).
+pub fn dist_file(prefix: &str, suffix: &str) -> Result<String> {
+    let dist = dist_dir()?;
+    std::fs::read_dir(&dist)?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|name| name.starts_with(prefix) && name.ends_with(suffix))
+        .with_context(|| format!("no {prefix}*{suffix} in {}", dist.display()))
+}
+
 /// Where screenshots go (gitignored).
 fn artifacts_dir() -> PathBuf {
     workspace_root().join("tests").join("artifacts")
@@ -60,8 +71,16 @@ pub struct Page {
 /// Serves `dist/`, opens a browser session on it, runs `test`, then closes the
 /// session whatever the outcome, and reports the first failure.
 pub async fn with_page(test: impl AsyncFnOnce(&Page) -> Result<()>) -> Result<()> {
+    with_page_serving(Vec::new(), test).await
+}
+
+/// [`with_page`] on a server that answers the files named in `faults` wrongly.
+pub async fn with_page_serving(
+    faults: Vec<Fault>,
+    test: impl AsyncFnOnce(&Page) -> Result<()>,
+) -> Result<()> {
     let dist = dist_dir()?;
-    let server = StaticServer::start(&dist)?;
+    let server = StaticServer::start_with(&dist, faults)?;
     let profile = tempfile::tempdir().context("creating a Chromium profile directory")?;
     let (_driver, client) = start_session(profile.path()).await?;
     let page = Page {
@@ -240,6 +259,15 @@ impl Page {
             }
         }
         bail!("no tab {title}")
+    }
+
+    /// Sends a Chrome DevTools Protocol command (`Network.emulateNetworkConditions`...)
+    /// and returns its result.
+    pub async fn cdp(&self, cmd: &'static str, params: Value) -> Result<Value> {
+        self.client
+            .issue_cmd(Cdp { cmd, params })
+            .await
+            .with_context(|| format!("DevTools command {cmd}"))
     }
 
     /// Runs `script` (a function body; `return` gives the result) in the page.

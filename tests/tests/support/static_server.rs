@@ -2,13 +2,31 @@
 //! browser test needs nothing but the Trunk output. `tiny_http` keeps it to a few
 //! lines; `mime_guess` gives `.wasm` its `application/wasm` type, which
 //! `WebAssembly.instantiateStreaming` requires.
+//!
+//! It answers as a static host does: gzip-encoded when the browser accepts it, and
+//! with a long `max-age` for the files whose names carry a content hash (everything
+//! else must be revalidated). A test may also break a file on purpose (`Fault`).
 
+use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
-use tiny_http::{Header, Response, Server};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use tiny_http::{Header, Request, Response, Server};
+
+/// A file the server answers wrongly, to test how the page copes.
+#[derive(Clone, Debug)]
+pub enum Fault {
+    /// Requests whose path contains this answer 404.
+    NotFound(String),
+    /// Requests whose path contains this answer with bytes that are not what was asked
+    /// for (a truncated or corrupt download).
+    Corrupt(String),
+}
 
 pub struct StaticServer {
     server: Arc<Server>,
@@ -18,6 +36,10 @@ pub struct StaticServer {
 
 impl StaticServer {
     pub fn start(root: &Path) -> Result<Self> {
+        Self::start_with(root, Vec::new())
+    }
+
+    pub fn start_with(root: &Path, faults: Vec<Fault>) -> Result<Self> {
         let server = Server::http("127.0.0.1:0")
             .map_err(|err| anyhow!("starting the static file server: {err}"))?;
         let port = server
@@ -29,9 +51,10 @@ impl StaticServer {
         let root = root.to_path_buf();
         let thread = {
             let server = Arc::clone(&server);
+            let gzipped = Mutex::new(HashMap::new());
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
-                    let response = respond(&root, request.url());
+                    let response = respond(&root, &request, &faults, &gzipped);
                     // A client that went away is not the test's concern.
                     let _ = request.respond(response);
                 }
@@ -58,20 +81,88 @@ impl Drop for StaticServer {
     }
 }
 
-fn respond(root: &Path, url: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+type Gzipped = Mutex<HashMap<PathBuf, Arc<Vec<u8>>>>;
+
+fn respond(
+    root: &Path,
+    request: &Request,
+    faults: &[Fault],
+    gzipped: &Gzipped,
+) -> Response<std::io::Cursor<Vec<u8>>> {
+    let url = request.url();
     let Some(path) = resolve(root, url) else {
         return Response::from_string("forbidden").with_status_code(403);
     };
-    match std::fs::read(&path) {
-        Ok(body) => {
-            let mime = mime_guess::from_path(&path).first_or_octet_stream();
-            let mut response = Response::from_data(body);
-            if let Ok(header) = Header::from_bytes("Content-Type", mime.essence_str()) {
-                response = response.with_header(header);
+    for fault in faults {
+        match fault {
+            Fault::NotFound(part) if url.contains(part.as_str()) => {
+                return Response::from_string("not found").with_status_code(404);
             }
-            response
+            Fault::Corrupt(part) if url.contains(part.as_str()) => {
+                return with_type(Response::from_data(b"\0asm corrupt".to_vec()), &path);
+            }
+            _ => {}
         }
-        Err(_) => Response::from_string("not found").with_status_code(404),
+    }
+    let Ok(body) = std::fs::read(&path) else {
+        return Response::from_string("not found").with_status_code(404);
+    };
+    let accepts_gzip = request
+        .headers()
+        .iter()
+        .any(|h| h.field.equiv("Accept-Encoding") && h.value.as_str().contains("gzip"));
+    let mut response = if accepts_gzip {
+        let body = gzip(&path, &body, gzipped);
+        Response::from_data(body.to_vec()).with_header(header("Content-Encoding", "gzip"))
+    } else {
+        Response::from_data(body)
+    };
+    response = response.with_header(header("Cache-Control", cache_control(&path)));
+    with_type(response, &path)
+}
+
+fn with_type(
+    response: Response<std::io::Cursor<Vec<u8>>>,
+    path: &Path,
+) -> Response<std::io::Cursor<Vec<u8>>> {
+    let mime = mime_guess::from_path(path).first_or_octet_stream();
+    response.with_header(header("Content-Type", mime.essence_str()))
+}
+
+fn header(name: &str, value: &str) -> Header {
+    // Both are ASCII constants or MIME types, which always make a header.
+    Header::from_bytes(name, value).unwrap_or_else(|()| panic!("header {name}: {value}"))
+}
+
+/// The gzip encoding of `path` (level 6, a static host's default), compressed once.
+fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Arc<Vec<u8>> {
+    let mut cache = cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let encoded = cache.entry(path.to_path_buf()).or_insert_with(|| {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+        encoder.write_all(body).expect("gzip into memory");
+        Arc::new(encoder.finish().expect("gzip into memory"))
+    });
+    Arc::clone(encoded)
+}
+
+/// A year for a file named with a content hash (`name-0123456789abcdef.ext`, as Trunk
+/// and `cargo xtask hash-worker` name them), else revalidate every time.
+fn cache_control(path: &Path) -> &'static str {
+    let stem = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let stem = stem.split('.').next().unwrap_or_default();
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    let hashed = stem
+        .rsplit_once('-')
+        .is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()));
+    if hashed {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
     }
 }
 

@@ -1,0 +1,17 @@
+//! The worker's module: compiler, simulator, reference interpreter, grader and
+//! assembler, answering the page over gloo's worker link (postcard messages).
+
+use gloo::worker::Registrable;
+use tilescope_web::protocol::codec::Postcard;
+use tilescope_web::worker::{install_panic_reporter, CompileWorker};
+
+/// Talc instead of Rust's default dlmalloc: faster to allocate and free, which the
+/// compiler and simulator do constantly. The module is single-threaded (no `atomics`).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
+fn main() {
+    install_panic_reporter();
+    CompileWorker::registrar().encoding::<Postcard>().register();
+}

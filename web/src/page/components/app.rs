@@ -1,0 +1,319 @@
+//! The root component: owns the state, the compile worker and the page-level effects
+//! (theme, keyboard shortcuts, debounced compile, session saving).
+
+use std::rc::Rc;
+
+use gloo::events::{EventListener, EventListenerOptions};
+use gloo::timers::callback::Timeout;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use super::{
+    banner::BannerBar, editor::Editor, example_note, gallery::Gallery, help::Help, panels::Panels,
+    statusbar::StatusBar, toolbar::Toolbar, AppContext,
+};
+use crate::page::dom;
+use crate::page::share::{self, Panel};
+use crate::page::state::{default_view, Action, AppState, Banner, Overlay};
+use crate::page::worker_link::WorkerLink;
+use crate::protocol::Request;
+
+/// An edit compiles at once unless a compile was sent less than this long ago; then it
+/// waits for this much quiet, so typing compiles at most this often and never waits
+/// for the end of a burst to see the first keystroke's result.
+pub const DEBOUNCE_MS: u32 = 150;
+/// A result stays on screen this long before the worker measures what each optional
+/// pass buys (an edit in between cancels it).
+const ABLATE_AFTER_MS: u32 = 800;
+/// The session is saved after this much quiet.
+const SESSION_SAVE_MS: u32 = 500;
+
+/// The state a page load starts from: a share link, else the saved session, else the
+/// default example. A bad link falls back with a banner, never a blank page.
+fn initial_state() -> AppState {
+    let fragment = dom::fragment();
+    let (view, banner) = if !fragment.is_empty() {
+        let opened = share::open(&fragment);
+        (
+            opened.view.clone().unwrap_or_else(default_view),
+            opened.message().map(Banner::error),
+        )
+    } else {
+        // A damaged session keeps whatever it still holds, silently.
+        let saved = dom::load_session().and_then(|s| share::open(&s).view);
+        (saved.unwrap_or_else(default_view), None)
+    };
+    let mut state = AppState::new(view);
+    state.banner = banner;
+    state.theme = dom::load_theme();
+    state.progress = dom::load_progress();
+    state
+}
+
+#[derive(Properties)]
+pub struct AppProps {
+    /// The worker link, started before the app mounted (`WorkerLink::start`).
+    pub link: Rc<WorkerLink>,
+    /// Text typed into index.html's editor before the app mounted: it replaces the
+    /// kernel the app would open.
+    pub typed: Option<String>,
+}
+
+impl PartialEq for AppProps {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.link, &other.link) && self.typed == other.typed
+    }
+}
+
+#[function_component]
+pub fn App(props: &AppProps) -> Html {
+    let typed = props.typed.clone();
+    let state = use_reducer(move || {
+        let mut state = initial_state();
+        if let Some(text) = typed {
+            state.apply(Action::SetSource(text));
+        }
+        state
+    });
+    let link = Rc::clone(&props.link);
+
+    {
+        let link = Rc::clone(&link);
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            link.attach(dispatcher);
+            move || link.detach()
+        });
+    }
+
+    use_effect_with(state.theme, |theme| dom::apply_theme(*theme));
+
+    // Compile at once after a quiet spell, else after a pause in typing (`DEBOUNCE_MS`);
+    // dropping the timeout cancels it.
+    {
+        let link = Rc::clone(&link);
+        let last_sent = use_mut_ref(|| f64::NEG_INFINITY);
+        use_effect_with(
+            (
+                state.view.source.clone(),
+                state.view.options.clone(),
+                state.view.seed,
+                state.is_asm(),
+            ),
+            move |(source, options, seed, asm)| {
+                let (source, options, seed, asm) = (source.clone(), options.clone(), *seed, *asm);
+                let quiet = crate::clock::now_ms() - *last_sent.borrow() >= f64::from(DEBOUNCE_MS);
+                let delay = if quiet { 0 } else { DEBOUNCE_MS };
+                let timeout = Timeout::new(delay, move || {
+                    *last_sent.borrow_mut() = crate::clock::now_ms();
+                    link.send(|id| Request::Compile {
+                        id,
+                        source,
+                        options,
+                        seed,
+                        asm,
+                    });
+                });
+                move || drop(timeout)
+            },
+        );
+    }
+
+    // The Compare panel's second run, after the first (the worker answers in order).
+    {
+        let link = Rc::clone(&link);
+        let dispatcher = state.dispatcher();
+        let key = (
+            state.view.source.clone(),
+            state.view.options.clone(),
+            state.view.compare.clone(),
+            state.view.seed,
+        );
+        use_effect_with(key, move |(source, _, compare, seed)| {
+            let request = compare
+                .clone()
+                .map(|options| (source.clone(), options, *seed));
+            let timeout = request.map(|(source, options, seed)| {
+                link.send_later(
+                    DEBOUNCE_MS,
+                    move |id| Request::Compare {
+                        id,
+                        source,
+                        options,
+                        seed,
+                    },
+                    move |id| dispatcher.dispatch(Action::CompareSent(id)),
+                )
+            });
+            move || drop(timeout)
+        });
+    }
+
+    // What each optional pass buys, once a simulation has been on screen for a moment:
+    // the worker runs the kernel again without each, which must never delay a result.
+    {
+        let link = Rc::clone(&link);
+        let state = state.clone();
+        // An edit (a new key) drops the timeout, so a request always carries the text
+        // whose result is on screen.
+        let key = (
+            state.sim_generation,
+            state.view.source.clone(),
+            state.view.options.clone(),
+            state.view.seed,
+        );
+        use_effect_with(key, move |_| {
+            let ready = state.sim.is_some() && !state.is_asm() && state.ablation.is_none();
+            let timeout = ready.then(|| {
+                let (source, options, seed) = (
+                    state.view.source.clone(),
+                    state.view.options.clone(),
+                    state.view.seed,
+                );
+                link.send_later(
+                    ABLATE_AFTER_MS,
+                    move |id| Request::Ablate {
+                        id,
+                        source,
+                        options,
+                        seed,
+                    },
+                    move |id| state.dispatch(Action::AblateSent(id)),
+                )
+            });
+            move || drop(timeout)
+        });
+    }
+
+    // Remember the session; the link in the address bar only changes on Share.
+    // Encoding waits for the pause too: compressing a big kernel on every keystroke
+    // would make typing lag.
+    use_effect_with(state.view.clone(), |view| {
+        let view = view.clone();
+        let timeout = Timeout::new(SESSION_SAVE_MS, move || {
+            dom::save_session(&share::encode(&view), &view.source)
+        });
+        move || drop(timeout)
+    });
+
+    // After a crash, save at once: the user may reload straight away.
+    {
+        let state = state.clone();
+        use_effect_with(state.worker_restarts, move |restarts| {
+            if *restarts > 0 {
+                dom::save_session(&share::encode(&state.view), &state.view.source);
+            }
+        });
+    }
+
+    // Page-wide shortcuts.
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            let listener = dom::document().map(|doc| {
+                // Not passive: shortcuts call preventDefault.
+                let options = EventListenerOptions::enable_prevent_default();
+                EventListener::new_with_options(&doc, "keydown", options, move |event| {
+                    if let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() {
+                        handle_shortcut(event, &dispatcher);
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    // Medals survive reloads.
+    use_effect_with(state.progress.clone(), dom::save_progress);
+
+    let on_trace = {
+        let link = Rc::clone(&link);
+        Callback::from(move |_| link.request_trace())
+    };
+    let lesson = lesson_pane(&state, &link);
+    let theme_class = match state.theme {
+        crate::page::state::Theme::System => "",
+        _ => "themed",
+    };
+    html! {
+        <ContextProvider<AppContext> context={state.clone()}>
+            <div class={classes!("app", theme_class)}>
+                <Toolbar {on_trace} />
+                <BannerBar />
+                <main class="workspace">
+                    <section class="pane pane-editor" aria-label="Kernel source">
+                        {lesson}
+                        {example_note::example_note(&state)}
+                        <Editor />
+                    </section>
+                    <section class="pane pane-panels" aria-label="Compiler output">
+                        <Panels />
+                    </section>
+                </main>
+                <StatusBar />
+                if state.overlay == Overlay::Help { <Help /> }
+                if state.overlay == Overlay::Gallery { <Gallery /> }
+                if state.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
+            </div>
+        </ContextProvider<AppContext>>
+    }
+}
+
+/// The open lesson above the editor, its Check sending the code to the grader.
+fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Html {
+    use super::lesson::LessonPane;
+    if state.view.lesson.is_none() {
+        return Html::default();
+    }
+    let on_check = {
+        let link = Rc::clone(link);
+        let state = state.clone();
+        Callback::from(move |_| {
+            let Some(lesson) = state.view.lesson.clone() else {
+                return;
+            };
+            let source = state.view.source.clone();
+            let id = link.send_other(|id| Request::Grade { id, lesson, source });
+            state.dispatch(Action::Lesson(crate::page::state::LessonAction::GradeSent(
+                id,
+            )));
+        })
+    };
+    html! { <LessonPane {on_check} /> }
+}
+
+fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispatcher<AppState>) {
+    let key = event.key();
+    if key == "Escape" {
+        dispatcher.dispatch(Action::ShowOverlay(Overlay::None));
+        return;
+    }
+    if event.alt_key() && !event.ctrl_key() && !event.meta_key() {
+        // Alt+digit: `code` is layout-independent where `key` may be a symbol.
+        let code = event.code();
+        if let Some(n) = code
+            .strip_prefix("Digit")
+            .and_then(|d| d.parse::<usize>().ok())
+        {
+            if let Some(panel) = n.checked_sub(1).and_then(|i| Panel::ALL.get(i)) {
+                event.prevent_default();
+                dispatcher.dispatch(Action::SelectPanel(*panel));
+            }
+        }
+        return;
+    }
+    if dom::in_text_field(event) || event.ctrl_key() || event.meta_key() {
+        return;
+    }
+    match key.as_str() {
+        "?" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Help)),
+        "e" => dispatcher.dispatch(Action::ShowOverlay(Overlay::Gallery)),
+        "l" if !crate::page::lessons::all().is_empty() => {
+            dispatcher.dispatch(Action::ShowOverlay(Overlay::Lessons))
+        }
+        "d" => dispatcher.dispatch(Action::ToggleDiff),
+        "h" => dispatcher.dispatch(Action::ToggleHideUnchanged),
+        _ => return,
+    }
+    event.prevent_default();
+}

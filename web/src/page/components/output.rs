@@ -1,0 +1,104 @@
+//! Simulation results: cycles against the lower bound, per-pipe utilisation, and the
+//! output tensors compared with the reference interpreter (each downloadable as .npy).
+
+use yew::prelude::*;
+
+use super::{panels::EmptyState, use_app};
+use crate::page::dom;
+use crate::page::palette::pipe_color;
+
+#[function_component]
+pub fn OutputPanel() -> Html {
+    let app = use_app();
+    let Some(sim) = app.sim.clone() else {
+        let text = if app.simulating {
+            "Simulating…"
+        } else {
+            "After a simulation: cycles against the bound, how busy each pipe was, and the output \
+             tensors compared with the reference interpreter (downloadable as .npy)."
+        };
+        return html! { <EmptyState title="Output">{text}</EmptyState> };
+    };
+    let efficiency = if sim.cycles > 0 {
+        sim.bound as f64 * 100.0 / sim.cycles as f64
+    } else {
+        0.0
+    };
+    let verdict = if sim.outputs.is_empty() {
+        html! { <span class="badge badge-muted">{"no outputs"}</span> }
+    } else if sim.reference_match {
+        html! { <span class="badge badge-ok">{"✓ matches reference"}</span> }
+    } else {
+        html! { <span class="badge badge-error">{"✕ differs from reference"}</span> }
+    };
+    let pipes = sim.lanes.iter().map(|l| {
+        let pct = if sim.cycles > 0 { l.busy as f64 * 100.0 / sim.cycles as f64 } else { 0.0 };
+        // The stretch from sharing GM bandwidth is hatched at the end of the busy bar.
+        let shared_pct = if l.busy > 0 { l.shared_bandwidth as f64 * 100.0 / l.busy as f64 } else { 0.0 };
+        let title = (l.shared_bandwidth > 0).then(|| {
+            format!(
+                "{} of {} busy cycles: GM transfers stretched while MTE2 and MTE3 shared the bandwidth",
+                l.shared_bandwidth, l.busy
+            )
+        });
+        html! {
+            <div class="util-row">
+                <span class="util-pipe">{l.pipe.name()}</span>
+                <div class="util-bar" {title}>
+                    <div class="util-fill" style={format!("width:{:.2}%;background:{}", pct.min(100.0), pipe_color(l.pipe))}>
+                        if l.shared_bandwidth > 0 {
+                            <div class="util-shared" style={format!("width:{:.2}%", shared_pct.min(100.0))} />
+                        }
+                    </div>
+                </div>
+                <span class="util-num">{format!("{pct:.1}%")}</span>
+                <span class="util-detail muted">{format!("{} busy · {} instr", l.busy, l.instructions)}</span>
+            </div>
+        }
+    });
+    let shared_note = sim.lanes.iter().any(|l| l.shared_bandwidth > 0).then(|| html! {
+        <div class="util-note muted">{"Hatched: cycles GM transfers were stretched while MTE2 and MTE3 shared the bandwidth."}</div>
+    });
+    let tensors = sim.outputs.iter().map(|t| {
+        let npy = t.npy.clone();
+        let name = t.name.clone();
+        let download = Callback::from(move |_| {
+            dom::download(&format!("{name}.npy"), &npy, "application/octet-stream")
+        });
+        let shape = t.shape.iter().map(u64::to_string).collect::<Vec<_>>().join("×");
+        let more = t.shape.iter().product::<u64>() > t.preview.len() as u64;
+        html! {
+            <tr>
+                <td><code class="tensor-name">{t.name.clone()}</code></td>
+                <td class="mono">{format!("{} [{shape}]", t.dtype)}</td>
+                <td>
+                    if t.matches { <span class="badge badge-ok">{"match"}</span> }
+                    else { <span class="badge badge-error">{format!("{} differ", t.mismatches)}</span> }
+                </td>
+                <td class="mono">{format!("{:.2e}", t.max_abs_err)}</td>
+                <td class="mono preview">{format!("[{}{}]", t.preview.join(", "), if more { ", …" } else { "" })}</td>
+                <td><button class="tb-button small" onclick={download} title="Download as .npy">{".npy ↓"}</button></td>
+            </tr>
+        }
+    });
+    html! {
+        <div class="output">
+            <div class="stats">
+                <div class="stat"><div class="stat-num" data-testid="stat-cycles">{sim.cycles}</div><div class="stat-label">{"cycles"}</div></div>
+                <div class="stat"><div class="stat-num" data-testid="stat-bound">{sim.bound}</div><div class="stat-label">{"lower bound"}</div></div>
+                <div class="stat"><div class="stat-num">{format!("{efficiency:.0}%")}</div><div class="stat-label">{"of bound"}</div></div>
+                <div class="stat"><div class="stat-num">{sim.syncs}</div><div class="stat-label">{"set/wait pairs"}</div></div>
+                <div class="stat"><div class="stat-num">{sim.races.len()}</div><div class="stat-label">{"races"}</div></div>
+                <div class="stat stat-verdict">{verdict}</div>
+            </div>
+            <div class="section-title">{"Pipe utilisation"}</div>
+            <div class="util">{for pipes}</div>
+            {shared_note}
+            <div class="section-title">{"Outputs"}</div>
+            <table class="tensors">
+                <thead><tr><th>{"name"}</th><th>{"type"}</th><th>{"reference"}</th><th>{"max abs err"}</th><th>{"values"}</th><th /></tr></thead>
+                <tbody>{for tensors}</tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,279 @@
+//! The Passes panel: the pass list (changed ones marked), the selected pass's IR with
+//! its description, or its diff against the previous pass. IR lines link to source
+//! spans both ways: hovering a line highlights its span in the editor, and lines whose
+//! span holds the editor caret are marked.
+
+use tilescope::diag::Span;
+use yew::prelude::*;
+
+use super::{panels::EmptyState, sync_card, use_app, AppContext};
+use crate::page::diff::{self, DiffKind};
+use crate::page::share::Panel;
+use crate::page::state::Action;
+
+#[function_component]
+pub fn PassesPanel() -> Html {
+    let app = use_app();
+    // Hooks come before the early returns below: Yew needs the same hooks every render.
+    let ir_ref = use_node_ref();
+    // When the caret moves, bring the first IR line it maps to into view.
+    {
+        let ir_ref = ir_ref.clone();
+        use_effect_with(
+            (app.caret, app.view.pass.clone(), app.selected_step),
+            move |_| {
+                let linked = ir_ref
+                    .cast::<web_sys::Element>()
+                    .and_then(|ir| ir.query_selector(".ir-linked").ok().flatten());
+                if let Some(line) = linked {
+                    let options = web_sys::ScrollIntoViewOptions::new();
+                    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    line.scroll_into_view_with_scroll_into_view_options(&options);
+                }
+            },
+        );
+    }
+    let Some(compile) = app.compile.clone() else {
+        return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
+    };
+    if compile.passes.is_empty() {
+        let app = app.clone();
+        let n = compile.error_count();
+        let onclick = Callback::from(move |_| app.dispatch(Action::SelectPanel(Panel::Problems)));
+        return html! {
+            <EmptyState title="No passes to show">
+                {format!("The source did not get through the front end ({n} error{}). ", if n == 1 { "" } else { "s" })}
+                <button class="link" {onclick}>{"Open Problems"}</button>
+            </EmptyState>
+        };
+    }
+    let selected = app.selected_pass().unwrap_or(0);
+    let visible = app.visible_passes();
+
+    let onkeydown = {
+        let app = app.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            let delta = match e.key().as_str() {
+                "ArrowUp" | "k" => -1,
+                "ArrowDown" | "j" => 1,
+                _ => return,
+            };
+            e.prevent_default();
+            app.dispatch(Action::MovePass(delta));
+        })
+    };
+    let on_hide = {
+        let app = app.clone();
+        Callback::from(move |_| app.dispatch(Action::ToggleHideUnchanged))
+    };
+    let list = visible.iter().map(|(i, pass)| {
+        let onclick = {
+            let app = app.clone();
+            let name = pass.name.clone();
+            Callback::from(move |_| app.dispatch(Action::SelectPass(name.clone())))
+        };
+        html! {
+            <li class={classes!("pass", (*i == selected).then_some("pass-selected"), (!pass.changed).then_some("pass-unchanged"))}
+                {onclick} title={pass.description.clone()} data-testid="pass-item" data-pass={pass.name.clone()}>
+                <span class={classes!("pass-dot", pass.changed.then_some("pass-dot-changed"))}
+                    title={if pass.changed { "changed the IR" } else { "no change" }} />
+                <span class="pass-index">{i + 1}</span>
+                <span class="pass-name">{pass.name.clone()}</span>
+                <span class="pass-time">{format_micros(pass.micros)}</span>
+            </li>
+        }
+    });
+
+    let Some(pass) = compile.passes.get(selected) else {
+        return html! {};
+    };
+    let previous = selected.checked_sub(1).and_then(|i| compile.passes.get(i));
+    let caret = app.caret as u32;
+    // Lines of the selected step (spans inside the step's), else lines holding the caret.
+    let step_span = app
+        .selected_step
+        .and_then(|id| compile.steps.as_ref()?.node(id))
+        .map(|n| n.step.span);
+    let line_class = |span: Option<Span>| {
+        let span = span?;
+        match step_span {
+            Some(step) => (step.start <= span.start && span.end <= step.end).then_some("ir-linked"),
+            None => (span.start <= caret && caret <= span.end).then_some("ir-linked"),
+        }
+    };
+    let hover = |span: Option<Span>| {
+        let app = app.clone();
+        Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(span)))
+    };
+    // Set/wait lines open the pair's card, as in the Assembly panel.
+    let sync_of_line = crate::page::ir_sync::sync_lines(&pass.ir, &compile.asm);
+    let sync_instr =
+        |line: Option<usize>| line.and_then(|n| sync_of_line.get(n).copied().flatten());
+    let pick = |instr: Option<u32>| {
+        let (instr, app) = (instr?, app.clone());
+        Some(Callback::from(move |_: MouseEvent| {
+            app.dispatch(Action::SelectInstr(Some(instr)))
+        }))
+    };
+    let unhover = {
+        let app = app.clone();
+        Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(None)))
+    };
+
+    let (body, stats) = if app.show_diff {
+        let old = previous.map_or("", |p| p.ir.as_str());
+        let lines = diff::diff_lines(old, &pass.ir);
+        let stats = diff::stats(&lines);
+        let body: Html = lines
+            .into_iter()
+            .map(|l| {
+                let span = l.new_line.and_then(|n| pass.span_of_line(n));
+                let (class, sign) = match l.kind {
+                    DiffKind::Same => ("ir-line", " "),
+                    DiffKind::Added => ("ir-line ir-added", "+"),
+                    DiffKind::Removed => ("ir-line ir-removed", "−"),
+                };
+                let instr = sync_instr(l.new_line);
+                let onclick = pick(instr);
+                html! {
+                    <div class={classes!(class, line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
+                        <span class="ir-ln">{l.new_line.map(|n| (n + 1).to_string()).unwrap_or_default()}</span>
+                        <span class="ir-sign">{sign}</span>
+                        <span class="ir-text">{l.text}</span>
+                    </div>
+                }
+            })
+            .collect();
+        (body, Some(stats))
+    } else {
+        let body: Html = pass
+            .ir
+            .lines()
+            .enumerate()
+            .map(|(n, text)| {
+                let span = pass.span_of_line(n);
+                let instr = sync_instr(Some(n));
+                let onclick = pick(instr);
+                html! {
+                    <div class={classes!("ir-line", line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
+                        <span class="ir-ln">{n + 1}</span>
+                        <span class="ir-text">{text.to_string()}</span>
+                    </div>
+                }
+            })
+            .collect();
+        (body, None)
+    };
+
+    let mode = |diff: bool, label: &'static str| {
+        let app = app.clone();
+        let active = app.show_diff == diff;
+        let onclick = Callback::from(move |_| {
+            if !active {
+                app.dispatch(Action::ToggleDiff);
+            }
+        });
+        html! { <button class={classes!("seg", active.then_some("seg-active"))} {onclick}>{label}</button> }
+    };
+
+    html! {
+        <div class="passes">
+            <div class="pass-list-wrap">
+                <div class="pass-list-head">
+                    <label class="check" title="Hide passes that changed nothing (h)">
+                        <input type="checkbox" checked={app.hide_unchanged} onchange={on_hide} />
+                        {"hide unchanged"}
+                    </label>
+                </div>
+                <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
+                    { for list }
+                </ol>
+                {pass_switches(&app)}
+            </div>
+            <div class="pass-view">
+                <div class="pass-head">
+                    <div class="pass-title">
+                        <span class="pass-title-name">{pass.name.clone()}</span>
+                        <span class="pass-desc">{pass.description.clone()}</span>
+                    </div>
+                    if let Some((added, removed)) = stats {
+                        <span class="diff-stats"><span class="plus">{format!("+{added}")}</span>{" "}<span class="minus">{format!("−{removed}")}</span></span>
+                    }
+                    <div class="segmented" title="d toggles">
+                        {mode(false, "IR")}
+                        {mode(true, "Diff")}
+                    </div>
+                </div>
+                {sync_card::sync_card(&app)}
+                <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}>{body}</div>
+            </div>
+        </div>
+    }
+}
+
+/// A pass's time to a tenth of a millisecond: browsers coarsen `performance.now`
+/// (Chromium to 0.1 ms in a worker that is not cross-origin isolated), so finer digits
+/// would be noise and a zero would claim a pass took no time.
+fn format_micros(us: u64) -> String {
+    if us < 100 {
+        "<0.1 ms".to_string()
+    } else {
+        format!("{:.1} ms", us as f64 / 1000.0)
+    }
+}
+
+/// A switch per optional pass, with what it buys: the cycles of the run on screen
+/// against the run without it (measured by the worker once the result has settled).
+fn pass_switches(app: &AppContext) -> Html {
+    let cycles = app.sim.as_ref().map(|s| s.cycles);
+    let rows = tilescope::passes::optional_passes().into_iter().map(|name| {
+        let on = !app.view.options.disabled_passes.iter().any(|p| p == name);
+        let effect = app
+            .ablation
+            .as_ref()
+            .and_then(|a| a.iter().find(|r| r.pass == name))
+            .zip(cycles)
+            .map(|(r, with)| match &r.error {
+                Some(e) => (format!("needed: {e}"), "pass-effect-needed"),
+                None if !r.matches_reference => ("needed: wrong without".into(), "pass-effect-needed"),
+                None => (
+                    format!("{:+} cycles", with as i64 - r.cycles as i64),
+                    "pass-effect",
+                ),
+            });
+        let onchange = {
+            let app = app.clone();
+            Callback::from(move |_: Event| app.dispatch(Action::TogglePass(name.to_string())))
+        };
+        html! {
+            <li class="pass-switch" data-testid="pass-switch" data-pass={name}>
+                <label class="check" title={if on { "On: turn it off to see what it buys" } else { "Off: the compile leaves it out" }}>
+                    <input type="checkbox" checked={on} {onchange} />
+                    <span class="pass-switch-name">{name}</span>
+                </label>
+                if let Some((text, class)) = effect {
+                    <span class={class} data-testid="pass-effect">{text}</span>
+                }
+            </li>
+        }
+    });
+    html! {
+        <div class="pass-switches">
+            <div class="pass-switches-head" title="Optional passes: turn one off to see what it buys">{"optional passes"}</div>
+            <ul>{ for rows }</ul>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_micros;
+
+    #[test]
+    fn pass_times_show_tenths_of_a_millisecond() {
+        assert_eq!(format_micros(0), "<0.1 ms");
+        assert_eq!(format_micros(99), "<0.1 ms");
+        assert_eq!(format_micros(199), "0.2 ms");
+        assert_eq!(format_micros(2_000), "2.0 ms");
+    }
+}

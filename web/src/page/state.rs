@@ -1,0 +1,1121 @@
+//! App state and its reducer. Pure data (no web-sys), so every transition is tested
+//! natively; components dispatch `Action`s and effects in `components::app` do the I/O.
+
+use std::rc::Rc;
+
+use tilescope::diag::Span;
+use yew::Reducible;
+
+use crate::catalog;
+use crate::page::lessons::Grade;
+use crate::page::lessons::{self, Lesson, Progress};
+use crate::page::share::{Panel, ViewState};
+use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncMode};
+use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
+use tilescope::run::Ablation;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Theme {
+    /// Follow `prefers-color-scheme`.
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::System => "system",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Theme {
+        match name {
+            "light" => Theme::Light,
+            "dark" => Theme::Dark,
+            _ => Theme::System,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Overlay {
+    #[default]
+    None,
+    Help,
+    Gallery,
+    Lessons,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BannerKind {
+    Info,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Banner {
+    pub kind: BannerKind,
+    pub text: String,
+    /// Text the banner offers to copy and shows on request (the input that crashed the
+    /// compiler).
+    pub input: Option<String>,
+}
+
+impl Banner {
+    pub fn info(text: impl Into<String>) -> Banner {
+        Banner {
+            kind: BannerKind::Info,
+            text: text.into(),
+            input: None,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> Banner {
+        Banner {
+            kind: BannerKind::Error,
+            text: text.into(),
+            input: None,
+        }
+    }
+}
+
+/// A request to move the editor caret; `nonce` makes repeated jumps to the same place
+/// observable as changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jump {
+    pub at: usize,
+    pub nonce: u64,
+}
+
+/// The open lesson's session: its latest grade, the hints shown, how often it was
+/// checked. Reset when a lesson is opened; the medals earned are in `progress`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LessonSession {
+    pub grade: Option<Rc<Grade>>,
+    /// The grade request in flight.
+    pub grading: Option<RequestId>,
+    pub hints: usize,
+    pub tries: u32,
+    pub solution_shown: bool,
+}
+
+impl LessonSession {
+    /// The reference solution may be shown: after a pass, or after
+    /// `SOLUTION_AFTER_TRIES` checks.
+    pub fn solution_unlocked(&self) -> bool {
+        self.tries >= lessons::SOLUTION_AFTER_TRIES || self.grade.as_ref().is_some_and(|g| g.passed)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppState {
+    pub view: ViewState,
+    pub theme: Theme,
+    pub compile: Option<Rc<CompileOutput>>,
+    pub sim: Option<Rc<SimOutput>>,
+    /// Counts the simulations received, so views can tell a new run from the one they
+    /// drew (an `Rc` address cannot: a freed run's address is reused by the next).
+    pub sim_generation: u64,
+    /// The newest request sent to the worker; older responses are stale.
+    pub pending: Option<RequestId>,
+    pub banner: Option<Banner>,
+    pub overlay: Overlay,
+    pub hide_unchanged: bool,
+    pub show_diff: bool,
+    /// Source span highlighted because the pointer is on an IR line.
+    pub linked_span: Option<Span>,
+    /// Editor caret (byte offset), to highlight the IR lines it came from.
+    pub caret: usize,
+    pub jump: Option<Jump>,
+    pub worker_restarts: u32,
+    /// The worker crashed on the newest request: the panels still show the last
+    /// compile that succeeded, for an older text, until the next one answers.
+    pub results_stale: bool,
+    /// The compile answered and the simulation of the same request is running.
+    pub simulating: bool,
+    /// The worker could not be loaded, and why: nothing compiles.
+    pub worker_unavailable: Option<String>,
+    /// The step clicked in the step graph: highlighted there, in the IR, the editor and
+    /// on the timeline.
+    pub selected_step: Option<u32>,
+    /// The instruction picked in the Assembly panel or on the timeline.
+    pub selected_instr: Option<u32>,
+    pub lesson: LessonSession,
+    /// The best medal of every lesson passed (kept in local storage).
+    pub progress: Progress,
+    /// The loaded example's notes above the editor were dismissed.
+    pub example_note_hidden: bool,
+    /// What each optional pass buys: the run without it, for the result on screen.
+    pub ablation: Option<Rc<Vec<Ablation>>>,
+    /// The ablation request in flight.
+    pub ablating: Option<RequestId>,
+    /// The run under the Compare panel's second option set, for the text on screen.
+    pub compare_sim: Option<Rc<Compared>>,
+    /// The compare request in flight.
+    pub comparing: Option<RequestId>,
+}
+
+/// The Compare panel's second run: its simulation, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Compared {
+    Ran(Box<SimOutput>),
+    Failed(String),
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState::new(default_view())
+    }
+}
+
+pub fn default_view() -> ViewState {
+    let example = catalog::default_example();
+    ViewState {
+        source: example.source.to_string(),
+        example: Some(example.name.to_string()),
+        options: CompileOptions::default(),
+        pass: None,
+        // A newcomer starts where the examples' teaching text points: the timeline.
+        panel: Panel::Timeline,
+        cursor: 0,
+        seed: 0,
+        lesson: None,
+        compare: None,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    SetSource(String),
+    LoadExample(String),
+    SetPreset(Preset),
+    SetSync(SyncMode),
+    SetAlias(AliasMode),
+    SetMultibuffer(bool),
+    SelectPass(String),
+    /// Move the pass selection by this many visible passes (arrow keys).
+    MovePass(isize),
+    SelectPanel(Panel),
+    SetCursor(u64),
+    SetTheme(Theme),
+    ShowOverlay(Overlay),
+    ToggleHideUnchanged,
+    ToggleDiff,
+    RequestSent(RequestId),
+    /// Boxed: results are large next to every other action.
+    Received(Box<Response>),
+    /// The worker died or stopped answering; it has been restarted.
+    WorkerRestarted(String),
+    /// The worker panicked on request `id`, whose source was `input`; it has been
+    /// restarted.
+    WorkerCrashed {
+        id: RequestId,
+        message: String,
+        input: String,
+    },
+    /// The worker's script or module could not be loaded (the text says why): nothing
+    /// compiles until the page is reloaded, and the text is kept.
+    WorkerUnavailable(String),
+    ShowBanner(Banner),
+    DismissBanner,
+    LinkSpan(Option<Span>),
+    Caret(usize),
+    JumpTo(usize),
+    /// Select a step (or clear the selection): links its span and shows the pass with
+    /// steps.
+    SelectStep(Option<u32>),
+    /// Select an instruction of the final program: links its span and step.
+    SelectInstr(Option<u32>),
+    /// Show a runtime problem: the timeline at `cycle`.
+    ShowCycle(u64),
+    HideExampleNote,
+    /// Turn an optional pass off, or back on.
+    TogglePass(String),
+    /// An ablation request for the result on screen went to the worker.
+    AblateSent(RequestId),
+    /// Set (or clear) the Compare panel's second option set.
+    SetCompare(Option<CompileOptions>),
+    /// A compare request went to the worker.
+    CompareSent(RequestId),
+    /// Set one option (`preset`, `sync`, `alias`) of the Compare panel's second set by
+    /// its name; an unknown value changes nothing.
+    SetCompareOption(&'static str, String),
+    /// What the open lesson's pane does (only with the lesson track).
+    Lesson(LessonAction),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LessonAction {
+    /// Open a lesson by id: its starter code, preset and options.
+    Open(String),
+    /// Leave the lesson; the code stays in the editor.
+    Close,
+    /// A grade request for the open lesson went to the worker.
+    GradeSent(RequestId),
+    ShowHint,
+    ShowSolution,
+    /// Put the lesson's starter code back in the editor.
+    ResetStarter,
+}
+
+/// Turns an optional pass off, or back on; a name that is not an optional pass is
+/// ignored (the switches only offer those).
+fn toggle_pass(disabled: &mut Vec<String>, name: String) {
+    if let Some(at) = disabled.iter().position(|p| *p == name) {
+        disabled.remove(at);
+    } else if tilescope::passes::optional_passes().contains(&name.as_str()) {
+        disabled.push(name);
+    }
+}
+
+impl AppState {
+    pub fn new(view: ViewState) -> AppState {
+        AppState {
+            view,
+            theme: Theme::System,
+            compile: None,
+            sim: None,
+            pending: None,
+            banner: None,
+            overlay: Overlay::None,
+            hide_unchanged: false,
+            show_diff: false,
+            linked_span: None,
+            caret: 0,
+            jump: None,
+            worker_restarts: 0,
+            results_stale: false,
+            sim_generation: 0,
+            simulating: false,
+            worker_unavailable: None,
+            selected_step: None,
+            selected_instr: None,
+            lesson: LessonSession::default(),
+            progress: Progress::default(),
+            example_note_hidden: false,
+            ablation: None,
+            ablating: None,
+            compare_sim: None,
+            comparing: None,
+        }
+    }
+
+    /// Lessons passed, for the toolbar.
+    pub fn lessons_passed(&self) -> usize {
+        self.progress.passed()
+    }
+
+    /// The lesson open beside the editor.
+    pub fn open_lesson(&self) -> Option<&'static Lesson> {
+        lessons::find(self.view.lesson.as_deref()?)
+    }
+
+    /// The editor holds a hand-written `.tasm` program (an assembly lesson).
+    pub fn is_asm(&self) -> bool {
+        self.open_lesson()
+            .is_some_and(|l| l.kind == lessons::LessonKind::Asm)
+    }
+
+    /// Passes shown in the list (all, or the changed ones plus the first).
+    pub fn visible_passes(&self) -> Vec<(usize, &PassRecord)> {
+        let Some(compile) = &self.compile else {
+            return Vec::new();
+        };
+        compile
+            .passes
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| !self.hide_unchanged || p.changed || *i == 0)
+            .collect()
+    }
+
+    /// Index of the selected pass: the named one, else the last pass.
+    pub fn selected_pass(&self) -> Option<usize> {
+        let passes = &self.compile.as_ref()?.passes;
+        self.view
+            .pass
+            .as_ref()
+            .and_then(|name| passes.iter().position(|p| &p.name == name))
+            .or_else(|| passes.len().checked_sub(1))
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The options or source changed: the simulation on screen no longer matches and is
+    /// dropped; the compile stays until the next response replaces it, so the pass
+    /// panels do not flicker while typing.
+    fn invalidate(&mut self) {
+        self.sim = None;
+        self.ablation = None;
+        self.ablating = None;
+        self.compare_sim = None;
+        self.comparing = None;
+    }
+
+    pub fn apply(&mut self, action: Action) {
+        match action {
+            Action::SetSource(source) => {
+                if source != self.view.source {
+                    self.view.source = source;
+                    self.invalidate();
+                }
+            }
+            Action::LoadExample(id) => {
+                if let Some(example) = catalog::find(&id) {
+                    self.view.source = example.source.to_string();
+                    self.view.example = Some(example.name.to_string());
+                    self.view.lesson = None;
+                    self.lesson = LessonSession::default();
+                    self.example_note_hidden = false;
+                    self.view.options.kernel = None;
+                    self.overlay = Overlay::None;
+                    self.linked_span = None;
+                    self.invalidate();
+                }
+            }
+            Action::SetPreset(p) => {
+                self.view.options.preset = p;
+                self.invalidate();
+            }
+            Action::SetSync(s) => {
+                self.view.options.sync = s;
+                self.invalidate();
+            }
+            Action::SetAlias(a) => {
+                self.view.options.alias = a;
+                self.invalidate();
+            }
+            Action::SetMultibuffer(on) => {
+                self.view.options.multibuffer_auto = on;
+                self.invalidate();
+            }
+            Action::SelectPass(name) => self.view.pass = Some(name),
+            Action::MovePass(delta) => self.move_pass(delta),
+            Action::SelectPanel(panel) => self.view.panel = panel,
+            Action::SetCursor(c) => self.view.cursor = c,
+            Action::SetTheme(t) => self.theme = t,
+            Action::ShowOverlay(o) => {
+                self.overlay = if self.overlay == o { Overlay::None } else { o }
+            }
+            Action::ToggleHideUnchanged => self.hide_unchanged = !self.hide_unchanged,
+            Action::ToggleDiff => self.show_diff = !self.show_diff,
+            Action::RequestSent(id) => self.pending = Some(id),
+            Action::Received(response) => self.receive(*response),
+            Action::WorkerRestarted(message) => {
+                self.pending = None;
+                self.simulating = false;
+                self.lesson.grading = None;
+                self.ablating = None;
+                self.comparing = None;
+                self.worker_restarts += 1;
+                self.banner = Some(Banner::error(format!(
+                    "The compiler stopped ({message}) and was restarted; your text is kept."
+                )));
+            }
+            Action::WorkerUnavailable(message) => {
+                self.pending = None;
+                self.simulating = false;
+                self.lesson.grading = None;
+                self.ablating = None;
+                self.comparing = None;
+                self.banner = Some(Banner::error(format!(
+                    "The compiler could not be loaded ({message}). Your text is kept: check \
+                     the connection and reload the page."
+                )));
+                self.worker_unavailable = Some(message);
+            }
+            Action::WorkerCrashed { id, message, input } => {
+                // An older request's crash leaves the newest one in flight (it is resent
+                // to the new worker).
+                if self.pending == Some(id) {
+                    self.pending = None;
+                    self.simulating = false;
+                    self.results_stale = self.compile.is_some();
+                }
+                if self.lesson.grading == Some(id) {
+                    self.lesson.grading = None;
+                }
+                if self.ablating == Some(id) {
+                    self.ablating = None;
+                }
+                if self.comparing == Some(id) {
+                    self.comparing = None;
+                }
+                self.worker_restarts += 1;
+                self.banner = Some(Banner {
+                    input: Some(input),
+                    ..Banner::error(format!(
+                        "The compiler stopped on this input ({message}). It was restarted and \
+                         your text is kept; please report the input."
+                    ))
+                });
+            }
+            Action::ShowBanner(b) => self.banner = Some(b),
+            Action::DismissBanner => self.banner = None,
+            Action::LinkSpan(span) => self.linked_span = span,
+            Action::Caret(at) => self.caret = at,
+            Action::JumpTo(at) => {
+                let nonce = self.jump.map_or(0, |j| j.nonce + 1);
+                self.jump = Some(Jump { at, nonce });
+                self.caret = at;
+            }
+            Action::SelectStep(step) => self.select_step(step),
+            Action::SelectInstr(instr) => {
+                self.selected_instr = instr;
+                let line = instr.and_then(|i| self.compile.as_ref()?.asm.get(i as usize));
+                if let Some(line) = line {
+                    self.linked_span = line.span;
+                    self.selected_step = line.step;
+                    if let Some(span) = line.span {
+                        self.apply(Action::JumpTo(span.start as usize));
+                    }
+                }
+            }
+            Action::ShowCycle(cycle) => {
+                self.view.cursor = cycle;
+                self.view.panel = Panel::Timeline;
+            }
+            Action::HideExampleNote => self.example_note_hidden = true,
+            Action::TogglePass(name) => {
+                toggle_pass(&mut self.view.options.disabled_passes, name);
+                self.invalidate();
+            }
+            Action::AblateSent(id) => self.ablating = Some(id),
+            Action::SetCompare(options) => {
+                self.view.compare = options;
+                self.compare_sim = None;
+                self.comparing = None;
+            }
+            Action::CompareSent(id) => self.comparing = Some(id),
+            Action::SetCompareOption(field, value) => {
+                let Some(mut b) = self.view.compare.clone() else {
+                    return;
+                };
+                match field {
+                    "preset" => b.preset = Preset::from_name(&value).unwrap_or(b.preset),
+                    "sync" => b.sync = SyncMode::from_name(&value).unwrap_or(b.sync),
+                    "alias" => {
+                        b.alias = AliasMode::ALL
+                            .into_iter()
+                            .find(|a| a.name() == value)
+                            .unwrap_or(b.alias)
+                    }
+                    "pass" => toggle_pass(&mut b.disabled_passes, value),
+                    _ => {}
+                }
+                self.apply(Action::SetCompare(Some(b)));
+            }
+            Action::Lesson(action) => self.lesson_action(action),
+        }
+    }
+
+    fn lesson_action(&mut self, action: LessonAction) {
+        match action {
+            LessonAction::Open(id) => self.start_lesson(&id),
+            LessonAction::Close => {
+                self.view.lesson = None;
+                self.lesson = LessonSession::default();
+            }
+            LessonAction::GradeSent(id) => {
+                self.lesson.grading = Some(id);
+                self.lesson.tries += 1;
+            }
+            LessonAction::ShowHint => {
+                let hints = self.open_lesson().map_or(0, |l| l.hints.len());
+                self.lesson.hints = (self.lesson.hints + 1).min(hints);
+            }
+            LessonAction::ShowSolution => {
+                if self.lesson.solution_unlocked() {
+                    self.lesson.solution_shown = true;
+                }
+            }
+            LessonAction::ResetStarter => {
+                if let Some(lesson) = self.open_lesson() {
+                    self.apply(Action::SetSource(lesson.starter.clone()));
+                }
+            }
+        }
+    }
+
+    fn start_lesson(&mut self, id: &str) {
+        let Some(lesson) = lessons::find(id) else {
+            return;
+        };
+        self.view.lesson = Some(lesson.id.clone());
+        self.view.source = lesson.starter.clone();
+        self.view.example = None;
+        self.view.options = CompileOptions {
+            preset: Preset::from_name(&lesson.preset).unwrap_or_default(),
+            multibuffer_auto: lesson.auto_buffers,
+            ..CompileOptions::default()
+        };
+        self.view.pass = None;
+        // An assembly lesson is about its timeline; a kernel lesson starts where the
+        // student last looked.
+        if lesson.kind == lessons::LessonKind::Asm {
+            self.view.panel = Panel::Timeline;
+        }
+        self.lesson = LessonSession::default();
+        self.overlay = Overlay::None;
+        self.linked_span = None;
+        self.invalidate();
+    }
+
+    fn select_step(&mut self, step: Option<u32>) {
+        self.selected_step = step;
+        let Some(compile) = self.compile.clone() else {
+            return;
+        };
+        let node = step.and_then(|id| compile.steps.as_ref()?.node(id));
+        self.linked_span = node.map(|n| n.step.span);
+        if let Some(n) = node {
+            self.caret = n.step.span.start as usize;
+            if let Some(pass) = compile.steps_pass() {
+                self.view.pass = Some(pass.name.clone());
+            }
+        }
+    }
+
+    fn receive(&mut self, response: Response) {
+        // Grades answer their own requests, independent of the compile in flight.
+        if let Response::Graded { id, grade } = response {
+            self.graded(id, grade);
+            return;
+        }
+        // The Compare panel's run answers as a simulation of its own request.
+        if self.comparing.is_some() && self.comparing == Some(response.id()) {
+            if let Response::Simulated { sim, .. } = response {
+                self.comparing = None;
+                let failed = sim.lanes.is_empty() && !sim.diagnostics.is_empty();
+                self.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
+                    Some(d) if failed => Compared::Failed(d.message.clone()),
+                    _ => Compared::Ran(Box::new(sim)),
+                }));
+            }
+            return;
+        }
+        if let Response::Ablated { id, ablation } = response {
+            if self.ablating == Some(id) {
+                self.ablating = None;
+                self.ablation = Some(Rc::new(ablation));
+            }
+            return;
+        }
+        if self.pending != Some(response.id()) {
+            return;
+        }
+        match response {
+            Response::Compiled {
+                output, simulating, ..
+            } => {
+                self.compile = Some(Rc::new(output));
+                self.results_stale = false;
+                self.simulating = simulating;
+                if !simulating {
+                    self.pending = None;
+                    self.sim = None;
+                }
+                self.forget_stale_selection();
+            }
+            Response::Simulated { sim, .. } => {
+                self.pending = None;
+                self.simulating = false;
+                self.view.cursor = self.view.cursor.min(sim.cycles);
+                self.sim = Some(Rc::new(sim));
+                self.sim_generation += 1;
+            }
+            // Answered straight to the download, never through the state.
+            Response::Trace { .. } => {}
+            // Handled above, whatever compile is in flight.
+            Response::Ablated { .. } => {}
+            Response::Graded { .. } => {}
+            Response::Crashed { id, message } => {
+                let input = self.view.source.clone();
+                self.apply(Action::WorkerCrashed { id, message, input });
+            }
+        }
+    }
+
+    fn graded(&mut self, id: RequestId, grade: Grade) {
+        if self.lesson.grading != Some(id) {
+            return;
+        }
+        self.lesson.grading = None;
+        if let (Some(lesson), Some(medal)) = (self.open_lesson(), grade.medal) {
+            self.progress.record(&lesson.id, medal);
+        }
+        self.lesson.grade = Some(Rc::new(grade));
+    }
+
+    /// Step and instruction numbers of an older compile may not exist any more.
+    fn forget_stale_selection(&mut self) {
+        let Some(compile) = &self.compile else { return };
+        if self
+            .selected_step
+            .is_some_and(|s| compile.steps.as_ref().and_then(|g| g.node(s)).is_none())
+        {
+            self.selected_step = None;
+        }
+        if self
+            .selected_instr
+            .is_some_and(|i| i as usize >= compile.asm.len())
+        {
+            self.selected_instr = None;
+        }
+    }
+
+    fn move_pass(&mut self, delta: isize) {
+        let visible: Vec<String> = self
+            .visible_passes()
+            .into_iter()
+            .map(|(_, p)| p.name.clone())
+            .collect();
+        if visible.is_empty() {
+            return;
+        }
+        let current = self
+            .selected_pass()
+            .and_then(|i| self.compile.as_ref()?.passes.get(i))
+            .and_then(|p| visible.iter().position(|n| *n == p.name))
+            .unwrap_or(visible.len() - 1);
+        let next = current.saturating_add_signed(delta).min(visible.len() - 1);
+        self.view.pass = visible.get(next).cloned();
+    }
+}
+
+impl Reducible for AppState {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = (*self).clone();
+        next.apply(action);
+        Rc::new(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_passes(changed: &[bool]) -> AppState {
+        let passes = changed
+            .iter()
+            .enumerate()
+            .map(|(i, c)| PassRecord {
+                name: format!("p{i}"),
+                changed: *c,
+                ..PassRecord::default()
+            })
+            .collect();
+        AppState {
+            compile: Some(Rc::new(CompileOutput {
+                passes,
+                ..CompileOutput::default()
+            })),
+            ..AppState::default()
+        }
+    }
+
+    #[test]
+    fn starts_on_the_default_example_and_its_timeline() {
+        let mut s = AppState::default();
+        assert_eq!(s.view.example.as_deref(), Some("elementwise"));
+        assert!(s.view.source.contains("kernel elementwise"));
+        assert_eq!(s.view.panel, Panel::Timeline);
+        assert!(!s.example_note_hidden);
+        s.apply(Action::HideExampleNote);
+        assert!(s.example_note_hidden);
+        s.apply(Action::LoadExample("softmax".into()));
+        assert!(!s.example_note_hidden, "a new example shows its notes");
+    }
+
+    #[test]
+    fn arrow_keys_walk_visible_passes_and_stop_at_ends() {
+        let mut s = with_passes(&[true, false, true, true]);
+        assert_eq!(s.selected_pass(), Some(3));
+        s.apply(Action::MovePass(-1));
+        assert_eq!(s.view.pass.as_deref(), Some("p2"));
+        s.apply(Action::ToggleHideUnchanged);
+        s.apply(Action::MovePass(-1));
+        assert_eq!(
+            s.view.pass.as_deref(),
+            Some("p0"),
+            "p1 is unchanged and hidden"
+        );
+        s.apply(Action::MovePass(-5));
+        assert_eq!(s.view.pass.as_deref(), Some("p0"));
+        s.apply(Action::MovePass(9));
+        assert_eq!(s.view.pass.as_deref(), Some("p3"));
+    }
+
+    #[test]
+    fn stale_responses_are_ignored() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(1));
+        s.apply(Action::RequestSent(2));
+        let out = CompileOutput {
+            total_micros: 5,
+            ..CompileOutput::default()
+        };
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 1,
+            output: out.clone(),
+            simulating: false,
+        })));
+        assert!(s.compile.is_none());
+        assert!(s.is_busy());
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 2,
+            output: out,
+            simulating: false,
+        })));
+        assert_eq!(s.compile.as_ref().map(|c| c.total_micros), Some(5));
+        assert!(!s.is_busy());
+    }
+
+    #[test]
+    fn a_crash_shows_a_banner_and_keeps_the_text() {
+        let mut s = AppState::default();
+        s.apply(Action::SetSource("my text".into()));
+        s.apply(Action::RequestSent(7));
+        s.apply(Action::Received(Box::new(Response::Crashed {
+            id: 7,
+            message: "boom".into(),
+        })));
+        assert_eq!(s.view.source, "my text");
+        assert_eq!(s.worker_restarts, 1);
+        assert!(s
+            .banner
+            .as_ref()
+            .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
+        assert!(!s.is_busy());
+        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("my text"));
+    }
+
+    #[test]
+    fn every_simulation_received_gets_a_new_generation() {
+        let mut s = AppState::default();
+        let mut generations = Vec::new();
+        for id in 1..=3 {
+            s.apply(Action::RequestSent(id));
+            s.apply(Action::Received(Box::new(Response::Simulated {
+                id,
+                sim: Default::default(),
+            })));
+            generations.push(s.sim_generation);
+            // An edit drops the run on screen before the next one arrives.
+            s.apply(Action::SetSource(format!("// edit {id}")));
+        }
+        assert_eq!(generations, [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_crash_marks_the_last_good_results_stale_until_the_next_compile() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(1));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 1,
+            output: Default::default(),
+            simulating: false,
+        })));
+        assert!(!s.results_stale);
+        s.apply(Action::RequestSent(2));
+        s.apply(Action::Received(Box::new(Response::Crashed {
+            id: 2,
+            message: "boom".into(),
+        })));
+        assert!(s.results_stale && s.compile.is_some());
+        s.apply(Action::RequestSent(3));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 3,
+            output: Default::default(),
+            simulating: false,
+        })));
+        assert!(!s.results_stale);
+    }
+
+    #[test]
+    fn an_older_requests_crash_keeps_the_newest_in_flight() {
+        let mut s = AppState::default();
+        s.apply(Action::RequestSent(3));
+        s.apply(Action::RequestSent(4));
+        s.apply(Action::WorkerCrashed {
+            id: 3,
+            message: "boom".into(),
+            input: "old text".into(),
+        });
+        assert_eq!(s.pending, Some(4));
+        assert_eq!(s.worker_restarts, 1);
+        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("old text"));
+    }
+
+    #[test]
+    fn loading_an_example_replaces_source_and_closes_the_gallery() {
+        let mut s = AppState::default();
+        s.apply(Action::ShowOverlay(Overlay::Gallery));
+        s.apply(Action::LoadExample("softmax".into()));
+        assert_eq!(s.overlay, Overlay::None);
+        assert!(s.view.source.contains("kernel softmax"));
+        s.apply(Action::LoadExample("no-such".into()));
+        assert!(s.view.source.contains("kernel softmax"));
+    }
+
+    #[test]
+    fn jumps_are_distinct_even_to_the_same_place() {
+        let mut s = AppState::default();
+        s.apply(Action::JumpTo(4));
+        let first = s.jump;
+        s.apply(Action::JumpTo(4));
+        assert_ne!(first, s.jump);
+        assert_eq!(s.caret, 4);
+    }
+
+    #[test]
+    fn compile_then_simulation_stream_into_the_state() {
+        let mut s = AppState::default();
+        s.view.cursor = 10_000;
+        s.apply(Action::RequestSent(4));
+        s.apply(Action::Received(Box::new(Response::Compiled {
+            id: 4,
+            output: CompileOutput::default(),
+            simulating: true,
+        })));
+        assert!(s.compile.is_some() && s.simulating && s.is_busy());
+        s.apply(Action::Received(Box::new(Response::Simulated {
+            id: 4,
+            sim: SimOutput {
+                cycles: 500,
+                ..SimOutput::default()
+            },
+        })));
+        assert!(!s.simulating && !s.is_busy());
+        assert_eq!(s.sim.as_ref().map(|x| x.cycles), Some(500));
+        assert_eq!(s.view.cursor, 500, "the cursor is clamped to the run");
+        // An edit drops the simulation until the next one arrives.
+        s.apply(Action::SetSource("x".into()));
+        assert!(s.sim.is_none());
+    }
+
+    #[test]
+    fn selecting_a_step_links_its_span_and_shows_form_steps() {
+        let example = crate::catalog::default_example();
+        let mut s = AppState {
+            compile: Some(Rc::new(crate::worker::engine::compile(
+                example.source,
+                &CompileOptions::default(),
+            ))),
+            ..AppState::default()
+        };
+        let node = s
+            .compile
+            .as_ref()
+            .and_then(|c| c.steps.as_ref()?.nodes.last().cloned())
+            .expect("a step");
+        s.apply(Action::SelectStep(Some(node.step.id)));
+        assert_eq!(s.selected_step, Some(node.step.id));
+        assert_eq!(s.linked_span, Some(node.step.span));
+        assert_eq!(s.view.pass.as_deref(), Some(crate::protocol::STEPS_PASS));
+        // An instruction of the step selects the step and its span.
+        let instr = s
+            .compile
+            .as_ref()
+            .and_then(|c| c.asm.iter().position(|l| l.step == Some(node.step.id)))
+            .expect("an instruction of the step");
+        s.apply(Action::SelectStep(None));
+        s.apply(Action::SelectInstr(Some(instr as u32)));
+        assert_eq!(s.selected_step, Some(node.step.id));
+        assert!(s.linked_span.is_some() && s.jump.is_some());
+        s.apply(Action::ShowCycle(42));
+        assert_eq!((s.view.cursor, s.view.panel), (42, Panel::Timeline));
+    }
+
+    #[test]
+    fn opening_a_lesson_loads_its_starter_and_options_and_grades_stream_in() {
+        let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
+        let mut s = AppState::default();
+        s.view.options.sync = SyncMode::Barrier;
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
+        assert_eq!(s.view.lesson.as_deref(), Some(lesson.id.as_str()));
+        assert_eq!(s.view.source, lesson.starter);
+        assert_eq!(s.view.example, None);
+        assert_eq!(s.view.options.preset.name(), lesson.preset);
+        assert_eq!(s.view.options.multibuffer_auto, lesson.auto_buffers);
+        assert_eq!(s.view.options.sync, SyncMode::Auto);
+        assert!(!s.is_asm());
+
+        // Hints one at a time, never past the last.
+        for _ in 0..lesson.hints.len() + 2 {
+            s.apply(Action::Lesson(LessonAction::ShowHint));
+        }
+        assert_eq!(s.lesson.hints, lesson.hints.len());
+
+        // The solution stays locked until a pass or enough tries.
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
+        assert!(!s.lesson.solution_shown);
+        s.apply(Action::Lesson(LessonAction::GradeSent(5)));
+        // A compile answer does not end the grade; an older grade's answer is ignored.
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 4,
+            grade: Grade::default(),
+        })));
+        assert_eq!(s.lesson.grading, Some(5));
+        let fail = Grade {
+            passed: false,
+            ..Grade::default()
+        };
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 5,
+            grade: fail,
+        })));
+        assert_eq!(s.lesson.grading, None);
+        assert!(s.lesson.grade.as_ref().is_some_and(|g| !g.passed));
+        assert_eq!(s.progress.medal(&lesson.id), None);
+
+        let pass = Grade {
+            passed: true,
+            medal: Some(lessons::Medal::Silver),
+            ..Grade::default()
+        };
+        s.apply(Action::Lesson(LessonAction::GradeSent(6)));
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 6,
+            grade: pass,
+        })));
+        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
+        assert!(s.lesson.solution_shown, "a pass unlocks the solution");
+
+        s.apply(Action::SetSource("edited".into()));
+        s.apply(Action::Lesson(LessonAction::ResetStarter));
+        assert_eq!(s.view.source, lesson.starter);
+
+        // Leaving keeps the code; loading an example leaves too.
+        s.apply(Action::SetSource("mine".into()));
+        s.apply(Action::Lesson(LessonAction::Close));
+        assert_eq!(
+            (s.view.lesson.as_deref(), s.view.source.as_str()),
+            (None, "mine")
+        );
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
+        assert!(
+            s.lesson.grade.is_none(),
+            "a lesson opens with a fresh session"
+        );
+        s.apply(Action::LoadExample("softmax".into()));
+        assert_eq!(s.view.lesson, None);
+        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+    }
+
+    #[test]
+    fn three_tries_unlock_the_solution_and_a_crash_ends_the_check() {
+        let mut s = AppState::default();
+        s.apply(Action::Lesson(LessonAction::Open("18-asm-race".into())));
+        assert!(s.is_asm());
+        assert_eq!(s.view.panel, Panel::Timeline);
+        for id in 1..=SOLUTION_TRIES {
+            s.apply(Action::Lesson(LessonAction::GradeSent(id)));
+        }
+        s.apply(Action::WorkerCrashed {
+            id: SOLUTION_TRIES,
+            message: "boom".into(),
+            input: String::new(),
+        });
+        assert_eq!(s.lesson.grading, None);
+        s.apply(Action::Lesson(LessonAction::ShowSolution));
+        assert!(s.lesson.solution_shown);
+        s.apply(Action::Lesson(LessonAction::Open("no-such".into())));
+        assert_eq!(s.view.lesson.as_deref(), Some("18-asm-race"));
+    }
+
+    const SOLUTION_TRIES: u64 = lessons::SOLUTION_AFTER_TRIES as u64;
+
+    #[test]
+    fn optional_passes_toggle_and_stale_ablations_are_dropped() {
+        let mut s = AppState::default();
+        s.apply(Action::TogglePass("multi-buffer".into()));
+        assert_eq!(s.view.options.disabled_passes, ["multi-buffer"]);
+        s.apply(Action::TogglePass("insert-sync".into()));
+        s.apply(Action::TogglePass("no-such".into()));
+        assert_eq!(
+            s.view.options.disabled_passes,
+            ["multi-buffer"],
+            "required and unknown passes stay on"
+        );
+        s.apply(Action::TogglePass("multi-buffer".into()));
+        assert!(s.view.options.disabled_passes.is_empty());
+
+        let ablation = |id| {
+            Box::new(Response::Ablated {
+                id,
+                ablation: Vec::new(),
+            })
+        };
+        s.apply(Action::AblateSent(3));
+        s.apply(Action::Received(ablation(2)));
+        assert!(s.ablation.is_none(), "an older request's answer");
+        s.apply(Action::Received(ablation(3)));
+        assert!(s.ablation.is_some() && s.ablating.is_none());
+        // An edit drops it: it measured the previous text.
+        s.apply(Action::SetSource("edited".into()));
+        assert!(s.ablation.is_none());
+        s.apply(Action::AblateSent(4));
+        s.apply(Action::SetSource("edited again".into()));
+        s.apply(Action::Received(ablation(4)));
+        assert!(s.ablation.is_none(), "answered for an edited text");
+    }
+
+    #[test]
+    fn a_compare_run_belongs_to_the_text_and_options_on_screen() {
+        let mut s = AppState::default();
+        let b = CompileOptions {
+            sync: SyncMode::Barrier,
+            ..CompileOptions::default()
+        };
+        s.apply(Action::SetCompare(Some(b.clone())));
+        assert_eq!(s.view.compare, Some(b));
+        let compared = |id| {
+            Box::new(Response::Simulated {
+                id,
+                sim: SimOutput {
+                    cycles: 9,
+                    ..SimOutput::default()
+                },
+            })
+        };
+        s.apply(Action::CompareSent(2));
+        s.apply(Action::Received(compared(1)));
+        assert!(s.compare_sim.is_none(), "an older request's answer");
+        s.apply(Action::Received(compared(2)));
+        assert!(matches!(s.compare_sim.as_deref(), Some(Compared::Ran(sim)) if sim.cycles == 9));
+        s.apply(Action::SetSource("edited".into()));
+        assert!(s.compare_sim.is_none(), "an edit drops it");
+        s.apply(Action::SetCompareOption("sync", "none".into()));
+        s.apply(Action::SetCompareOption("preset", "turbo".into()));
+        assert_eq!(
+            s.view.compare.as_ref().map(|b| (b.sync, b.preset)),
+            Some((SyncMode::None, Preset::Teach))
+        );
+        let b_off = |s: &AppState| s.view.compare.as_ref().map(|b| b.disabled_passes.clone());
+        s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));
+        s.apply(Action::SetCompareOption("pass", "emit".into()));
+        assert_eq!(
+            b_off(&s),
+            Some(vec!["multi-buffer".to_string()]),
+            "a required pass stays on"
+        );
+        assert!(
+            s.view.options.disabled_passes.is_empty(),
+            "A keeps its passes"
+        );
+        s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));
+        assert_eq!(b_off(&s), Some(vec![]));
+        s.apply(Action::SetCompare(None));
+        assert_eq!(s.view.compare, None);
+    }
+}

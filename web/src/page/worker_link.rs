@@ -1,0 +1,371 @@
+//! The page's end of the link to the compile worker (gloo's worker bridge with the
+//! postcard codec): request ids, the watchdog, crash recovery, and the worker's start.
+//!
+//! The page spawns the worker before it renders anything (`WorkerLink::start`, called
+//! first in the page's `main`), so the worker's module downloads while the page's UI
+//! mounts. Until the app attaches its dispatcher, whatever the worker says waits in
+//! `early`.
+//!
+//! The worker is started through a small loader of our own (`loader_script`) rather
+//! than gloo's: it reports on a `BroadcastChannel` the page listens to. A module that
+//! fails to load (404, a corrupt file, offline) is reported at once, so the page can
+//! say so instead of waiting for the watchdog (gloo's loader would leave that failure
+//! inside the worker). A module that loaded reports the worker's Resource Timing
+//! entries, which the page keeps as the detail of a `tilescope:worker-loaded`
+//! performance mark: the browser budget test reads how the worker's files arrived
+//! there, since a worker's downloads are not in the page's own timeline.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use gloo::timers::callback::Timeout;
+use gloo::worker::{Spawnable, WorkerBridge};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::UseReducerDispatcher;
+
+use crate::page::dom;
+use crate::page::state::{Action, AppState};
+use crate::protocol::codec::Postcard;
+use crate::protocol::{Request, RequestId, Response};
+use crate::worker::CompileWorker;
+
+/// A worker that has not answered in this long is replaced.
+pub const WORKER_TIMEOUT_MS: u32 = 15_000;
+/// Unanswered requests remembered for crash reports; more only pile up if the worker
+/// hangs, and the watchdog replaces it then.
+const MAX_UNANSWERED: usize = 8;
+/// The `<meta>` tag of index.html that names the worker's script. The build renames the
+/// script and its module with a hash of their content (`cargo xtask hash-worker`, a
+/// Trunk hook) and rewrites this tag to match.
+const WORKER_META: &str = "tilescope-worker";
+/// The performance mark set when the worker's module has loaded; its detail lists the
+/// worker's Resource Timing entries.
+pub const WORKER_LOADED_MARK: &str = "tilescope:worker-loaded";
+
+/// What the worker link tells the app.
+enum Event {
+    /// Boxed: results are large next to a message.
+    Response(Box<Response>),
+    /// The worker's script or module could not be loaded; the text says why.
+    LoadFailed(String),
+}
+
+/// The worker connection: the bridge plus what the watchdog needs to know.
+#[derive(Default)]
+pub struct WorkerLink {
+    bridge: RefCell<Option<WorkerBridge<CompileWorker>>>,
+    next_id: Cell<RequestId>,
+    /// Newest id answered (or abandoned): the watchdog restarts only if it falls behind.
+    answered: Cell<RequestId>,
+    /// The newest compile request (trace requests take ids too).
+    newest_compile: Cell<RequestId>,
+    /// Compile requests sent and not yet answered, oldest first (at most
+    /// `MAX_UNANSWERED`): a crash is reported with its input, and the newest is resent
+    /// to the replacement worker.
+    unanswered: RefCell<VecDeque<Request>>,
+    /// Where events go once the app has mounted.
+    dispatcher: RefCell<Option<UseReducerDispatcher<AppState>>>,
+    /// Events that arrived before the app attached, oldest first.
+    early: RefCell<Vec<Event>>,
+    /// The channel the current worker's loader reports a load failure on, and its
+    /// listener (dropped with the worker it belongs to).
+    load_watch: RefCell<Option<LoadWatch>>,
+}
+
+struct LoadWatch {
+    channel: web_sys::BroadcastChannel,
+    _listener: Closure<dyn FnMut(web_sys::MessageEvent)>,
+}
+
+impl Drop for LoadWatch {
+    fn drop(&mut self) {
+        self.channel.set_onmessage(None);
+        self.channel.close();
+    }
+}
+
+impl PartialEq for WorkerLink {
+    /// One link per page: two handles are equal when they are the same link.
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl WorkerLink {
+    /// Spawns the worker at once; the app attaches to the link when it mounts.
+    pub fn start() -> Rc<WorkerLink> {
+        let link = Rc::new(WorkerLink::default());
+        link.spawn();
+        link
+    }
+
+    /// Sends events to `dispatcher` from now on, first those that arrived before.
+    pub fn attach(&self, dispatcher: UseReducerDispatcher<AppState>) {
+        *self.dispatcher.borrow_mut() = Some(dispatcher);
+        let early = std::mem::take(&mut *self.early.borrow_mut());
+        for event in early {
+            self.deliver(event);
+        }
+    }
+
+    /// Stops the worker (the app unmounts).
+    pub fn detach(&self) {
+        self.dispatcher.borrow_mut().take();
+        self.bridge.borrow_mut().take();
+        self.load_watch.borrow_mut().take();
+    }
+
+    fn deliver(&self, event: Event) {
+        let dispatcher = self.dispatcher.borrow().clone();
+        let Some(dispatcher) = dispatcher else {
+            self.early.borrow_mut().push(event);
+            return;
+        };
+        match event {
+            Event::Response(response) => dispatcher.dispatch(Action::Received(response)),
+            Event::LoadFailed(message) => dispatcher.dispatch(Action::WorkerUnavailable(message)),
+        }
+    }
+
+    fn spawn(self: &Rc<Self>) {
+        let link = Rc::clone(self);
+        let (loader, watch) = match self.loader() {
+            Ok(started) => started,
+            Err(message) => {
+                self.deliver(Event::LoadFailed(message));
+                return;
+            }
+        };
+        let bridge = CompileWorker::spawner()
+            .encoding::<Postcard>()
+            .callback(move |response: Response| link.received(response))
+            .spawn_with_loader(&loader);
+        *self.bridge.borrow_mut() = Some(bridge);
+        *self.load_watch.borrow_mut() = Some(watch);
+    }
+
+    /// A `blob:` URL of the loader script for a new worker, and the watch on its
+    /// failure channel.
+    fn loader(self: &Rc<Self>) -> Result<(String, LoadWatch), String> {
+        let script = dom::meta_content(WORKER_META).ok_or_else(|| {
+            format!("the page names no worker script (<meta name={WORKER_META}>)")
+        })?;
+        let js = dom::absolute_url(&script).ok_or("the worker script's address is invalid")?;
+        // The naming Trunk's worker target and gloo share: `NAME.js` beside `NAME_bg.wasm`.
+        let wasm = match js.strip_suffix(".js") {
+            Some(stem) => format!("{stem}_bg.wasm"),
+            None => return Err(format!("the worker script {js} does not end in .js")),
+        };
+        let channel_name = format!("tilescope-worker-load-{}", js_sys::Math::random());
+        let channel = web_sys::BroadcastChannel::new(&channel_name)
+            .map_err(|_| "this browser has no BroadcastChannel".to_string())?;
+        let weak = Rc::downgrade(self);
+        let listener = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+            move |event: web_sys::MessageEvent| {
+                let data = event.data();
+                let field = |name: &str| js_sys::Reflect::get(&data, &name.into()).ok();
+                if let Some(loaded) = field("loaded").filter(|v| !v.is_undefined()) {
+                    dom::mark_with_detail(WORKER_LOADED_MARK, &loaded);
+                    return;
+                }
+                let reason = field("failed")
+                    .and_then(|v| v.as_string())
+                    .unwrap_or_else(|| "the worker's loader sent no reason".to_string());
+                if let Some(link) = weak.upgrade() {
+                    link.bridge.borrow_mut().take();
+                    link.deliver(Event::LoadFailed(reason));
+                }
+            },
+        );
+        channel.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+        let url = dom::script_blob_url(&loader_script(&js, &wasm, &channel_name))
+            .ok_or("the browser refused to start the worker's loader")?;
+        Ok((
+            url,
+            LoadWatch {
+                channel,
+                _listener: listener,
+            },
+        ))
+    }
+
+    fn received(self: &Rc<Self>, response: Response) {
+        if let Response::Trace { json, .. } = &response {
+            if !json.is_empty() {
+                dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
+            }
+            return;
+        }
+        // A compile that goes on to simulate is answered only by `Simulated`.
+        let done = !matches!(
+            response,
+            Response::Compiled {
+                simulating: true,
+                ..
+            }
+        );
+        let id = response.id();
+        if done {
+            self.answered.set(self.answered.get().max(id));
+        }
+        let Response::Crashed { id, message } = response else {
+            if done {
+                self.forget_answered();
+            }
+            self.deliver(Event::Response(Box::new(response)));
+            return;
+        };
+        let input = self.input_of(id);
+        self.forget_answered();
+        if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
+            dispatcher.dispatch(Action::WorkerCrashed { id, message, input });
+        }
+        // The crashed worker closed itself; replace the bridge outside its own
+        // callback, and give the new worker what the old one had not reached.
+        let link = Rc::clone(self);
+        Timeout::new(0, move || {
+            link.spawn();
+            link.resend_newest();
+        })
+        .forget();
+    }
+
+    /// Sends a compile request made by `make` with a fresh id, and watches for its
+    /// answer.
+    pub fn send(self: &Rc<Self>, make: impl FnOnce(RequestId) -> Request) {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        self.newest_compile.set(id);
+        let request = make(id);
+        if let Some(bridge) = self.bridge.borrow().as_ref() {
+            bridge.send(request.clone());
+        }
+        let mut unanswered = self.unanswered.borrow_mut();
+        unanswered.push_back(request);
+        if unanswered.len() > MAX_UNANSWERED {
+            unanswered.pop_front();
+        }
+        drop(unanswered);
+        if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
+            dispatcher.dispatch(Action::RequestSent(id));
+        }
+        self.watch(id);
+    }
+
+    /// The source of compile request `id`, if it is still remembered.
+    fn input_of(&self, id: RequestId) -> String {
+        self.unanswered
+            .borrow()
+            .iter()
+            .find_map(|r| match r {
+                Request::Compile { id: i, source, .. } if *i == id => Some(source.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    fn forget_answered(&self) {
+        let answered = self.answered.get();
+        self.unanswered.borrow_mut().retain(|r| r.id() > answered);
+    }
+
+    /// Sends the newest unanswered compile to the (new) worker: requests queued behind
+    /// the one that crashed died with the old worker.
+    fn resend_newest(&self) {
+        let newest = self.unanswered.borrow().back().cloned();
+        if let (Some(request), Some(bridge)) = (newest, self.bridge.borrow().as_ref()) {
+            bridge.send(request);
+        }
+    }
+
+    /// Sends a request that is not a compile (a trace or a grade) and returns its id.
+    pub fn send_other(&self, make: impl FnOnce(RequestId) -> Request) -> RequestId {
+        let id = self.next_id.get() + 1;
+        self.next_id.set(id);
+        if let Some(bridge) = self.bridge.borrow().as_ref() {
+            bridge.send(make(id));
+        }
+        id
+    }
+
+    /// Sends `make`'s request after `delay` ms, then reports its id to `sent`; dropping
+    /// the returned timeout (an edit in between) cancels it.
+    pub fn send_later(
+        self: &Rc<Self>,
+        delay: u32,
+        make: impl FnOnce(RequestId) -> Request + 'static,
+        sent: impl FnOnce(RequestId) + 'static,
+    ) -> Timeout {
+        let link = Rc::clone(self);
+        Timeout::new(delay, move || sent(link.send_other(make)))
+    }
+
+    /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
+    pub fn request_trace(&self) {
+        self.send_other(|id| Request::Trace { id });
+    }
+
+    fn watch(self: &Rc<Self>, id: RequestId) {
+        let link = Rc::clone(self);
+        Timeout::new(WORKER_TIMEOUT_MS, move || {
+            // A worker that never loaded has been reported already; no restart helps.
+            let loaded = link.bridge.borrow().is_some();
+            if loaded && link.answered.get() < id && link.newest_compile.get() == id {
+                link.answered.set(id);
+                if let Some(dispatcher) = link.dispatcher.borrow().as_ref() {
+                    dispatcher.dispatch(Action::WorkerRestarted(format!(
+                        "no answer in {} s",
+                        WORKER_TIMEOUT_MS / 1000
+                    )));
+                }
+                link.spawn();
+            }
+        })
+        .forget();
+    }
+}
+
+/// The worker's first script: loads the glue and the module, then reports on `channel`
+/// either `{ loaded: [resource timings] }` or `{ failed: reason }` (and closes the
+/// worker). The no-modules glue defines the global `wasm_bindgen`; the module's `main`
+/// registers the gloo worker before the promise resolves.
+pub fn loader_script(js: &str, wasm: &str, channel: &str) -> String {
+    // A JSON string is a JavaScript string literal, quotes and escapes included.
+    let quote = |s: &str| serde_json::Value::from(s).to_string();
+    let (js, wasm, channel) = (quote(js), quote(wasm), quote(channel));
+    format!(
+        "const report = (m) => {{ const c = new BroadcastChannel({channel}); c.postMessage(m); c.close(); }}; \
+         const fail = (e) => {{ report({{ failed: String((e && e.message) || e) }}); close(); }}; \
+         const timings = () => performance.getEntriesByType(\"resource\").map((e) => ({{ \
+           name: e.name, start: e.startTime, duration: e.duration, \
+           encoded: e.encodedBodySize, decoded: e.decodedBodySize, transfer: e.transferSize }})); \
+         try {{ importScripts({js}); \
+           wasm_bindgen({{ module_or_path: {wasm} }}).then(() => report({{ loaded: timings() }}), fail); }} \
+         catch (e) {{ fail(e); }}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loader_script;
+
+    #[test]
+    fn the_loader_quotes_its_urls_and_reports_both_failures() {
+        let script = loader_script(
+            "https://h/a\"b.js",
+            "https://h/a\"b_bg.wasm",
+            "tilescope-worker-load-0.5",
+        );
+        assert!(
+            script.contains(r#"importScripts("https://h/a\"b.js")"#),
+            "{script}"
+        );
+        assert!(script.contains(r#"module_or_path: "https://h/a\"b_bg.wasm""#));
+        assert!(script.contains(r#"new BroadcastChannel("tilescope-worker-load-0.5")"#));
+        // A failed importScripts throws; a failed module rejects the promise.
+        assert!(script.contains("catch (e) { fail(e); }"));
+        assert!(script.contains("report({ loaded: timings() }), fail)"));
+    }
+}

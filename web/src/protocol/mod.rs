@@ -1,0 +1,459 @@
+//! Messages between the page and the compile worker, and the result shapes the panels
+//! render. Page and worker exchange them through `codec` (postcard), so every type
+//! here is plain serde data: externally tagged enums only, no `#[serde(flatten)]`.
+//!
+//! The shapes are compact views of core's results that `engine` builds in the worker:
+//! the step graph already laid out, the program as one line per instruction, the trace
+//! as per-pipe lanes sorted for binary search, outputs already encoded as `.npy`. The
+//! page only renders them.
+
+use serde::{Deserialize, Serialize};
+use tilescope::diag::{Diagnostic, Span};
+use tilescope::types::Pipe;
+
+use options::CompileOptions;
+
+pub mod buffers;
+pub mod codec;
+pub mod options;
+
+/// A comment that makes the worker panic, to test crash recovery (`crate::worker`'s
+/// docs and the help overlay's "For developers" note).
+pub const DEBUG_PANIC_MARKER: &str = "// tilescope:debug-panic";
+
+/// A request id chosen by the page; responses carry it back so stale results (from a
+/// compile overtaken by more typing) are dropped.
+pub type RequestId = u64;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    /// Compile; when that succeeds, run the simulator with inputs filled from `seed`.
+    /// Answered by `Compiled` at once and, if it says `simulating`, `Simulated` later.
+    Compile {
+        id: RequestId,
+        source: String,
+        options: CompileOptions,
+        seed: u64,
+        /// `source` is a hand-written `.tasm` program (an assembly lesson): it is
+        /// assembled and simulated, with no passes.
+        asm: bool,
+    },
+    /// Grade `source` for the lesson with id `lesson`; answered by `Graded`.
+    Grade {
+        id: RequestId,
+        lesson: String,
+        source: String,
+    },
+    /// Compile and simulate under a second option set (the Compare panel); answered by
+    /// `Simulated`, whose diagnostics say why when it did not compile.
+    Compare {
+        id: RequestId,
+        source: String,
+        options: CompileOptions,
+        seed: u64,
+    },
+    /// Run the kernel without each optional pass in turn; answered by `Ablated`. The
+    /// page asks once a result has been on screen for a moment, so it never delays one.
+    Ablate {
+        id: RequestId,
+        source: String,
+        options: CompileOptions,
+        seed: u64,
+    },
+    /// The Chrome trace of the newest simulation (kept by the worker, sent on demand
+    /// because it is large).
+    Trace { id: RequestId },
+}
+
+impl Request {
+    pub fn id(&self) -> RequestId {
+        match self {
+            Request::Compile { id, .. }
+            | Request::Compare { id, .. }
+            | Request::Ablate { id, .. }
+            | Request::Trace { id } => *id,
+            Request::Grade { id, .. } => *id,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    Compiled {
+        id: RequestId,
+        output: CompileOutput,
+        /// A `Simulated` answer to the same request follows.
+        simulating: bool,
+    },
+    Simulated {
+        id: RequestId,
+        sim: SimOutput,
+    },
+    /// Chrome Trace Event JSON (empty when no simulation has run).
+    Trace {
+        id: RequestId,
+        json: String,
+    },
+    /// The grader's verdict on a `Grade` request.
+    Graded {
+        id: RequestId,
+        grade: crate::page::lessons::Grade,
+    },
+    /// The runs without each optional pass.
+    Ablated {
+        id: RequestId,
+        ablation: Vec<tilescope::run::Ablation>,
+    },
+    /// The worker panicked while handling `id`; it closes itself after sending this.
+    Crashed {
+        id: RequestId,
+        message: String,
+    },
+}
+
+impl Response {
+    pub fn id(&self) -> RequestId {
+        match self {
+            Response::Compiled { id, .. }
+            | Response::Simulated { id, .. }
+            | Response::Trace { id, .. }
+            | Response::Ablated { id, .. }
+            | Response::Crashed { id, .. } => *id,
+            Response::Graded { id, .. } => *id,
+        }
+    }
+}
+
+/// One compiler pass as the Passes panel shows it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PassRecord {
+    pub name: String,
+    /// One line: what the pass does.
+    pub description: String,
+    /// The IR printed after the pass.
+    pub ir: String,
+    /// For each line of `ir`, the source span it came from (if any).
+    pub line_spans: Vec<Option<Span>>,
+    /// Whether the pass changed the IR.
+    pub changed: bool,
+    pub micros: u64,
+}
+
+impl PassRecord {
+    /// The source span of IR line `line` (0-based), if the printer recorded one.
+    pub fn span_of_line(&self, line: usize) -> Option<Span> {
+        self.line_spans.get(line).copied().flatten()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StepEdgeKind {
+    Data,
+    Sync,
+    LoopCarried,
+}
+
+/// A step (core's node) with its place in the laid-out graph: box centre and size, in
+/// SVG units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepNode {
+    pub step: tilescope::steps::StepNode,
+    pub x: f32,
+    pub y: f32,
+    pub w: f32,
+    pub h: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepEdge {
+    pub from: u32,
+    pub to: u32,
+    pub kind: StepEdgeKind,
+    /// Sync edges: `MTE2→V #1`, or `#dyn` for an id in a register.
+    pub label: Option<String>,
+    /// Crosses a loop back edge (drawn curving back).
+    pub back: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepGraph {
+    pub nodes: Vec<StepNode>,
+    pub edges: Vec<StepEdge>,
+    pub width: f32,
+    pub height: f32,
+}
+
+impl StepGraph {
+    pub fn node(&self, id: u32) -> Option<&StepNode> {
+        self.nodes.iter().find(|n| n.step.id == id)
+    }
+}
+
+/// One instruction of the final program, as the Assembly panel prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AsmLine {
+    pub text: String,
+    /// Loop nesting depth (indentation).
+    pub depth: u16,
+    pub pipe: Pipe,
+    pub step: Option<u32>,
+    pub span: Option<Span>,
+    /// For a `set_flag` or `wait_flag` (a loop's primes and drains included), the
+    /// index in `CompileOutput::syncs` of the pair it belongs to.
+    pub sync: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompileOutput {
+    pub passes: Vec<PassRecord>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub steps: Option<StepGraph>,
+    /// `.tensor` declarations heading the assembly.
+    pub asm_header: Vec<String>,
+    /// The final program, instruction `i` at index `i` (the trace refers to these).
+    pub asm: Vec<AsmLine>,
+    /// Why each set/wait pair is there (insert-sync's record, with the positions of
+    /// its `set_flag` and `wait_flag` in `asm`).
+    pub syncs: Vec<tilescope::explain::SyncRow>,
+    pub total_micros: u64,
+}
+
+impl CompileOutput {
+    pub fn error_count(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == tilescope::diag::Severity::Error)
+            .count()
+    }
+
+    /// The pass whose IR shows steps (what a click on a step switches to).
+    pub fn steps_pass(&self) -> Option<&PassRecord> {
+        self.passes.iter().find(|p| p.name == STEPS_PASS)
+    }
+
+    /// The `set_flag` a sync edge of the step graph stands for: one in step `from`
+    /// whose pair waits in step `to` (a click on the edge opens that pair's card).
+    pub fn set_flag_of(&self, from: u32, to: u32) -> Option<u32> {
+        let step_of = |i: Option<usize>| self.asm.get(i?).and_then(|l| l.step);
+        let at = self.asm.iter().enumerate().position(|(i, l)| {
+            l.step == Some(from)
+                && l.text.starts_with("set_flag")
+                && self
+                    .sync_of(i as u32)
+                    .is_some_and(|r| step_of(r.wait_index) == Some(to))
+        })?;
+        Some(at as u32)
+    }
+
+    /// The set/wait pair a `set_flag` or `wait_flag` instruction belongs to.
+    pub fn sync_of(&self, instr: u32) -> Option<&tilescope::explain::SyncRow> {
+        let row = self.asm.get(instr as usize)?.sync?;
+        self.syncs.get(row as usize)
+    }
+}
+
+/// The pass that forms steps.
+pub const STEPS_PASS: &str = "form-steps";
+
+/// Why an instruction waited, and the cycles `[from, to)` it waited on `pipe`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub pipe: Pipe,
+    pub from: u64,
+    pub to: u64,
+    pub reason: String,
+}
+
+/// One execution of an instruction (`instr` indexes `CompileOutput::asm`, which holds
+/// its text, step and span).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceSlice {
+    pub instr: u32,
+    pub start: u64,
+    pub end: u64,
+    pub step: Option<u32>,
+    pub stall: Option<Stall>,
+}
+
+/// One pipe's slices sorted by start; `reach[i]` is the largest end among
+/// `slices[..=i]`, so the first slice visible after a cycle is a binary search even
+/// where a pipe overlaps instructions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Lane {
+    pub pipe: Pipe,
+    pub slices: Vec<TraceSlice>,
+    pub reach: Vec<u64>,
+    pub busy: u64,
+    pub instructions: u64,
+    /// The part of `busy` stretched by MTE2 and MTE3 sharing GM bandwidth.
+    pub shared_bandwidth: u64,
+}
+
+/// A set/wait pair of one event flag.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlagEvent {
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub event: u32,
+    pub set_cycle: u64,
+    pub wait_cycle: Option<u64>,
+    pub set_instr: u32,
+    pub wait_instr: Option<u32>,
+}
+
+/// An instruction a race or an error names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstrRef {
+    pub index: u32,
+    pub text: String,
+    pub pipe: Pipe,
+    pub span: Option<Span>,
+    /// `read` / `write` for race accesses.
+    pub access: Option<String>,
+    /// The first cycle it started in the trace, for jumping to it on the timeline.
+    pub first_cycle: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Race {
+    pub message: String,
+    pub first: InstrRef,
+    pub second: InstrRef,
+    /// Memory space or tensor name.
+    pub place: String,
+    pub count: u64,
+    /// In a run without sync: the pair `auto` places that orders these two accesses.
+    pub fix: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimProblem {
+    pub kind: String,
+    pub message: String,
+    pub instr: Option<InstrRef>,
+    pub related: Vec<InstrRef>,
+    pub cycle: u64,
+}
+
+/// An output tensor, already encoded as `.npy` for download.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputTensor {
+    pub name: String,
+    pub shape: Vec<u64>,
+    pub dtype: String,
+    pub matches: bool,
+    pub max_abs_err: f64,
+    pub mismatches: u64,
+    /// The first values, formatted.
+    pub preview: Vec<String>,
+    pub npy: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimOutput {
+    pub cycles: u64,
+    /// Lower bound: busiest pipe or GM traffic over bandwidth.
+    pub bound: u64,
+    pub syncs: u64,
+    pub reference_match: bool,
+    pub max_abs_err: f64,
+    /// Only pipes that executed something, in `Pipe::ALL` order.
+    pub lanes: Vec<Lane>,
+    /// Every slice start, sorted and deduplicated: the stops of "step by instruction".
+    pub stops: Vec<u64>,
+    /// Slices the simulator produced; more than are kept in `lanes` when capped.
+    pub total_slices: u64,
+    pub capped: bool,
+    pub flags: Vec<FlagEvent>,
+    pub races: Vec<Race>,
+    pub errors: Vec<SimProblem>,
+    /// Input preparation or reference interpreter errors.
+    pub diagnostics: Vec<Diagnostic>,
+    pub outputs: Vec<OutputTensor>,
+    /// Every on-chip buffer slot and when it held a live value.
+    pub buffers: Vec<buffers::BufferSlot>,
+}
+
+impl SimOutput {
+    pub fn lane(&self, pipe: Pipe) -> Option<&Lane> {
+        self.lanes.iter().find(|l| l.pipe == pipe)
+    }
+
+    pub fn problem_count(&self) -> usize {
+        self.races.len() + self.errors.len() + self.diagnostics.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::codec;
+
+    /// Page and worker move messages with postcard, which cannot represent some serde
+    /// attributes (`flatten`, `skip_serializing_if`, internal tags): every message
+    /// shape must survive it. The real shapes come from compiling and simulating an
+    /// example.
+    #[test]
+    fn messages_round_trip_through_the_worker_codec() {
+        let example = crate::catalog::find("matmul_tiled").map_or("", |e| e.source);
+        let (compile, sim) = crate::worker::engine::run(example, &CompileOptions::default(), 1);
+        let sim = sim.map(|(s, _)| s).unwrap_or_default();
+        assert!(!sim.lanes.is_empty() && compile.steps.is_some());
+        let messages = vec![
+            Response::Compiled {
+                id: 1,
+                output: compile,
+                simulating: true,
+            },
+            Response::Simulated { id: 1, sim },
+            Response::Trace {
+                id: 2,
+                json: "{}".into(),
+            },
+            Response::Crashed {
+                id: 3,
+                message: "boom".into(),
+            },
+            Response::Ablated {
+                id: 5,
+                ablation: crate::worker::engine::ablate(example, &CompileOptions::default(), 1),
+            },
+            Response::Graded {
+                id: 4,
+                grade: crate::worker::engine::grade("01-load-store", "kernel k() {}"),
+            },
+        ];
+        for message in messages {
+            let bytes = codec::to_bytes(&message).expect("serialise");
+            let back: Response = codec::from_bytes(&bytes).expect("deserialise");
+            assert_eq!(back, message);
+        }
+        for request in [
+            Request::Compile {
+                id: 9,
+                source: "k".into(),
+                options: CompileOptions::default(),
+                seed: 3,
+                asm: true,
+            },
+            Request::Grade {
+                id: 11,
+                lesson: "01-load-store".into(),
+                source: "k".into(),
+            },
+            Request::Trace { id: 10 },
+            Request::Ablate {
+                id: 12,
+                source: "k".into(),
+                options: CompileOptions::default(),
+                seed: 0,
+            },
+        ] {
+            let bytes = codec::to_bytes(&request).expect("serialise");
+            assert_eq!(
+                codec::from_bytes::<Request>(&bytes).expect("deserialise"),
+                request
+            );
+        }
+    }
+}
