@@ -9,8 +9,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, example_note, gallery::Gallery, help::Help, panels::Panels,
-    statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar, editor::Editor, example_note::ExampleNote, gallery::Gallery, help::Help,
+    panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
 };
 use crate::page::dom;
 use crate::page::share::{self, Panel};
@@ -243,7 +243,7 @@ pub fn App(props: &AppProps) -> Html {
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
                         {lesson}
-                        {example_note::example_note(&state)}
+                        <ExampleNote />
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">

@@ -6,7 +6,7 @@ use tilescope::dense::DenseSet;
 
 use yew::prelude::*;
 
-use super::{panels::EmptyState, sync_card, use_app};
+use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::page::lanes;
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
@@ -83,7 +83,7 @@ pub fn AssemblyPanel() -> Html {
     html! {
         <div class="asm">
             <div class="panel-note">{note}</div>
-            {sync_card::sync_card(&app)}
+            <SyncCard />
             <div class="asm-list code-view" ref={list_ref}>
                 {for header}
                 {for lines}

@@ -4,12 +4,13 @@
 
 use yew::prelude::*;
 
-use super::AppContext;
+use super::use_app;
 use crate::catalog;
 use crate::page::state::Action;
 
-/// A view function, not a component: `App` holds the state it reads.
-pub fn example_note(app: &AppContext) -> Html {
+#[function_component]
+pub fn ExampleNote() -> Html {
+    let app = use_app();
     let example = app.view.example.as_deref().and_then(catalog::find);
     let Some(example) = example.filter(|_| app.view.lesson.is_none() && !app.example_note_hidden)
     else {

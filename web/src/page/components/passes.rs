@@ -6,7 +6,7 @@
 use tilescope::diag::Span;
 use yew::prelude::*;
 
-use super::{panels::EmptyState, sync_card, use_app, AppContext};
+use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::page::diff::{self, DiffKind};
 use crate::page::share::Panel;
 use crate::page::state::Action;
@@ -188,7 +188,7 @@ pub fn PassesPanel() -> Html {
                 <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
                     { for list }
                 </ol>
-                {pass_switches(&app)}
+                <PassSwitches />
             </div>
             <div class="pass-view">
                 <div class="pass-head">
@@ -204,7 +204,7 @@ pub fn PassesPanel() -> Html {
                         {mode(true, "Diff")}
                     </div>
                 </div>
-                {sync_card::sync_card(&app)}
+                <SyncCard />
                 <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}>{body}</div>
             </div>
         </div>
@@ -224,7 +224,9 @@ fn format_micros(us: u64) -> String {
 
 /// A switch per optional pass, with what it buys: the cycles of the run on screen
 /// against the run without it (measured by the worker once the result has settled).
-fn pass_switches(app: &AppContext) -> Html {
+#[function_component]
+fn PassSwitches() -> Html {
+    let app = use_app();
     let cycles = app.sim.as_ref().map(|s| s.cycles);
     let rows = tilescope::passes::optional_passes().into_iter().map(|name| {
         let on = !app.view.options.disabled_passes.iter().any(|p| p == name);

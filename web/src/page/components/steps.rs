@@ -5,7 +5,7 @@
 
 use yew::prelude::*;
 
-use super::{panels::EmptyState, sync_card, use_app};
+use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
 use crate::page::text;
@@ -100,7 +100,7 @@ pub fn StepsPanel() -> Html {
                 </div>
                 {detail}
             </div>
-            {sync_card::sync_card(&app)}
+            <SyncCard />
             <div class="steps-canvas">
                 <svg class="step-graph" width={w.to_string()} height={h.to_string()}
                     viewBox={format!("0 0 {w} {h}")} role="img" aria-label="Step graph">

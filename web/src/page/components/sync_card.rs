@@ -6,7 +6,7 @@
 use tilescope::explain::{Site, SyncRow};
 use yew::prelude::*;
 
-use super::AppContext;
+use super::use_app;
 use crate::page::state::Action;
 use crate::page::text;
 
@@ -31,9 +31,11 @@ fn at(site: &Site) -> String {
 }
 
 /// The card of the pair the selected instruction belongs to (nothing when it is not a
-/// `set_flag` or `wait_flag`). A view function, not a component: the panels that show
-/// it already hold the app state.
-pub fn sync_card(app: &AppContext) -> Html {
+/// `set_flag` or `wait_flag`).
+#[function_component]
+pub fn SyncCard() -> Html {
+    let app = use_app();
+    let app = &app;
     let row = app
         .selected_instr
         .and_then(|i| app.compile.as_ref()?.sync_of(i).cloned());

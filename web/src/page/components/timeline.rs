@@ -14,7 +14,7 @@ use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
 use super::buffers::BufferList;
-use super::{panels::EmptyState, sync_card, use_app, AppContext};
+use super::{panels::EmptyState, sync_card::SyncCard, use_app, AppContext};
 use crate::page::lanes::{self, StepUnit, Window};
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
@@ -430,7 +430,7 @@ pub fn TimelinePanel() -> Html {
                     {tooltip}
                 </div>
             </div>
-            {sync_card::sync_card(&app)}
+            <SyncCard />
             <div class="tl-at-cursor">
                 <CursorReadout sim={Rc::clone(&sim)} />
                 <BufferList sim={Rc::clone(&sim)} />
