@@ -112,6 +112,30 @@ export type RunResult = {
     diagnostics: Array<Diagnostic>,
 };
 
+/**
+ * What one optional pass buys: the run with that pass turned off.
+ */
+export type Ablation = {
+    /**
+     * The pass left out.
+     */
+    pass: string,
+    cycles: number,
+    /**
+     * Set/wait pairs that executed.
+     */
+    syncs: number,
+    /**
+     * On-chip bytes plan-memory allocated (every slot of every buffer).
+     */
+    peak_bytes: number,
+    matches_reference: boolean,
+    /**
+     * Why the run failed, when it did (a capacity error, say).
+     */
+    error: string | null,
+};
+
 export type Machine = {
     name: string,
     memories: Memories,
@@ -154,6 +178,42 @@ export type Example = {
     source: string,
 };
 
+export type Lesson = {
+    /**
+     * 1-based position in the track (set from the file order, not read from the file).
+     */
+    number: number,
+    /**
+     * The file stem, e.g. `01-load-store` (set from the file name).
+     */
+    id: string,
+    title: string,
+    idea: string,
+    task: string,
+    kind: LessonKind,
+    starter: string,
+    solution: string,
+    hints: Array<string>,
+    read_and_run: boolean,
+    preset: string,
+    auto_buffers: boolean,
+    budgets: Budgets,
+};
+
+/**
+ * The verdict. `passed` is every check except `cycles`, which only says how far the
+ * run is from the next medal.
+ */
+export type Grade = {
+    passed: boolean,
+    medal: Medal | null,
+    /**
+     * Simulated cycles of the slowest input set, when every set ran to its end.
+     */
+    cycles: number | null,
+    checks: Array<Check>,
+};
+
 export type AccessKind = "read" | "write";
 
 /**
@@ -190,6 +250,15 @@ export type Bandwidth = {
 export type BinOp = "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min";
 
 /**
+ * Simulated cycles (the worst over the grader's input sets) a correct submission must
+ * stay within for each medal above bronze.
+ */
+export type Budgets = {
+    silver: number,
+    gold: number,
+};
+
+/**
  * One on-chip buffer of the compiled kernel: what the playground lists at the cursor.
  */
 export type BufferInfo = {
@@ -206,6 +275,15 @@ export type BufferInfo = {
      * Byte address of each slot in `space` (two or more when multi-buffered).
      */
     addrs: Array<number>,
+};
+
+/**
+ * One thing the grader verified, with a message specific enough to act on.
+ */
+export type Check = {
+    name: string,
+    passed: boolean,
+    message: string,
 };
 
 /**
@@ -306,6 +384,8 @@ export type Label = {
     message: string,
 };
 
+export type LessonKind = "kernel" | "asm";
+
 export type Limits = {
     /**
      * Dynamic instructions (every instruction the S pipe walks, loop control included).
@@ -334,6 +414,8 @@ export type MatmulCost = {
      */
     matvec_block_n: number,
 };
+
+export type Medal = "bronze" | "silver" | "gold";
 
 /**
  * Where a tile or tensor lives.

@@ -1,9 +1,10 @@
-//! The JavaScript API over Tilescope's core: compile, run, machine presets and the
-//! example gallery. It returns what the playground's worker computes from core, as the
-//! JSON of `tilescope compile --emit json` and `tilescope run --json` has it: core's
-//! compile result with insert-sync's report explained as set/wait rows (`sync.pairs`,
-//! from `tilescope::explain`), and the run with its trace, outputs as `.npy` bytes and,
-//! for a run without sync, the pair `auto` places for each race.
+//! The JavaScript API over Tilescope's core: compile, run, the optional passes and what
+//! leaving each out costs, machine presets, the example gallery and the graded lessons.
+//! It returns what the playground's worker computes from core, as the JSON of
+//! `tilescope compile --emit json` and `tilescope run --json` has it: core's compile
+//! result with insert-sync's report explained as set/wait rows (`sync.pairs`, from
+//! `tilescope::explain`), and the run with its trace, outputs as `.npy` bytes and, for a
+//! run without sync, the pair `auto` places for each race.
 //!
 //! ```js
 //! import init, { compile, run, examples } from "./tilescope_wasm.js";
@@ -368,6 +369,34 @@ pub fn run(
     to_js(&RunResult::new(result, &options, source))
 }
 
+/// The optional passes, the names `disabled_passes` takes.
+#[wasm_bindgen(unchecked_return_type = "string[]")]
+pub fn optional_passes() -> Result<JsValue, JsError> {
+    to_js(&tilescope::passes::optional_passes())
+}
+
+/// What each optional pass buys: `source` run once without each optional pass that
+/// `options` leaves in (core's `run::ablate`, as `tilescope run --ablate` and the
+/// playground's pass switches report it).
+#[wasm_bindgen(unchecked_return_type = "Ablation[]")]
+pub fn ablate(
+    source: &str,
+    #[wasm_bindgen(unchecked_optional_param_type = "Partial<CompileOptions> | null")]
+    options: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Record<string, Uint8Array> | null")]
+    inputs: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "number | null")] seed: Option<u32>,
+) -> Result<JsValue, JsError> {
+    let options = self::options(options)?;
+    let provided = self::inputs(inputs)?;
+    to_js(&tilescope::run::ablate(
+        source,
+        &options,
+        &provided,
+        u64::from(seed.unwrap_or(0)),
+    ))
+}
+
 /// A machine preset by name (`teach`, `a3`); throws for an unknown name.
 #[wasm_bindgen(unchecked_return_type = "Machine")]
 pub fn machine(preset: &str) -> Result<JsValue, JsError> {
@@ -393,6 +422,28 @@ pub fn examples() -> Result<JsValue, JsError> {
         })
         .collect();
     to_js(&list)
+}
+
+fn all_lessons() -> Result<Vec<tilescope::lesson::Lesson>, JsError> {
+    tilescope::lesson::all().map_err(|e| JsError::new(&e))
+}
+
+/// The lesson track, in order.
+#[wasm_bindgen(unchecked_return_type = "Lesson[]")]
+pub fn lessons() -> Result<JsValue, JsError> {
+    to_js(&all_lessons()?)
+}
+
+/// Grades `source` for the lesson with id `lesson` (`01-load-store`) with core's grader,
+/// as `tilescope lesson check` and the playground do; throws for an unknown lesson.
+#[wasm_bindgen(unchecked_return_type = "Grade")]
+pub fn grade(lesson: &str, source: &str) -> Result<JsValue, JsError> {
+    let lessons = all_lessons()?;
+    let found = lessons.iter().find(|l| l.id == lesson).ok_or_else(|| {
+        let ids: Vec<&str> = lessons.iter().map(|l| l.id.as_str()).collect();
+        JsError::new(&format!("unknown lesson `{lesson}`: {}", ids.join(", ")))
+    })?;
+    to_js(&tilescope::lesson::grade(found, source))
 }
 
 /// The compile result's step graph as Graphviz DOT, or an empty string.

@@ -31,8 +31,11 @@ pub fn declarations() -> String {
     walk.root::<tilescope::compile::CompileOptions>(&mut roots);
     walk.root::<crate::CompileResult>(&mut roots);
     walk.root::<crate::RunResult>(&mut roots);
+    walk.root::<tilescope::run::Ablation>(&mut roots);
     walk.root::<tilescope::machine::Machine>(&mut roots);
     walk.root::<crate::Example>(&mut roots);
+    walk.root::<tilescope::lesson::Lesson>(&mut roots);
+    walk.root::<tilescope::lesson::Grade>(&mut roots);
     let mut out = String::from(
         "// Generated from the Rust types by `tilescope_wasm::typescript::declarations`.\n",
     );
