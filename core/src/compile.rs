@@ -40,6 +40,7 @@ pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> 
 
 /// How `insert-sync` (pass 10) orders cross-pipe hazards.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum SyncStrategy {
     #[default]
@@ -50,6 +51,7 @@ pub enum SyncStrategy {
 
 /// What `insert-sync` knows about which accesses can touch the same bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum AliasMode {
     /// Distinct buffers and slots are disjoint, and GM accesses touch the box their
@@ -75,6 +77,7 @@ impl AliasMode {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default)]
 pub struct CompileOptions {
     /// The kernel to compile; the first in the file when `None`.
@@ -138,6 +141,7 @@ pub struct CompileResult {
 
 /// One on-chip buffer of the compiled kernel: what the playground lists at the cursor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BufferInfo {
     /// The tile's printed IR name.
     pub name: String,

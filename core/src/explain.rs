@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// A source position of one side of a pair.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Site {
     pub pipe: Pipe,
     /// 1-based; `None` when the instruction has no source span.
@@ -24,6 +25,7 @@ pub struct Site {
 
 /// One set/wait pair as users read it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SyncRow {
     pub src: Pipe,
     pub dst: Pipe,
@@ -151,6 +153,7 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
 /// A pair insert-sync found redundant, and the placed pairs (rows of [`sync_rows`])
 /// whose chain of pipes orders what it would have.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RemovedRow {
     pub src: Pipe,
     pub dst: Pipe,

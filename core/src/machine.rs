@@ -14,6 +14,7 @@ pub const MAX_DMA_DIMS: u32 = 4;
 pub const MAX_EVENT_IDS: u32 = 16;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Machine {
     pub name: String,
@@ -34,6 +35,7 @@ pub struct Machine {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Memory {
     /// Capacity in bytes; `None` only for GM (unbounded: tensors are as large as declared).
@@ -43,6 +45,7 @@ pub struct Memory {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Memories {
     pub gm: Memory,
@@ -67,6 +70,7 @@ impl Memories {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct QueueDepths {
     pub mte2: u32,
@@ -106,6 +110,7 @@ impl QueueDepths {
 
 /// Bytes per cycle of each data path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Bandwidth {
     pub gm_ub: f64,
@@ -156,6 +161,7 @@ impl Bandwidth {
 /// `mmv` (the matrix-vector product, `m = 1`): the same with `ceil(m/block_m)` = 1 and
 /// `matvec_block_n` in place of `block_n`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct MatmulCost {
     pub base: u64,
@@ -172,6 +178,7 @@ pub struct MatmulCost {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Costs {
     pub bandwidth: Bandwidth,
@@ -196,6 +203,7 @@ pub struct Costs {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Dynamic instructions (every instruction the S pipe walks, loop control included).

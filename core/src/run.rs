@@ -176,6 +176,7 @@ pub fn run_program(program: &Program, machine: &Machine, seed: u64) -> RunResult
 
 /// What one optional pass buys: the run with that pass turned off.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Ablation {
     /// The pass left out.
     pub pass: String,

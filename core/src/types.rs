@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     F32,
@@ -72,6 +73,7 @@ impl fmt::Display for DType {
 /// A comparison, giving a mask. NaN compares as numpy does (and IEEE): unequal to
 /// everything, so only `!=` holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum CmpOp {
     Lt,
@@ -183,6 +185,7 @@ impl fmt::Display for TileType {
 
 /// Where a tile or tensor lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum MemSpace {
     /// Global memory: kernel tensors.
     GM,
@@ -239,6 +242,7 @@ impl fmt::Display for MemSpace {
 
 /// The decoupled pipes of the core. Each executes its own instructions in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Pipe {
     /// Scalar: loop control, address arithmetic, dispatch.
     S,

@@ -58,6 +58,10 @@ fn compile_errors_are_diagnostics_with_spans() {
         .as_string()
         .is_some_and(|m| m.contains("unknown name")));
     assert_eq!(get(&get(&d, "span"), "start").as_f64(), Some(30.0));
+    // Values a failed compile does not have are `null`, as in the CLI's JSON.
+    for missing in ["steps", "program", "asm", "sync"] {
+        assert!(get(&result, missing).is_null(), "{missing}");
+    }
 }
 
 #[wasm_bindgen_test]
@@ -84,6 +88,22 @@ fn run_matches_the_reference_and_returns_npy_outputs() {
     assert_eq!(&bytes[..6], b"\x93NUMPY");
     let tensor = tilescope::npy::read(&bytes).expect("a valid .npy");
     assert_eq!(tensor.shape, vec![64, 512]);
+    assert_eq!(
+        get(&outputs.get(0), "dtype").as_string().as_deref(),
+        Some("f32")
+    );
+    let shape: Array = get(&outputs.get(0), "shape").dyn_into().expect("an array");
+    assert_eq!(shape.to_vec(), vec![JsValue::from(64), JsValue::from(512)]);
+    // The run carries its compile result, sync pairs included.
+    let compile = get(&result, "compile");
+    assert_eq!(
+        get(&compile, "kernel").as_string().as_deref(),
+        Some("softmax")
+    );
+    let pairs: Array = get(&get(&compile, "sync"), "pairs")
+        .dyn_into()
+        .expect("array");
+    assert!(pairs.length() > 0);
 }
 
 #[wasm_bindgen_test]

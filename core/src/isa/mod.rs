@@ -85,10 +85,12 @@ pub const NUM_REGS: u16 = 32;
 pub const SPILL_SLOTS: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Reg(pub u16);
 
 /// A scalar operand: immediate or register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Val {
     Imm(i64),
     Reg(Reg),
@@ -97,6 +99,7 @@ pub enum Val {
 /// Where an address points: an on-chip buffer or a declared GM tensor (index into
 /// [`Program::tensors`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Region {
     Buf(MemSpace),
     Tensor(u32),
@@ -113,6 +116,7 @@ impl Region {
 
 /// `region[base + offset]`, a byte address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Addr {
     pub region: Region,
     pub base: Option<Reg>,
@@ -131,6 +135,7 @@ impl Addr {
 
 /// A 2-D view: `rows x cols` elements, rows `stride` elements apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Tile {
     pub addr: Addr,
     pub rows: Val,
@@ -140,6 +145,7 @@ pub struct Tile {
 
 /// One DMA dimension, strides in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DmaDim {
     pub extent: Val,
     pub src_stride: i64,
@@ -148,6 +154,7 @@ pub struct DmaDim {
 
 /// A vector source operand.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum VSrc {
     Tile(Tile),
     Float(f32),
@@ -156,6 +163,7 @@ pub enum VSrc {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum AluOp {
     Add,
     Sub,
@@ -167,6 +175,7 @@ pub enum AluOp {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum UnOp {
     Exp,
     Log,
@@ -183,6 +192,7 @@ pub enum UnOp {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum BinOp {
     Add,
     Sub,
@@ -193,6 +203,7 @@ pub enum BinOp {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RedOp {
     Sum,
     Max,
@@ -200,6 +211,7 @@ pub enum RedOp {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Op {
     Mov {
         dst: Reg,
@@ -412,12 +424,14 @@ pub fn dma_pipe(src: MemSpace, dst: MemSpace) -> Option<Pipe> {
 
 /// Where an instruction came from: the kernel source span and the step (of form-steps).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Provenance {
     pub span: Option<Span>,
     pub step: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Instr {
     pub op: Op,
     pub prov: Provenance,
@@ -433,6 +447,7 @@ impl Instr {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TensorDecl {
     pub name: String,
     pub dtype: DType,
@@ -449,6 +464,7 @@ impl TensorDecl {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Program {
     pub tensors: Vec<TensorDecl>,
     pub instrs: Vec<Instr>,

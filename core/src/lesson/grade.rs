@@ -42,6 +42,7 @@ pub const GRADE_MAX_INSTRUCTIONS: u64 = 1_000_000;
 const MAX_LISTED: usize = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Medal {
     Bronze,
@@ -61,6 +62,7 @@ impl Medal {
 
 /// One thing the grader verified, with a message specific enough to act on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Check {
     pub name: String,
     pub passed: bool,
@@ -80,6 +82,7 @@ impl Check {
 /// The verdict. `passed` is every check except `cycles`, which only says how far the
 /// run is from the next medal.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Grade {
     pub passed: bool,
     pub medal: Option<Medal>,

@@ -27,6 +27,7 @@ use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum LessonKind {
     /// A `.tile` kernel, compiled and simulated, compared with the reference interpreter
@@ -49,6 +50,7 @@ impl LessonKind {
 /// Simulated cycles (the worst over the grader's input sets) a correct submission must
 /// stay within for each medal above bronze.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Budgets {
     pub silver: u64,
@@ -56,6 +58,7 @@ pub struct Budgets {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Lesson {
     /// 1-based position in the track (set from the file order, not read from the file).

@@ -228,6 +228,7 @@ pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn Pass>>, Diagn
 
 /// What the manager records after each pass.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default)]
 pub struct PassRecord {
     pub name: String,

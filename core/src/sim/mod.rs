@@ -54,6 +54,7 @@ impl SimMode {
 pub const TRACE_LIMIT: usize = crate::limits::MAX_TRACE_EVENTS;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PipeStats {
     pub pipe: Pipe,
     /// Cycles the pipe was executing something.
@@ -66,6 +67,7 @@ pub struct PipeStats {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind")]
 pub enum StallReason {
     /// The S pipe could not dispatch this instruction for `cycles` because its pipe's
@@ -85,6 +87,7 @@ pub enum StallReason {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TraceEntry {
     /// Static instruction index into `Program::instrs`.
     pub index: u32,
@@ -101,6 +104,7 @@ pub struct TraceEntry {
 /// range, for a strided operand). A side table rather than a `TraceEntry` field keeps
 /// the entry small and `Copy`; most entries (S pipe, flags) have none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TraceAccess {
     /// Index into `SimResult::trace`.
     pub entry: u32,
@@ -111,6 +115,7 @@ pub struct TraceAccess {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FlagEvent {
     pub src: Pipe,
     pub dst: Pipe,
@@ -124,6 +129,7 @@ pub struct FlagEvent {
 
 /// A static instruction named in a report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InstrRef {
     pub index: u32,
     pub text: String,
@@ -144,6 +150,7 @@ impl InstrRef {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum AccessKind {
     Read,
@@ -151,12 +158,14 @@ pub enum AccessKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RaceAccess {
     pub instr: InstrRef,
     pub kind: AccessKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Race {
     pub first: RaceAccess,
     pub second: RaceAccess,
@@ -171,6 +180,7 @@ pub struct Race {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum SimErrorKind {
     /// The program or the inputs do not fit the machine (bad binding, malformed program).
@@ -190,6 +200,7 @@ pub enum SimErrorKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SimError {
     pub kind: SimErrorKind,
     pub message: String,

@@ -170,6 +170,7 @@ fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
 
 /// The bytes a hazard's buffer occupies: `[start, end)` of each slot in its space.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SyncRegion"))]
 pub struct Region {
     pub space: MemSpace,
     pub slots: Vec<(u64, u64)>,
