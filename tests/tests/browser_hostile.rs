@@ -357,17 +357,16 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
     .await
 }
 
-/// Slows the link (Lighthouse's "Slow 4G") so index.html's editor stands for a while
-/// before the page's module mounts the app.
-async fn slow_link(page: &Page) -> Result<()> {
-    page.cdp("Network.enable", json!({})).await?;
-    page.cdp(
-        "Network.emulateNetworkConditions",
-        json!({ "offline": false, "latency": 150, "downloadThroughput": 200_000,
-                "uploadThroughput": 93_750 }),
-    )
-    .await?;
-    Ok(())
+/// Lighthouse's "Slow 4G" from the server, so index.html's editor stands for a while
+/// before the page's module mounts the app; and `faults`.
+fn slow_link(faults: Vec<support::Fault>) -> support::Serving {
+    support::Serving {
+        faults,
+        link: Some(support::Link {
+            bits_per_s: 1.6e6,
+            latency: Duration::from_millis(150),
+        }),
+    }
 }
 
 /// Types `text` into index.html's editor as soon as it is there, before the app mounts.
@@ -399,9 +398,7 @@ async fn app_editor_text(page: &Page) -> Result<String> {
 #[tokio::test]
 #[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
 async fn text_typed_before_the_app_mounts_is_kept() -> Result<()> {
-    with_page(async |page: &Page| {
-        page.open("/language.md").await?;
-        slow_link(page).await?;
+    support::with_page_serving(slow_link(Vec::new()), async |page: &Page| {
         page.open("/").await?;
         let typed = "// typed before the app\nkernel k() {}";
         type_before_mount(page, typed).await?;
@@ -423,9 +420,7 @@ async fn text_typed_before_the_app_mounts_is_kept() -> Result<()> {
 /// Opens the playground with the worker's file broken by `fault`, types before the app
 /// mounts, and expects the failure said plainly with the text kept.
 async fn a_broken_worker_is_reported(fault: support::Fault, what: &str) -> Result<()> {
-    support::with_page_serving(vec![fault], async |page: &Page| {
-        page.open("/language.md").await?;
-        slow_link(page).await?;
+    support::with_page_serving(slow_link(vec![fault]), async |page: &Page| {
         page.open("/").await?;
         let typed = "// kept when the compiler is missing";
         type_before_mount(page, typed).await?;

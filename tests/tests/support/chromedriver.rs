@@ -94,27 +94,3 @@ impl WebDriverCompatibleCommand for BrowserLog {
         )
     }
 }
-
-/// A Chrome DevTools Protocol command through chromedriver's `goog/cdp/execute`
-/// endpoint (network emulation, the cache switch), which WebDriver has no word for.
-#[derive(Debug)]
-pub struct Cdp {
-    pub cmd: &'static str,
-    pub params: serde_json::Value,
-}
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        let session = session_id.unwrap_or_default();
-        base_url.join(&format!("session/{session}/goog/cdp/execute"))
-    }
-
-    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
-        let body = serde_json::json!({ "cmd": self.cmd, "params": self.params });
-        (http::Method::POST, Some(body.to_string()))
-    }
-}

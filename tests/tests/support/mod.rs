@@ -18,9 +18,10 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
-use chromedriver::{Cdp, Chromedriver};
-pub use static_server::Fault;
+use chromedriver::Chromedriver;
 use static_server::StaticServer;
+#[allow(unused_imports)] // each test file uses some
+pub use static_server::{Fault, Link, Serving};
 
 /// How long a step may wait for the page before the test fails.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -71,16 +72,16 @@ pub struct Page {
 /// Serves `dist/`, opens a browser session on it, runs `test`, then closes the
 /// session whatever the outcome, and reports the first failure.
 pub async fn with_page(test: impl AsyncFnOnce(&Page) -> Result<()>) -> Result<()> {
-    with_page_serving(Vec::new(), test).await
+    with_page_serving(Serving::default(), test).await
 }
 
-/// [`with_page`] on a server that answers the files named in `faults` wrongly.
+/// [`with_page`] on a server that answers as `serving` says (faults, a slow link).
 pub async fn with_page_serving(
-    faults: Vec<Fault>,
+    serving: Serving,
     test: impl AsyncFnOnce(&Page) -> Result<()>,
 ) -> Result<()> {
     let dist = dist_dir()?;
-    let server = StaticServer::start_with(&dist, faults)?;
+    let server = StaticServer::start_with(&dist, serving)?;
     let profile = tempfile::tempdir().context("creating a Chromium profile directory")?;
     let (_driver, client) = start_session(profile.path()).await?;
     let page = Page {
@@ -152,6 +153,15 @@ impl Page {
             .goto(&url)
             .await
             .with_context(|| format!("opening {url}"))
+    }
+
+    /// Navigates to an empty page, off the served build (nothing loads, nothing is
+    /// cached).
+    pub async fn blank(&self) -> Result<()> {
+        self.client
+            .goto("about:blank")
+            .await
+            .context("opening about:blank")
     }
 
     /// Waits until an element matching `css` exists.
@@ -259,15 +269,6 @@ impl Page {
             }
         }
         bail!("no tab {title}")
-    }
-
-    /// Sends a Chrome DevTools Protocol command (`Network.emulateNetworkConditions`...)
-    /// and returns its result.
-    pub async fn cdp(&self, cmd: &'static str, params: Value) -> Result<Value> {
-        self.client
-            .issue_cmd(Cdp { cmd, params })
-            .await
-            .with_context(|| format!("DevTools command {cmd}"))
     }
 
     /// Runs `script` (a function body; `return` gives the result) in the page.

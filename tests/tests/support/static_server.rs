@@ -5,18 +5,27 @@
 //!
 //! It answers as a static host does: gzip-encoded when the browser accepts it, and
 //! with a long `max-age` for the files whose names carry a content hash (everything
-//! else must be revalidated). A test may also break a file on purpose (`Fault`).
+//! else must be revalidated). A test may break a file on purpose (`Fault`), and may
+//! make the server a slow link (`Link`): each response waits one round trip, and all
+//! responses share the link's bandwidth.
+//!
+//! Why the server and not Chrome's network emulation: DevTools'
+//! `Network.emulateNetworkConditions`, sent through chromedriver, applies to the page's
+//! target only. A dedicated worker is a target of its own, and its module arrived at
+//! about 5 Mbit/s under an emulated 1.6 Mbit/s link; chromedriver's command endpoint
+//! cannot reach the worker's target.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use tiny_http::{Header, Request, Response, Server};
+use tiny_http::{Header, Request, Response, ResponseBox, Server};
 
 /// A file the server answers wrongly, to test how the page copes.
 #[derive(Clone, Debug)]
@@ -28,6 +37,62 @@ pub enum Fault {
     Corrupt(String),
 }
 
+/// A link the server emulates for every response.
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    /// Downstream bandwidth, shared by all responses.
+    pub bits_per_s: f64,
+    /// Added before each response's first byte (one round trip).
+    pub latency: Duration,
+}
+
+/// How the server answers.
+#[derive(Clone, Debug, Default)]
+pub struct Serving {
+    pub faults: Vec<Fault>,
+    pub link: Option<Link>,
+}
+
+/// The link's shared bandwidth: when its next byte may leave.
+struct Pacer {
+    link: Link,
+    next: Mutex<Instant>,
+}
+
+impl Pacer {
+    /// Waits until `bytes` more may be sent.
+    fn take(&self, bytes: usize) {
+        let cost = Duration::from_secs_f64(bytes as f64 * 8.0 / self.link.bits_per_s);
+        let until = {
+            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+            let start = (*next).max(Instant::now());
+            *next = start + cost;
+            *next
+        };
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// A body sent through the pacer, a few kilobytes at a time, after one round trip.
+struct Paced {
+    body: std::io::Cursor<Vec<u8>>,
+    pacer: Arc<Pacer>,
+    started: bool,
+}
+
+impl Read for Paced {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if !self.started {
+            self.started = true;
+            std::thread::sleep(self.pacer.link.latency);
+        }
+        let chunk = buf.len().min(4096);
+        let n = self.body.read(&mut buf[..chunk])?;
+        self.pacer.take(n);
+        Ok(n)
+    }
+}
+
 pub struct StaticServer {
     server: Arc<Server>,
     thread: Option<JoinHandle<()>>,
@@ -36,10 +101,10 @@ pub struct StaticServer {
 
 impl StaticServer {
     pub fn start(root: &Path) -> Result<Self> {
-        Self::start_with(root, Vec::new())
+        Self::start_with(root, Serving::default())
     }
 
-    pub fn start_with(root: &Path, faults: Vec<Fault>) -> Result<Self> {
+    pub fn start_with(root: &Path, serving: Serving) -> Result<Self> {
         let server = Server::http("127.0.0.1:0")
             .map_err(|err| anyhow!("starting the static file server: {err}"))?;
         let port = server
@@ -51,12 +116,28 @@ impl StaticServer {
         let root = root.to_path_buf();
         let thread = {
             let server = Arc::clone(&server);
-            let gzipped = Mutex::new(HashMap::new());
+            let gzipped = Arc::new(Mutex::new(HashMap::new()));
+            let pacer = serving.link.map(|link| {
+                Arc::new(Pacer {
+                    link,
+                    next: Mutex::new(Instant::now()),
+                })
+            });
+            let faults = Arc::new(serving.faults);
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
-                    let response = respond(&root, &request, &faults, &gzipped);
-                    // A client that went away is not the test's concern.
-                    let _ = request.respond(response);
+                    let (root, faults) = (root.clone(), Arc::clone(&faults));
+                    let (gzipped, pacer) = (Arc::clone(&gzipped), pacer.clone());
+                    // A thread per response, so paced downloads share the link at once.
+                    std::thread::spawn(move || {
+                        let response = respond(&root, &request, &faults, &gzipped);
+                        let response = match pacer {
+                            Some(pacer) => paced(response, pacer),
+                            None => response.boxed(),
+                        };
+                        // A client that went away is not the test's concern.
+                        let _ = request.respond(response);
+                    });
                 }
             })
         };
@@ -82,6 +163,24 @@ impl Drop for StaticServer {
 }
 
 type Gzipped = Mutex<HashMap<PathBuf, Arc<Vec<u8>>>>;
+
+/// `response` with its body sent at the link's pace.
+fn paced(response: Response<std::io::Cursor<Vec<u8>>>, pacer: Arc<Pacer>) -> ResponseBox {
+    let status = response.status_code();
+    let headers = response.headers().to_vec();
+    let len = response.data_length();
+    let mut body = Vec::new();
+    response
+        .into_reader()
+        .read_to_end(&mut body)
+        .expect("an in-memory body");
+    let reader = Paced {
+        body: std::io::Cursor::new(body),
+        pacer,
+        started: false,
+    };
+    Response::new(status, headers, reader, len, None).boxed()
+}
 
 fn respond(
     root: &Path,

@@ -328,7 +328,8 @@ impl WorkerLink {
 }
 
 /// The worker's first script: loads the glue and the module, then reports on `channel`
-/// either `{ loaded: [resource timings] }` or `{ failed: reason }` (and closes the
+/// either `{ loaded: [resource timings] }` (each `start` in ms since the epoch, as the
+/// worker's clock starts at its own creation) or `{ failed: reason }` (and closes the
 /// worker). The no-modules glue defines the global `wasm_bindgen`; the module's `main`
 /// registers the gloo worker before the promise resolves.
 pub fn loader_script(js: &str, wasm: &str, channel: &str) -> String {
@@ -339,7 +340,7 @@ pub fn loader_script(js: &str, wasm: &str, channel: &str) -> String {
         "const report = (m) => {{ const c = new BroadcastChannel({channel}); c.postMessage(m); c.close(); }}; \
          const fail = (e) => {{ report({{ failed: String((e && e.message) || e) }}); close(); }}; \
          const timings = () => performance.getEntriesByType(\"resource\").map((e) => ({{ \
-           name: e.name, start: e.startTime, duration: e.duration, \
+           name: e.name, start: performance.timeOrigin + e.startTime, duration: e.duration, \
            encoded: e.encodedBodySize, decoded: e.decodedBodySize, transfer: e.transferSize }})); \
          try {{ importScripts({js}); \
            wasm_bindgen({{ module_or_path: {wasm} }}).then(() => report({{ loaded: timings() }}), fail); }} \
