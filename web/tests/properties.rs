@@ -9,6 +9,7 @@ use tilescope_web::page::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED
 use tilescope_web::page::share::{decode, encode, Panel, ViewState};
 use tilescope_web::page::text;
 use tilescope_web::protocol::options::CompileOptions;
+use tilescope_web::worker::layout::{self, NODE_H, NODE_W};
 
 /// Source-like text: the language's characters plus some multi-byte ones.
 fn source() -> impl Strategy<Value = String> {
@@ -107,5 +108,35 @@ proptest! {
         let byte = text::utf16_to_byte(&src, units);
         prop_assert!(src.is_char_boundary(byte));
         prop_assert!(text::byte_to_utf16(&src, byte) as usize <= src.encode_utf16().count());
+    }
+
+    /// Any step graph's layout places every step inside the picture, no two boxes
+    /// overlap, and every edge forward in program order points down (the panel draws
+    /// the others as back edges). Ids are arbitrary and edges may go backwards, repeat or
+    /// name unknown steps.
+    #[test]
+    fn layout_places_every_step_without_overlap(
+        ids in proptest::sample::subsequence((0u32..60).collect::<Vec<_>>(), 0..20)
+            .prop_shuffle(),
+        edges in proptest::collection::vec((0u32..64, 0u32..64), 0..40),
+    ) {
+        let p = layout::layout(&ids, &edges);
+        prop_assert_eq!(p.centres.len(), ids.len());
+        let boxes: Vec<(f32, f32)> = ids.iter().map(|n| p.centres[n]).collect();
+        for (i, &(x, y)) in boxes.iter().enumerate() {
+            prop_assert!(x - NODE_W / 2.0 >= 0.0 && x + NODE_W / 2.0 <= p.width);
+            prop_assert!(y - NODE_H / 2.0 >= 0.0 && y + NODE_H / 2.0 <= p.height);
+            for &(u, v) in &boxes[i + 1..] {
+                prop_assert!((x - u).abs() >= NODE_W || (y - v).abs() >= NODE_H);
+            }
+        }
+        let at = |n: &u32| ids.iter().position(|m| m == n);
+        for (a, b) in &edges {
+            if let (Some(i), Some(j)) = (at(a), at(b)) {
+                if i < j {
+                    prop_assert!(p.centres[a].1 < p.centres[b].1, "{} -> {}", a, b);
+                }
+            }
+        }
     }
 }
