@@ -7,7 +7,8 @@
 //! another's worker, whose messages no longer match. This renames both files to
 //! `tilescope-worker-HASH.js` / `tilescope-worker-HASH_bg.wasm` (one hash of both, so
 //! the pair always changes together; the page derives the module's name from the
-//! script's) and points index.html's `<meta name="tilescope-worker">` at the script.
+//! script's) and points index.html at them: its `<meta name="tilescope-worker">`, which
+//! the page spawns the worker from, and the preloads of both files.
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;
@@ -38,10 +39,13 @@ fn hash_worker(dir: &Path) -> Result<()> {
             html.display()
         ));
     }
-    let page = page.replace(
-        META,
-        &META.replace(&format!("{STEM}.js"), &format!("{name}.js")),
-    );
+    // Quoted, so only whole attribute values are renamed.
+    let page = page
+        .replace(&format!("\"{STEM}.js\""), &format!("\"{name}.js\""))
+        .replace(
+            &format!("\"{STEM}_bg.wasm\""),
+            &format!("\"{name}_bg.wasm\""),
+        );
     rename(&js, &dir.join(format!("{name}.js")))?;
     rename(&wasm, &dir.join(format!("{name}_bg.wasm")))?;
     std::fs::write(&html, page).map_err(|err| format!("writing {}: {err}", html.display()))?;
@@ -115,14 +119,15 @@ mod tests {
 
     #[test]
     fn renames_both_files_and_points_the_page_at_the_script() {
-        let dir = staged(&format!("<head>{META}</head>"));
+        let preload = r#"<link rel="preload" href="tilescope-worker_bg.wasm" as="fetch">"#;
+        let dir = staged(&format!("<head>{META}{preload}</head>"));
         assert_eq!(hash_worker(dir.path()), Ok(()));
         let page = std::fs::read_to_string(dir.path().join("index.html")).expect("scratch file");
         let hash = content_hash(&[b"glue", b"module"]);
         assert_eq!(
             page,
             format!(
-                r#"<head><meta name="tilescope-worker" content="tilescope-worker-{hash}.js"></head>"#
+                r#"<head><meta name="tilescope-worker" content="tilescope-worker-{hash}.js"><link rel="preload" href="tilescope-worker-{hash}_bg.wasm" as="fetch"></head>"#
             )
         );
         assert!(dir

@@ -53,6 +53,10 @@ pub struct Serving {
     pub link: Option<Link>,
 }
 
+/// What the link sends at once, and how far behind its schedule it may catch up.
+const CHUNK: usize = 16 * 1024;
+const CATCH_UP: Duration = Duration::from_millis(20);
+
 /// The link's shared bandwidth: when its next byte may leave.
 struct Pacer {
     link: Link,
@@ -65,7 +69,9 @@ impl Pacer {
         let cost = Duration::from_secs_f64(bytes as f64 * 8.0 / self.link.bits_per_s);
         let until = {
             let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-            let start = (*next).max(Instant::now());
+            // A sleep that overran leaves the link behind its schedule; catching up on a
+            // little of that keeps the overruns from lowering the bandwidth.
+            let start = (*next).max(Instant::now() - CATCH_UP);
             *next = start + cost;
             *next
         };
@@ -86,7 +92,7 @@ impl Read for Paced {
             self.started = true;
             std::thread::sleep(self.pacer.link.latency);
         }
-        let chunk = buf.len().min(4096);
+        let chunk = buf.len().min(CHUNK);
         let n = self.body.read(&mut buf[..chunk])?;
         self.pacer.take(n);
         Ok(n)
