@@ -107,10 +107,11 @@ fn trunk_build(tools: &Tools, root: &Path) -> Command {
 
 /// The browser tests are `#[ignore]`d for plain `cargo test`; here they run with
 /// `--include-ignored`, and the stage fails unless at least one actually passed,
-/// so they cannot be skipped silently.
+/// so they cannot be skipped silently. One at a time: each drives its own Chromium,
+/// and two at once on the 2-core machines left a page that never finished loading.
 fn browser_tests(mut command: Command, dist: &Path) -> Result<()> {
     command
-        .args(["--", "--include-ignored"])
+        .args(["--", "--include-ignored", "--test-threads=1"])
         .env("TILESCOPE_DIST", dist)
         .stdout(Stdio::piped());
     let line = cmd::describe(&command);

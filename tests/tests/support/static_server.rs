@@ -239,17 +239,25 @@ fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name, value).unwrap_or_else(|()| panic!("header {name}: {value}"))
 }
 
-/// The gzip encoding of `path` (level 6, a static host's default), compressed once.
+/// The gzip encoding of `path` (level 6, a static host's default), compressed once
+/// (two first requests may both compress it; the lock is not held meanwhile).
 fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Arc<Vec<u8>> {
-    let mut cache = cache
+    let cached = cache
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let encoded = cache.entry(path.to_path_buf()).or_insert_with(|| {
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        encoder.write_all(body).expect("gzip into memory");
-        Arc::new(encoder.finish().expect("gzip into memory"))
-    });
-    Arc::clone(encoded)
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(path)
+        .cloned();
+    if let Some(encoded) = cached {
+        return encoded;
+    }
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(body).expect("gzip into memory");
+    let encoded = Arc::new(encoder.finish().expect("gzip into memory"));
+    cache
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .insert(path.to_path_buf(), Arc::clone(&encoded));
+    encoded
 }
 
 /// A year for a file named with a content hash (`name-0123456789abcdef.ext`, as Trunk
