@@ -1,10 +1,14 @@
 //! A loose guard against accidents in what the playground downloads, not a target: the
-//! page's module (the Yew UI, the editor and its highlighter) at most 250 KB gzip, and
+//! page's module (the Yew UI, the editor and its highlighter) at most 320 KB gzip, and
 //! everything a first visit fetches at most 1 MB gzip. What a student feels is time on
 //! a real link, which `browser_budgets.rs` measures; these catch a dependency pulled in
-//! by mistake. The page must also hold none of the compiler, the simulator, the
-//! reference interpreter or the grader: those are the worker's, and a page that linked
-//! them would wait for code it never runs.
+//! by mistake. (The page's module is 309 KB: of its code, Yew 22%, the page's own views,
+//! reducer, links and message decoding 21%, the lesson files' TOML parser 8%; the
+//! lesson and example texts are most of its data. docs/performance.md has more.)
+//!
+//! The page must also hold none of the compiler, the simulator, the reference
+//! interpreter or the grader: those are the worker's, and a page that linked them would
+//! wait for code it never runs.
 //!
 //! `#[ignore]`d for plain `cargo test`: it needs `dist/` from `trunk build --release`,
 //! which `cargo xtask test` runs first. Sizes are gzip at the highest level, as
@@ -15,7 +19,7 @@ use flate2::Compression;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const PAGE_MODULE_BYTES: u64 = 250_000;
+const PAGE_MODULE_BYTES: u64 = 320_000;
 const DOWNLOAD_BYTES: u64 = 1_000_000;
 
 fn dist() -> PathBuf {
