@@ -64,7 +64,7 @@ struct Figures {
     unstable: bool,
 }
 
-fn main() {
+pub fn main() {
     let rows = std::env::args().any(|a| a == "--rows");
     let synthetic = std::env::args().any(|a| a == "--synthetic");
     let graphs = if synthetic { random_dags() } else { gallery() };
