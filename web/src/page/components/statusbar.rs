@@ -8,9 +8,9 @@ use crate::page::text;
 #[function_component]
 pub fn StatusBar() -> Html {
     let app = use_app();
-    let (line, col) = text::line_col(&app.view.source, app.caret);
-    let status = match (&app.compile, app.is_busy()) {
-        _ if app.worker_unavailable.is_some() => {
+    let (line, col) = text::line_col(&app.view.source, app.ui.caret);
+    let status = match (&app.results.compile, app.requests.is_busy()) {
+        _ if app.ui.worker_unavailable.is_some() => {
             html! { <span class="st st-error" data-testid="worker-unavailable">{"✕ compiler not loaded"}</span> }
         }
         (_, true) => html! { <span class="st st-busy">{"● compiling…"}</span> },
@@ -28,11 +28,11 @@ pub fn StatusBar() -> Html {
         <footer class="statusbar">
             {status}
             <span class="st-spacer" />
-            if app.results_stale {
+            if app.results.stale {
                 <span class="st st-error" data-testid="results-stale" title="The compiler stopped on the current text; the panels show the last text that compiled">{"showing results from before the crash"}</span>
             }
-            if app.worker_restarts > 0 {
-                <span class="st">{format!("worker restarted ×{}", app.worker_restarts)}</span>
+            if app.ui.worker_restarts > 0 {
+                <span class="st">{format!("worker restarted ×{}", app.ui.worker_restarts)}</span>
             }
             <span class="st">{format!("preset {} · sync {}", options.preset.name(), options.sync.name())}</span>
             <span class="st">{format!("Ln {line}, Col {col}")}</span>
