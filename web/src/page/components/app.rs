@@ -9,8 +9,15 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, example_note::ExampleNote, gallery::Gallery, help::Help,
-    panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar,
+    editor::Editor,
+    example_note::ExampleNote,
+    gallery::Gallery,
+    help::Help,
+    panels::Panels,
+    statusbar::{StatusBar, StatusLine},
+    toolbar::Toolbar,
+    AppContext,
 };
 use crate::page::dom;
 use crate::page::share::{self, Panel};
@@ -251,7 +258,7 @@ pub fn App(props: &AppProps) -> Html {
                         <Panels />
                     </section>
                 </main>
-                <StatusBar />
+                <StatusBar ..StatusLine::of(&state) />
                 if state.ui.overlay == Overlay::Help { <Help /> }
                 if state.ui.overlay == Overlay::Gallery { <Gallery /> }
                 if state.ui.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
