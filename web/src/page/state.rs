@@ -1,5 +1,8 @@
 //! App state and its reducer. Pure data (no web-sys), so every transition is tested
 //! natively; components dispatch `Action`s and effects in `components::app` do the I/O.
+//! The state is split by concern: `view` (what a share link restores), `results` (what
+//! the worker answered for the text on screen), `requests` (the ids in flight), `ui`
+//! and `lessons`; `AppState::apply` is the one reducer over all of them.
 
 use std::rc::Rc;
 
@@ -92,12 +95,11 @@ pub struct Jump {
 }
 
 /// The open lesson's session: its latest grade, the hints shown, how often it was
-/// checked. Reset when a lesson is opened; the medals earned are in `progress`.
+/// checked. Reset when a lesson is opened; the grade request in flight is in
+/// `Requests::grade`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LessonSession {
     pub grade: Option<Rc<Grade>>,
-    /// The grade request in flight.
-    pub grading: Option<RequestId>,
     pub hints: usize,
     pub tries: u32,
     pub solution_shown: bool,
@@ -111,17 +113,79 @@ impl LessonSession {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct AppState {
-    pub view: ViewState,
-    pub theme: Theme,
+/// The lesson track: the open lesson's session and the medals earned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LessonState {
+    pub session: LessonSession,
+    /// The best medal of every lesson passed (kept in local storage).
+    pub progress: Progress,
+}
+
+/// What the worker answered for the text and options on screen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Results {
     pub compile: Option<Rc<CompileOutput>>,
     pub sim: Option<Rc<SimOutput>>,
     /// Counts the simulations received, so views can tell a new run from the one they
     /// drew (an `Rc` address cannot: a freed run's address is reused by the next).
     pub sim_generation: u64,
-    /// The newest request sent to the worker; older responses are stale.
-    pub pending: Option<RequestId>,
+    /// The worker crashed on the newest request: the panels still show the last
+    /// compile that succeeded, for an older text, until the next one answers.
+    pub stale: bool,
+    /// What each optional pass buys: the run without it, for the result on screen.
+    pub ablation: Option<Rc<Vec<Ablation>>>,
+    /// The run under the Compare panel's second option set, for the text on screen.
+    pub compare_sim: Option<Rc<Compared>>,
+}
+
+/// The requests in flight, by kind; an answer to any other id is stale and ignored.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Requests {
+    /// The newest compile sent to the worker; older responses are stale.
+    pub compile: Option<RequestId>,
+    /// The compile answered and the simulation of the same request is running.
+    pub simulating: bool,
+    /// The ablation request for the result on screen.
+    pub ablation: Option<RequestId>,
+    /// The Compare panel's request.
+    pub compare: Option<RequestId>,
+    /// The open lesson's grade request.
+    pub grade: Option<RequestId>,
+}
+
+impl Requests {
+    /// A compile (or its simulation) is in flight.
+    pub fn is_busy(&self) -> bool {
+        self.compile.is_some()
+    }
+
+    /// The worker is gone: nothing it was asked will answer.
+    pub fn clear_all(&mut self) {
+        *self = Requests::default();
+    }
+
+    /// The worker crashed on request `id`: it will not answer. True when `id` was the
+    /// compile in flight; the other requests stay in flight.
+    fn crashed(&mut self, id: RequestId) -> bool {
+        let compile = self.compile == Some(id);
+        if compile {
+            self.compile = None;
+            self.simulating = false;
+        }
+        for slot in [&mut self.grade, &mut self.ablation, &mut self.compare] {
+            if *slot == Some(id) {
+                *slot = None;
+            }
+        }
+        compile
+    }
+}
+
+/// What the page shows around the results: theme, messages, overlays, the panels'
+/// switches, the links between the editor and the IR, and the worker's health.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Ui {
+    pub theme: Theme,
     pub banner: Option<Banner>,
     pub overlay: Overlay,
     pub hide_unchanged: bool,
@@ -131,32 +195,27 @@ pub struct AppState {
     /// Editor caret (byte offset), to highlight the IR lines it came from.
     pub caret: usize,
     pub jump: Option<Jump>,
-    pub worker_restarts: u32,
-    /// The worker crashed on the newest request: the panels still show the last
-    /// compile that succeeded, for an older text, until the next one answers.
-    pub results_stale: bool,
-    /// The compile answered and the simulation of the same request is running.
-    pub simulating: bool,
-    /// The worker could not be loaded, and why: nothing compiles.
-    pub worker_unavailable: Option<String>,
     /// The step clicked in the step graph: highlighted there, in the IR, the editor and
     /// on the timeline.
     pub selected_step: Option<u32>,
     /// The instruction picked in the Assembly panel or on the timeline.
     pub selected_instr: Option<u32>,
-    pub lesson: LessonSession,
-    /// The best medal of every lesson passed (kept in local storage).
-    pub progress: Progress,
     /// The loaded example's notes above the editor were dismissed.
     pub example_note_hidden: bool,
-    /// What each optional pass buys: the run without it, for the result on screen.
-    pub ablation: Option<Rc<Vec<Ablation>>>,
-    /// The ablation request in flight.
-    pub ablating: Option<RequestId>,
-    /// The run under the Compare panel's second option set, for the text on screen.
-    pub compare_sim: Option<Rc<Compared>>,
-    /// The compare request in flight.
-    pub comparing: Option<RequestId>,
+    pub worker_restarts: u32,
+    /// The worker could not be loaded, and why: nothing compiles.
+    pub worker_unavailable: Option<String>,
+}
+
+/// The page's state, by concern. `apply` is the one reducer over all of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppState {
+    /// What a share link restores: the text, options, pass, panel, cursor, lesson.
+    pub view: ViewState,
+    pub results: Results,
+    pub requests: Requests,
+    pub ui: Ui,
+    pub lessons: LessonState,
 }
 
 /// The Compare panel's second run: its simulation, or why there is none.
@@ -276,37 +335,16 @@ impl AppState {
     pub fn new(view: ViewState) -> AppState {
         AppState {
             view,
-            theme: Theme::System,
-            compile: None,
-            sim: None,
-            pending: None,
-            banner: None,
-            overlay: Overlay::None,
-            hide_unchanged: false,
-            show_diff: false,
-            linked_span: None,
-            caret: 0,
-            jump: None,
-            worker_restarts: 0,
-            results_stale: false,
-            sim_generation: 0,
-            simulating: false,
-            worker_unavailable: None,
-            selected_step: None,
-            selected_instr: None,
-            lesson: LessonSession::default(),
-            progress: Progress::default(),
-            example_note_hidden: false,
-            ablation: None,
-            ablating: None,
-            compare_sim: None,
-            comparing: None,
+            results: Results::default(),
+            requests: Requests::default(),
+            ui: Ui::default(),
+            lessons: LessonState::default(),
         }
     }
 
     /// Lessons passed, for the toolbar.
     pub fn lessons_passed(&self) -> usize {
-        self.progress.passed()
+        self.lessons.progress.passed()
     }
 
     /// The lesson open beside the editor.
@@ -322,20 +360,20 @@ impl AppState {
 
     /// Passes shown in the list (all, or the changed ones plus the first).
     pub fn visible_passes(&self) -> Vec<(usize, &PassRecord)> {
-        let Some(compile) = &self.compile else {
+        let Some(compile) = &self.results.compile else {
             return Vec::new();
         };
         compile
             .passes
             .iter()
             .enumerate()
-            .filter(|(i, p)| !self.hide_unchanged || p.changed || *i == 0)
+            .filter(|(i, p)| !self.ui.hide_unchanged || p.changed || *i == 0)
             .collect()
     }
 
     /// Index of the selected pass: the named one, else the last pass.
     pub fn selected_pass(&self) -> Option<usize> {
-        let passes = &self.compile.as_ref()?.passes;
+        let passes = &self.results.compile.as_ref()?.passes;
         self.view
             .pass
             .as_ref()
@@ -343,19 +381,15 @@ impl AppState {
             .or_else(|| passes.len().checked_sub(1))
     }
 
-    pub fn is_busy(&self) -> bool {
-        self.pending.is_some()
-    }
-
     /// The options or source changed: the simulation on screen no longer matches and is
     /// dropped; the compile stays until the next response replaces it, so the pass
     /// panels do not flicker while typing.
     fn invalidate(&mut self) {
-        self.sim = None;
-        self.ablation = None;
-        self.ablating = None;
-        self.compare_sim = None;
-        self.comparing = None;
+        self.results.sim = None;
+        self.results.ablation = None;
+        self.requests.ablation = None;
+        self.results.compare_sim = None;
+        self.requests.compare = None;
     }
 
     pub fn apply(&mut self, action: Action) {
@@ -371,11 +405,11 @@ impl AppState {
                     self.view.source = example.source.to_string();
                     self.view.example = Some(example.name.to_string());
                     self.view.lesson = None;
-                    self.lesson = LessonSession::default();
-                    self.example_note_hidden = false;
+                    self.new_lesson_session();
+                    self.ui.example_note_hidden = false;
                     self.view.options.kernel = None;
-                    self.overlay = Overlay::None;
-                    self.linked_span = None;
+                    self.ui.overlay = Overlay::None;
+                    self.ui.linked_span = None;
                     self.invalidate();
                 }
             }
@@ -399,56 +433,41 @@ impl AppState {
             Action::MovePass(delta) => self.move_pass(delta),
             Action::SelectPanel(panel) => self.view.panel = panel,
             Action::SetCursor(c) => self.view.cursor = c,
-            Action::SetTheme(t) => self.theme = t,
+            Action::SetTheme(t) => self.ui.theme = t,
             Action::ShowOverlay(o) => {
-                self.overlay = if self.overlay == o { Overlay::None } else { o }
+                self.ui.overlay = if self.ui.overlay == o {
+                    Overlay::None
+                } else {
+                    o
+                }
             }
-            Action::ToggleHideUnchanged => self.hide_unchanged = !self.hide_unchanged,
-            Action::ToggleDiff => self.show_diff = !self.show_diff,
-            Action::RequestSent(id) => self.pending = Some(id),
+            Action::ToggleHideUnchanged => self.ui.hide_unchanged = !self.ui.hide_unchanged,
+            Action::ToggleDiff => self.ui.show_diff = !self.ui.show_diff,
+            Action::RequestSent(id) => self.requests.compile = Some(id),
             Action::Received(response) => self.receive(*response),
             Action::WorkerRestarted(message) => {
-                self.pending = None;
-                self.simulating = false;
-                self.lesson.grading = None;
-                self.ablating = None;
-                self.comparing = None;
-                self.worker_restarts += 1;
-                self.banner = Some(Banner::error(format!(
+                self.requests.clear_all();
+                self.ui.worker_restarts += 1;
+                self.ui.banner = Some(Banner::error(format!(
                     "The compiler stopped ({message}) and was restarted; your text is kept."
                 )));
             }
             Action::WorkerUnavailable(message) => {
-                self.pending = None;
-                self.simulating = false;
-                self.lesson.grading = None;
-                self.ablating = None;
-                self.comparing = None;
-                self.banner = Some(Banner::error(format!(
+                self.requests.clear_all();
+                self.ui.banner = Some(Banner::error(format!(
                     "The compiler could not be loaded ({message}). Your text is kept: check \
                      the connection and reload the page."
                 )));
-                self.worker_unavailable = Some(message);
+                self.ui.worker_unavailable = Some(message);
             }
             Action::WorkerCrashed { id, message, input } => {
                 // An older request's crash leaves the newest one in flight (it is resent
                 // to the new worker).
-                if self.pending == Some(id) {
-                    self.pending = None;
-                    self.simulating = false;
-                    self.results_stale = self.compile.is_some();
+                if self.requests.crashed(id) {
+                    self.results.stale = self.results.compile.is_some();
                 }
-                if self.lesson.grading == Some(id) {
-                    self.lesson.grading = None;
-                }
-                if self.ablating == Some(id) {
-                    self.ablating = None;
-                }
-                if self.comparing == Some(id) {
-                    self.comparing = None;
-                }
-                self.worker_restarts += 1;
-                self.banner = Some(Banner {
+                self.ui.worker_restarts += 1;
+                self.ui.banner = Some(Banner {
                     input: Some(input),
                     ..Banner::error(format!(
                         "The compiler stopped on this input ({message}). It was restarted and \
@@ -456,22 +475,22 @@ impl AppState {
                     ))
                 });
             }
-            Action::ShowBanner(b) => self.banner = Some(b),
-            Action::DismissBanner => self.banner = None,
-            Action::LinkSpan(span) => self.linked_span = span,
-            Action::Caret(at) => self.caret = at,
+            Action::ShowBanner(b) => self.ui.banner = Some(b),
+            Action::DismissBanner => self.ui.banner = None,
+            Action::LinkSpan(span) => self.ui.linked_span = span,
+            Action::Caret(at) => self.ui.caret = at,
             Action::JumpTo(at) => {
-                let nonce = self.jump.map_or(0, |j| j.nonce + 1);
-                self.jump = Some(Jump { at, nonce });
-                self.caret = at;
+                let nonce = self.ui.jump.map_or(0, |j| j.nonce + 1);
+                self.ui.jump = Some(Jump { at, nonce });
+                self.ui.caret = at;
             }
             Action::SelectStep(step) => self.select_step(step),
             Action::SelectInstr(instr) => {
-                self.selected_instr = instr;
-                let line = instr.and_then(|i| self.compile.as_ref()?.asm.get(i as usize));
+                self.ui.selected_instr = instr;
+                let line = instr.and_then(|i| self.results.compile.as_ref()?.asm.get(i as usize));
                 if let Some(line) = line {
-                    self.linked_span = line.span;
-                    self.selected_step = line.step;
+                    self.ui.linked_span = line.span;
+                    self.ui.selected_step = line.step;
                     if let Some(span) = line.span {
                         self.apply(Action::JumpTo(span.start as usize));
                     }
@@ -481,18 +500,18 @@ impl AppState {
                 self.view.cursor = cycle;
                 self.view.panel = Panel::Timeline;
             }
-            Action::HideExampleNote => self.example_note_hidden = true,
+            Action::HideExampleNote => self.ui.example_note_hidden = true,
             Action::TogglePass(name) => {
                 toggle_pass(&mut self.view.options.disabled_passes, name);
                 self.invalidate();
             }
-            Action::AblateSent(id) => self.ablating = Some(id),
+            Action::AblateSent(id) => self.requests.ablation = Some(id),
             Action::SetCompare(options) => {
                 self.view.compare = options;
-                self.compare_sim = None;
-                self.comparing = None;
+                self.results.compare_sim = None;
+                self.requests.compare = None;
             }
-            Action::CompareSent(id) => self.comparing = Some(id),
+            Action::CompareSent(id) => self.requests.compare = Some(id),
             Action::SetCompareOption(field, value) => {
                 let Some(mut b) = self.view.compare.clone() else {
                     return;
@@ -520,19 +539,19 @@ impl AppState {
             LessonAction::Open(id) => self.start_lesson(&id),
             LessonAction::Close => {
                 self.view.lesson = None;
-                self.lesson = LessonSession::default();
+                self.new_lesson_session();
             }
             LessonAction::GradeSent(id) => {
-                self.lesson.grading = Some(id);
-                self.lesson.tries += 1;
+                self.requests.grade = Some(id);
+                self.lessons.session.tries += 1;
             }
             LessonAction::ShowHint => {
                 let hints = self.open_lesson().map_or(0, |l| l.hints.len());
-                self.lesson.hints = (self.lesson.hints + 1).min(hints);
+                self.lessons.session.hints = (self.lessons.session.hints + 1).min(hints);
             }
             LessonAction::ShowSolution => {
-                if self.lesson.solution_unlocked() {
-                    self.lesson.solution_shown = true;
+                if self.lessons.session.solution_unlocked() {
+                    self.lessons.session.solution_shown = true;
                 }
             }
             LessonAction::ResetStarter => {
@@ -561,21 +580,28 @@ impl AppState {
         if lesson.kind == lessons::LessonKind::Asm {
             self.view.panel = Panel::Timeline;
         }
-        self.lesson = LessonSession::default();
-        self.overlay = Overlay::None;
-        self.linked_span = None;
+        self.new_lesson_session();
+        self.ui.overlay = Overlay::None;
+        self.ui.linked_span = None;
         self.invalidate();
     }
 
+    /// A lesson opened, closed or left: a fresh session, and the grade in flight, for
+    /// the lesson before, will not count.
+    fn new_lesson_session(&mut self) {
+        self.lessons.session = LessonSession::default();
+        self.requests.grade = None;
+    }
+
     fn select_step(&mut self, step: Option<u32>) {
-        self.selected_step = step;
-        let Some(compile) = self.compile.clone() else {
+        self.ui.selected_step = step;
+        let Some(compile) = self.results.compile.clone() else {
             return;
         };
         let node = step.and_then(|id| compile.steps.as_ref()?.node(id));
-        self.linked_span = node.map(|n| n.step.span);
+        self.ui.linked_span = node.map(|n| n.step.span);
         if let Some(n) = node {
-            self.caret = n.step.span.start as usize;
+            self.ui.caret = n.step.span.start as usize;
             if let Some(pass) = compile.steps_pass() {
                 self.view.pass = Some(pass.name.clone());
             }
@@ -589,11 +615,11 @@ impl AppState {
             return;
         }
         // The Compare panel's run answers as a simulation of its own request.
-        if self.comparing.is_some() && self.comparing == Some(response.id()) {
+        if self.requests.compare.is_some() && self.requests.compare == Some(response.id()) {
             if let Response::Simulated { sim, .. } = response {
-                self.comparing = None;
+                self.requests.compare = None;
                 let failed = sim.lanes.is_empty() && !sim.diagnostics.is_empty();
-                self.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
+                self.results.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
                     Some(d) if failed => Compared::Failed(d.message.clone()),
                     _ => Compared::Ran(Box::new(sim)),
                 }));
@@ -601,34 +627,34 @@ impl AppState {
             return;
         }
         if let Response::Ablated { id, ablation } = response {
-            if self.ablating == Some(id) {
-                self.ablating = None;
-                self.ablation = Some(Rc::new(ablation));
+            if self.requests.ablation == Some(id) {
+                self.requests.ablation = None;
+                self.results.ablation = Some(Rc::new(ablation));
             }
             return;
         }
-        if self.pending != Some(response.id()) {
+        if self.requests.compile != Some(response.id()) {
             return;
         }
         match response {
             Response::Compiled {
                 output, simulating, ..
             } => {
-                self.compile = Some(Rc::new(output));
-                self.results_stale = false;
-                self.simulating = simulating;
+                self.results.compile = Some(Rc::new(output));
+                self.results.stale = false;
+                self.requests.simulating = simulating;
                 if !simulating {
-                    self.pending = None;
-                    self.sim = None;
+                    self.requests.compile = None;
+                    self.results.sim = None;
                 }
                 self.forget_stale_selection();
             }
             Response::Simulated { sim, .. } => {
-                self.pending = None;
-                self.simulating = false;
+                self.requests.compile = None;
+                self.requests.simulating = false;
                 self.view.cursor = self.view.cursor.min(sim.cycles);
-                self.sim = Some(Rc::new(sim));
-                self.sim_generation += 1;
+                self.results.sim = Some(Rc::new(sim));
+                self.results.sim_generation += 1;
             }
             // Answered straight to the download, never through the state.
             Response::Trace { .. } => {}
@@ -643,30 +669,34 @@ impl AppState {
     }
 
     fn graded(&mut self, id: RequestId, grade: Grade) {
-        if self.lesson.grading != Some(id) {
+        if self.requests.grade != Some(id) {
             return;
         }
-        self.lesson.grading = None;
+        self.requests.grade = None;
         if let (Some(lesson), Some(medal)) = (self.open_lesson(), grade.medal) {
-            self.progress.record(&lesson.id, medal);
+            self.lessons.progress.record(&lesson.id, medal);
         }
-        self.lesson.grade = Some(Rc::new(grade));
+        self.lessons.session.grade = Some(Rc::new(grade));
     }
 
     /// Step and instruction numbers of an older compile may not exist any more.
     fn forget_stale_selection(&mut self) {
-        let Some(compile) = &self.compile else { return };
+        let Some(compile) = &self.results.compile else {
+            return;
+        };
         if self
+            .ui
             .selected_step
             .is_some_and(|s| compile.steps.as_ref().and_then(|g| g.node(s)).is_none())
         {
-            self.selected_step = None;
+            self.ui.selected_step = None;
         }
         if self
+            .ui
             .selected_instr
             .is_some_and(|i| i as usize >= compile.asm.len())
         {
-            self.selected_instr = None;
+            self.ui.selected_instr = None;
         }
     }
 
@@ -681,7 +711,7 @@ impl AppState {
         }
         let current = self
             .selected_pass()
-            .and_then(|i| self.compile.as_ref()?.passes.get(i))
+            .and_then(|i| self.results.compile.as_ref()?.passes.get(i))
             .and_then(|p| visible.iter().position(|n| *n == p.name))
             .unwrap_or(visible.len() - 1);
         let next = current.saturating_add_signed(delta).min(visible.len() - 1);
@@ -713,13 +743,12 @@ mod tests {
                 ..PassRecord::default()
             })
             .collect();
-        AppState {
-            compile: Some(Rc::new(CompileOutput {
-                passes,
-                ..CompileOutput::default()
-            })),
-            ..AppState::default()
-        }
+        let mut s = AppState::default();
+        s.results.compile = Some(Rc::new(CompileOutput {
+            passes,
+            ..CompileOutput::default()
+        }));
+        s
     }
 
     #[test]
@@ -728,11 +757,11 @@ mod tests {
         assert_eq!(s.view.example.as_deref(), Some("elementwise"));
         assert!(s.view.source.contains("kernel elementwise"));
         assert_eq!(s.view.panel, Panel::Timeline);
-        assert!(!s.example_note_hidden);
+        assert!(!s.ui.example_note_hidden);
         s.apply(Action::HideExampleNote);
-        assert!(s.example_note_hidden);
+        assert!(s.ui.example_note_hidden);
         s.apply(Action::LoadExample("softmax".into()));
-        assert!(!s.example_note_hidden, "a new example shows its notes");
+        assert!(!s.ui.example_note_hidden, "a new example shows its notes");
     }
 
     #[test]
@@ -768,15 +797,15 @@ mod tests {
             output: out.clone(),
             simulating: false,
         })));
-        assert!(s.compile.is_none());
-        assert!(s.is_busy());
+        assert!(s.results.compile.is_none());
+        assert!(s.requests.is_busy());
         s.apply(Action::Received(Box::new(Response::Compiled {
             id: 2,
             output: out,
             simulating: false,
         })));
-        assert_eq!(s.compile.as_ref().map(|c| c.total_micros), Some(5));
-        assert!(!s.is_busy());
+        assert_eq!(s.results.compile.as_ref().map(|c| c.total_micros), Some(5));
+        assert!(!s.requests.is_busy());
     }
 
     #[test]
@@ -789,13 +818,17 @@ mod tests {
             message: "boom".into(),
         })));
         assert_eq!(s.view.source, "my text");
-        assert_eq!(s.worker_restarts, 1);
+        assert_eq!(s.ui.worker_restarts, 1);
         assert!(s
+            .ui
             .banner
             .as_ref()
             .is_some_and(|b| b.kind == BannerKind::Error && b.text.contains("boom")));
-        assert!(!s.is_busy());
-        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("my text"));
+        assert!(!s.requests.is_busy());
+        assert_eq!(
+            s.ui.banner.and_then(|b| b.input).as_deref(),
+            Some("my text")
+        );
     }
 
     #[test]
@@ -808,7 +841,7 @@ mod tests {
                 id,
                 sim: Default::default(),
             })));
-            generations.push(s.sim_generation);
+            generations.push(s.results.sim_generation);
             // An edit drops the run on screen before the next one arrives.
             s.apply(Action::SetSource(format!("// edit {id}")));
         }
@@ -824,20 +857,20 @@ mod tests {
             output: Default::default(),
             simulating: false,
         })));
-        assert!(!s.results_stale);
+        assert!(!s.results.stale);
         s.apply(Action::RequestSent(2));
         s.apply(Action::Received(Box::new(Response::Crashed {
             id: 2,
             message: "boom".into(),
         })));
-        assert!(s.results_stale && s.compile.is_some());
+        assert!(s.results.stale && s.results.compile.is_some());
         s.apply(Action::RequestSent(3));
         s.apply(Action::Received(Box::new(Response::Compiled {
             id: 3,
             output: Default::default(),
             simulating: false,
         })));
-        assert!(!s.results_stale);
+        assert!(!s.results.stale);
     }
 
     #[test]
@@ -850,9 +883,12 @@ mod tests {
             message: "boom".into(),
             input: "old text".into(),
         });
-        assert_eq!(s.pending, Some(4));
-        assert_eq!(s.worker_restarts, 1);
-        assert_eq!(s.banner.and_then(|b| b.input).as_deref(), Some("old text"));
+        assert_eq!(s.requests.compile, Some(4));
+        assert_eq!(s.ui.worker_restarts, 1);
+        assert_eq!(
+            s.ui.banner.and_then(|b| b.input).as_deref(),
+            Some("old text")
+        );
     }
 
     #[test]
@@ -860,7 +896,7 @@ mod tests {
         let mut s = AppState::default();
         s.apply(Action::ShowOverlay(Overlay::Gallery));
         s.apply(Action::LoadExample("softmax".into()));
-        assert_eq!(s.overlay, Overlay::None);
+        assert_eq!(s.ui.overlay, Overlay::None);
         assert!(s.view.source.contains("kernel softmax"));
         s.apply(Action::LoadExample("no-such".into()));
         assert!(s.view.source.contains("kernel softmax"));
@@ -870,10 +906,10 @@ mod tests {
     fn jumps_are_distinct_even_to_the_same_place() {
         let mut s = AppState::default();
         s.apply(Action::JumpTo(4));
-        let first = s.jump;
+        let first = s.ui.jump;
         s.apply(Action::JumpTo(4));
-        assert_ne!(first, s.jump);
-        assert_eq!(s.caret, 4);
+        assert_ne!(first, s.ui.jump);
+        assert_eq!(s.ui.caret, 4);
     }
 
     #[test]
@@ -886,7 +922,7 @@ mod tests {
             output: CompileOutput::default(),
             simulating: true,
         })));
-        assert!(s.compile.is_some() && s.simulating && s.is_busy());
+        assert!(s.results.compile.is_some() && s.requests.simulating && s.requests.is_busy());
         s.apply(Action::Received(Box::new(Response::Simulated {
             id: 4,
             sim: SimOutput {
@@ -894,43 +930,43 @@ mod tests {
                 ..SimOutput::default()
             },
         })));
-        assert!(!s.simulating && !s.is_busy());
-        assert_eq!(s.sim.as_ref().map(|x| x.cycles), Some(500));
+        assert!(!s.requests.simulating && !s.requests.is_busy());
+        assert_eq!(s.results.sim.as_ref().map(|x| x.cycles), Some(500));
         assert_eq!(s.view.cursor, 500, "the cursor is clamped to the run");
         // An edit drops the simulation until the next one arrives.
         s.apply(Action::SetSource("x".into()));
-        assert!(s.sim.is_none());
+        assert!(s.results.sim.is_none());
     }
 
     #[test]
     fn selecting_a_step_links_its_span_and_shows_form_steps() {
         let example = crate::catalog::default_example();
-        let mut s = AppState {
-            compile: Some(Rc::new(crate::worker::engine::compile(
-                example.source,
-                &CompileOptions::default(),
-            ))),
-            ..AppState::default()
-        };
+        let mut s = AppState::default();
+        s.results.compile = Some(Rc::new(crate::worker::engine::compile(
+            example.source,
+            &CompileOptions::default(),
+        )));
         let node = s
+            .results
             .compile
             .as_ref()
             .and_then(|c| c.steps.as_ref()?.nodes.last().cloned())
             .expect("a step");
         s.apply(Action::SelectStep(Some(node.step.id)));
-        assert_eq!(s.selected_step, Some(node.step.id));
-        assert_eq!(s.linked_span, Some(node.step.span));
+        assert_eq!(s.ui.selected_step, Some(node.step.id));
+        assert_eq!(s.ui.linked_span, Some(node.step.span));
         assert_eq!(s.view.pass.as_deref(), Some(crate::protocol::STEPS_PASS));
         // An instruction of the step selects the step and its span.
         let instr = s
+            .results
             .compile
             .as_ref()
             .and_then(|c| c.asm.iter().position(|l| l.step == Some(node.step.id)))
             .expect("an instruction of the step");
         s.apply(Action::SelectStep(None));
         s.apply(Action::SelectInstr(Some(instr as u32)));
-        assert_eq!(s.selected_step, Some(node.step.id));
-        assert!(s.linked_span.is_some() && s.jump.is_some());
+        assert_eq!(s.ui.selected_step, Some(node.step.id));
+        assert!(s.ui.linked_span.is_some() && s.ui.jump.is_some());
         s.apply(Action::ShowCycle(42));
         assert_eq!((s.view.cursor, s.view.panel), (42, Panel::Timeline));
     }
@@ -953,18 +989,18 @@ mod tests {
         for _ in 0..lesson.hints.len() + 2 {
             s.apply(Action::Lesson(LessonAction::ShowHint));
         }
-        assert_eq!(s.lesson.hints, lesson.hints.len());
+        assert_eq!(s.lessons.session.hints, lesson.hints.len());
 
         // The solution stays locked until a pass or enough tries.
         s.apply(Action::Lesson(LessonAction::ShowSolution));
-        assert!(!s.lesson.solution_shown);
+        assert!(!s.lessons.session.solution_shown);
         s.apply(Action::Lesson(LessonAction::GradeSent(5)));
         // A compile answer does not end the grade; an older grade's answer is ignored.
         s.apply(Action::Received(Box::new(Response::Graded {
             id: 4,
             grade: Grade::default(),
         })));
-        assert_eq!(s.lesson.grading, Some(5));
+        assert_eq!(s.requests.grade, Some(5));
         let fail = Grade {
             passed: false,
             ..Grade::default()
@@ -973,9 +1009,9 @@ mod tests {
             id: 5,
             grade: fail,
         })));
-        assert_eq!(s.lesson.grading, None);
-        assert!(s.lesson.grade.as_ref().is_some_and(|g| !g.passed));
-        assert_eq!(s.progress.medal(&lesson.id), None);
+        assert_eq!(s.requests.grade, None);
+        assert!(s.lessons.session.grade.as_ref().is_some_and(|g| !g.passed));
+        assert_eq!(s.lessons.progress.medal(&lesson.id), None);
 
         let pass = Grade {
             passed: true,
@@ -987,9 +1023,15 @@ mod tests {
             id: 6,
             grade: pass,
         })));
-        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+        assert_eq!(
+            s.lessons.progress.medal(&lesson.id),
+            Some(lessons::Medal::Silver)
+        );
         s.apply(Action::Lesson(LessonAction::ShowSolution));
-        assert!(s.lesson.solution_shown, "a pass unlocks the solution");
+        assert!(
+            s.lessons.session.solution_shown,
+            "a pass unlocks the solution"
+        );
 
         s.apply(Action::SetSource("edited".into()));
         s.apply(Action::Lesson(LessonAction::ResetStarter));
@@ -1004,12 +1046,15 @@ mod tests {
         );
         s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
         assert!(
-            s.lesson.grade.is_none(),
+            s.lessons.session.grade.is_none(),
             "a lesson opens with a fresh session"
         );
         s.apply(Action::LoadExample("softmax".into()));
         assert_eq!(s.view.lesson, None);
-        assert_eq!(s.progress.medal(&lesson.id), Some(lessons::Medal::Silver));
+        assert_eq!(
+            s.lessons.progress.medal(&lesson.id),
+            Some(lessons::Medal::Silver)
+        );
     }
 
     #[test]
@@ -1026,11 +1071,25 @@ mod tests {
             message: "boom".into(),
             input: String::new(),
         });
-        assert_eq!(s.lesson.grading, None);
+        assert_eq!(s.requests.grade, None);
         s.apply(Action::Lesson(LessonAction::ShowSolution));
-        assert!(s.lesson.solution_shown);
+        assert!(s.lessons.session.solution_shown);
         s.apply(Action::Lesson(LessonAction::Open("no-such".into())));
         assert_eq!(s.view.lesson.as_deref(), Some("18-asm-race"));
+    }
+
+    #[test]
+    fn leaving_a_lesson_drops_its_grade_in_flight() {
+        let mut s = AppState::default();
+        s.apply(Action::Lesson(LessonAction::Open("18-asm-race".into())));
+        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        s.apply(Action::Lesson(LessonAction::Close));
+        assert_eq!(s.requests.grade, None);
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 1,
+            grade: Grade::default(),
+        })));
+        assert!(s.lessons.session.grade.is_none(), "the old lesson's answer");
     }
 
     const SOLUTION_TRIES: u64 = lessons::SOLUTION_AFTER_TRIES as u64;
@@ -1058,16 +1117,16 @@ mod tests {
         };
         s.apply(Action::AblateSent(3));
         s.apply(Action::Received(ablation(2)));
-        assert!(s.ablation.is_none(), "an older request's answer");
+        assert!(s.results.ablation.is_none(), "an older request's answer");
         s.apply(Action::Received(ablation(3)));
-        assert!(s.ablation.is_some() && s.ablating.is_none());
+        assert!(s.results.ablation.is_some() && s.requests.ablation.is_none());
         // An edit drops it: it measured the previous text.
         s.apply(Action::SetSource("edited".into()));
-        assert!(s.ablation.is_none());
+        assert!(s.results.ablation.is_none());
         s.apply(Action::AblateSent(4));
         s.apply(Action::SetSource("edited again".into()));
         s.apply(Action::Received(ablation(4)));
-        assert!(s.ablation.is_none(), "answered for an edited text");
+        assert!(s.results.ablation.is_none(), "answered for an edited text");
     }
 
     #[test]
@@ -1090,11 +1149,13 @@ mod tests {
         };
         s.apply(Action::CompareSent(2));
         s.apply(Action::Received(compared(1)));
-        assert!(s.compare_sim.is_none(), "an older request's answer");
+        assert!(s.results.compare_sim.is_none(), "an older request's answer");
         s.apply(Action::Received(compared(2)));
-        assert!(matches!(s.compare_sim.as_deref(), Some(Compared::Ran(sim)) if sim.cycles == 9));
+        assert!(
+            matches!(s.results.compare_sim.as_deref(), Some(Compared::Ran(sim)) if sim.cycles == 9)
+        );
         s.apply(Action::SetSource("edited".into()));
-        assert!(s.compare_sim.is_none(), "an edit drops it");
+        assert!(s.results.compare_sim.is_none(), "an edit drops it");
         s.apply(Action::SetCompareOption("sync", "none".into()));
         s.apply(Action::SetCompareOption("preset", "turbo".into()));
         assert_eq!(

@@ -9,8 +9,15 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::{
-    banner::BannerBar, editor::Editor, example_note::ExampleNote, gallery::Gallery, help::Help,
-    panels::Panels, statusbar::StatusBar, toolbar::Toolbar, AppContext,
+    banner::BannerBar,
+    editor::Editor,
+    example_note::ExampleNote,
+    gallery::Gallery,
+    help::Help,
+    panels::Panels,
+    statusbar::{StatusBar, StatusLine},
+    toolbar::Toolbar,
+    AppContext,
 };
 use crate::page::dom;
 use crate::page::share::{self, Panel};
@@ -44,9 +51,9 @@ fn initial_state() -> AppState {
         (saved.unwrap_or_else(default_view), None)
     };
     let mut state = AppState::new(view);
-    state.banner = banner;
-    state.theme = dom::load_theme();
-    state.progress = dom::load_progress();
+    state.ui.banner = banner;
+    state.ui.theme = dom::load_theme();
+    state.lessons.progress = dom::load_progress();
     state
 }
 
@@ -86,7 +93,7 @@ pub fn App(props: &AppProps) -> Html {
         });
     }
 
-    use_effect_with(state.theme, |theme| dom::apply_theme(*theme));
+    use_effect_with(state.ui.theme, |theme| dom::apply_theme(*theme));
 
     // Compile at once after a quiet spell, else after a pause in typing (`DEBOUNCE_MS`);
     // dropping the timeout cancels it.
@@ -157,13 +164,14 @@ pub fn App(props: &AppProps) -> Html {
         // An edit (a new key) drops the timeout, so a request always carries the text
         // whose result is on screen.
         let key = (
-            state.sim_generation,
+            state.results.sim_generation,
             state.view.source.clone(),
             state.view.options.clone(),
             state.view.seed,
         );
         use_effect_with(key, move |_| {
-            let ready = state.sim.is_some() && !state.is_asm() && state.ablation.is_none();
+            let ready =
+                state.results.sim.is_some() && !state.is_asm() && state.results.ablation.is_none();
             let timeout = ready.then(|| {
                 let (source, options, seed) = (
                     state.view.source.clone(),
@@ -199,7 +207,7 @@ pub fn App(props: &AppProps) -> Html {
     // After a crash, save at once: the user may reload straight away.
     {
         let state = state.clone();
-        use_effect_with(state.worker_restarts, move |restarts| {
+        use_effect_with(state.ui.worker_restarts, move |restarts| {
             if *restarts > 0 {
                 dom::save_session(&share::encode(&state.view), &state.view.source);
             }
@@ -224,14 +232,14 @@ pub fn App(props: &AppProps) -> Html {
     }
 
     // Medals survive reloads.
-    use_effect_with(state.progress.clone(), dom::save_progress);
+    use_effect_with(state.lessons.progress.clone(), dom::save_progress);
 
     let on_trace = {
         let link = Rc::clone(&link);
         Callback::from(move |_| link.request_trace())
     };
     let lesson = lesson_pane(&state, &link);
-    let theme_class = match state.theme {
+    let theme_class = match state.ui.theme {
         crate::page::state::Theme::System => "",
         _ => "themed",
     };
@@ -250,10 +258,10 @@ pub fn App(props: &AppProps) -> Html {
                         <Panels />
                     </section>
                 </main>
-                <StatusBar />
-                if state.overlay == Overlay::Help { <Help /> }
-                if state.overlay == Overlay::Gallery { <Gallery /> }
-                if state.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
+                <StatusBar ..StatusLine::of(&state) />
+                if state.ui.overlay == Overlay::Help { <Help /> }
+                if state.ui.overlay == Overlay::Gallery { <Gallery /> }
+                if state.ui.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
             </div>
         </ContextProvider<AppContext>>
     }

@@ -17,6 +17,7 @@ pub fn AssemblyPanel() -> Html {
     let list_ref = use_node_ref();
     let cursor = app.view.cursor;
     let running: DenseSet<u32> = app
+        .results
         .sim
         .iter()
         .flat_map(|s| s.lanes.iter())
@@ -26,7 +27,7 @@ pub fn AssemblyPanel() -> Html {
     // Keep the first running instruction in view as the cursor moves.
     {
         let list_ref = list_ref.clone();
-        use_effect_with((cursor, app.selected_instr), move |_| {
+        use_effect_with((cursor, app.ui.selected_instr), move |_| {
             let line = list_ref.cast::<web_sys::Element>().and_then(|l| {
                 l.query_selector(".asm-running, .asm-selected")
                     .ok()
@@ -39,7 +40,7 @@ pub fn AssemblyPanel() -> Html {
             }
         });
     }
-    let Some(compile) = app.compile.clone().filter(|c| !c.asm.is_empty()) else {
+    let Some(compile) = app.results.compile.clone().filter(|c| !c.asm.is_empty()) else {
         return html! {
             <EmptyState title="Assembly">
                 {"The per-pipe program emitted by the last pass appears here once the kernel \
@@ -56,11 +57,11 @@ pub fn AssemblyPanel() -> Html {
             let app = app.clone();
             Callback::from(move |_: MouseEvent| app.dispatch(Action::SelectInstr(Some(index))))
         };
-        let in_step = app.selected_step.is_some() && l.step == app.selected_step;
+        let in_step = app.ui.selected_step.is_some() && l.step == app.ui.selected_step;
         let class = classes!(
             "asm-line",
             running.contains(&index).then_some("asm-running"),
-            (app.selected_instr == Some(index)).then_some("asm-selected"),
+            (app.ui.selected_instr == Some(index)).then_some("asm-selected"),
             in_step.then_some("asm-in-step"),
         );
         html! {
@@ -72,7 +73,7 @@ pub fn AssemblyPanel() -> Html {
             </div>
         }
     });
-    let note = if app.sim.is_some() {
+    let note = if app.results.sim.is_some() {
         format!(
             "{} instructions · highlighted: executing at cycle {cursor}",
             compile.asm.len()

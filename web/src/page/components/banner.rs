@@ -13,7 +13,7 @@ const MAX_SHOWN_INPUT_CHARS: usize = 4000;
 #[function_component]
 pub fn BannerBar() -> Html {
     let app = use_app();
-    let Some(banner) = app.banner.clone() else {
+    let Some(banner) = app.ui.banner.clone() else {
         return html! {};
     };
     let class = match banner.kind {

@@ -56,6 +56,7 @@ pub fn BufferList(props: &BufferListProps) -> Html {
         return html! {};
     }
     let asm = app
+        .results
         .compile
         .as_ref()
         .map(|c| c.asm.as_slice())

@@ -92,7 +92,7 @@ pub fn ComparePanel() -> Html {
             <button class="tb-icon" onclick={stop} title="Stop comparing" aria-label="Stop comparing">{"×"}</button>
         </div>
     };
-    let (Some(a), Some(second)) = (app.sim.clone(), app.compare_sim.clone()) else {
+    let (Some(a), Some(second)) = (app.results.sim.clone(), app.results.compare_sim.clone()) else {
         return html! { <div class="compare">{head}<EmptyState title="Comparing">{"Simulating both configurations…"}</EmptyState></div> };
     };
     let bsim = match &*second {

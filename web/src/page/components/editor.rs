@@ -31,6 +31,7 @@ pub fn Editor() -> Html {
 
     let marks: Vec<(Range<usize>, u8)> = {
         let mut marks: Vec<(Range<usize>, u8)> = app
+            .results
             .compile
             .iter()
             .flat_map(|c| c.diagnostics.iter())
@@ -44,7 +45,7 @@ pub fn Editor() -> Html {
                 Some((span.start as usize..span.end as usize, mark))
             })
             .collect();
-        if let Some(span) = app.linked_span {
+        if let Some(span) = app.ui.linked_span {
             marks.push((span.start as usize..span.end as usize, MARK_LINKED));
         }
         marks
@@ -57,7 +58,7 @@ pub fn Editor() -> Html {
             .collect()
     };
     let (error_lines, warning_lines) = (lines_with(MARK_ERROR), lines_with(MARK_WARNING));
-    let caret_line = text::line_col(source, app.caret).0;
+    let caret_line = text::line_col(source, app.ui.caret).0;
 
     let decorated = source.len() <= MAX_DECORATED_BYTES;
     // Undecorated, the textarea shows its own text and the layer under it stays empty:
@@ -175,7 +176,7 @@ pub fn Editor() -> Html {
     {
         let textarea = textarea.clone();
         let source = source.clone();
-        use_effect_with(app.jump, move |jump| {
+        use_effect_with(app.ui.jump, move |jump| {
             if let (Some(jump), Some(ta)) = (jump, textarea.cast::<HtmlTextAreaElement>()) {
                 let at = text::byte_to_utf16(&source, jump.at);
                 let _ = ta.focus();

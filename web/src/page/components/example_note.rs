@@ -12,7 +12,8 @@ use crate::page::state::Action;
 pub fn ExampleNote() -> Html {
     let app = use_app();
     let example = app.view.example.as_deref().and_then(catalog::find);
-    let Some(example) = example.filter(|_| app.view.lesson.is_none() && !app.example_note_hidden)
+    let Some(example) =
+        example.filter(|_| app.view.lesson.is_none() && !app.ui.example_note_hidden)
     else {
         return html! {};
     };

@@ -20,12 +20,12 @@ pub fn LessonPane(props: &LessonProps) -> Html {
     let Some(lesson) = app.open_lesson() else {
         return html! {};
     };
-    let session = &app.lesson;
+    let session = &app.lessons.session;
     let dispatch = |action: Action| {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(action.clone()))
     };
-    let checking = session.grading.is_some();
+    let checking = app.requests.grade.is_some();
     let on_check = props.on_check.reform(|_: MouseEvent| ());
     // The verdict of the newest check; the previous one is hidden while it runs.
     let verdict = session.grade.as_ref().filter(|_| !checking).map(|g| {
@@ -63,7 +63,7 @@ pub fn LessonPane(props: &LessonProps) -> Html {
         let left = SOLUTION_AFTER_TRIES.saturating_sub(session.tries);
         html! { <span class="muted small">{format!("Solution after a pass or {left} more checks")}</span> }
     };
-    let medal = app.progress.medal(&lesson.id).map(|m| {
+    let medal = app.lessons.progress.medal(&lesson.id).map(|m| {
         html! { <span class="lesson-best" title="Your best medal in this lesson">{lessons::badge(m)}</span> }
     });
     let read_and_run = lesson.read_and_run.then(|| html! {

@@ -12,14 +12,14 @@ pub fn Lessons() -> Html {
     let all = lessons::all();
     let hint = format!(
         "{} of {} passed · opening one replaces the editor text",
-        app.progress.passed(),
+        app.lessons.progress.passed(),
         all.len()
     );
     html! {
         <Dialog title="Lessons" {hint} wide=true>
             <ol class="lesson-list">
                 { for all.iter().map(|l| {
-                    let medal = app.progress.medal(&l.id);
+                    let medal = app.lessons.progress.medal(&l.id);
                     let app = app.clone();
                     let id = l.id.clone();
                     let onclick = Callback::from(move |_| app.dispatch(Action::Lesson(LessonAction::Open(id.clone()))));

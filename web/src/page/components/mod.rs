@@ -1,5 +1,6 @@
 //! Yew function components, one per file. They read the app state from the context
-//! that `app::App` provides and change it only by dispatching `state::Action`s.
+//! that `app::App` provides, or take the little they show as props (the status bar),
+//! and change it only by dispatching `state::Action`s.
 
 pub mod app;
 pub mod assembly;

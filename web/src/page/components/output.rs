@@ -10,8 +10,8 @@ use crate::page::palette::pipe_color;
 #[function_component]
 pub fn OutputPanel() -> Html {
     let app = use_app();
-    let Some(sim) = app.sim.clone() else {
-        let text = if app.simulating {
+    let Some(sim) = app.results.sim.clone() else {
+        let text = if app.requests.simulating {
             "Simulating…"
         } else {
             "After a simulation: cycles against the bound, how busy each pipe was, and the output \

@@ -12,9 +12,14 @@ use crate::page::state::Action;
 #[function_component]
 pub fn Panels() -> Html {
     let app = use_app();
-    let sim_problems = app.sim.as_ref().map_or(0, |s| s.problem_count());
-    let problems = app.compile.as_ref().map_or(0, |c| c.diagnostics.len()) + sim_problems;
-    let errors = app.compile.as_ref().map_or(0, |c| c.error_count()) + sim_problems;
+    let sim_problems = app.results.sim.as_ref().map_or(0, |s| s.problem_count());
+    let problems = app
+        .results
+        .compile
+        .as_ref()
+        .map_or(0, |c| c.diagnostics.len())
+        + sim_problems;
+    let errors = app.results.compile.as_ref().map_or(0, |c| c.error_count()) + sim_problems;
     let tabs = Panel::ALL.iter().enumerate().map(|(i, panel)| {
         let panel = *panel;
         let selected = app.view.panel == panel;

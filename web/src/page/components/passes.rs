@@ -20,7 +20,7 @@ pub fn PassesPanel() -> Html {
     {
         let ir_ref = ir_ref.clone();
         use_effect_with(
-            (app.caret, app.view.pass.clone(), app.selected_step),
+            (app.ui.caret, app.view.pass.clone(), app.ui.selected_step),
             move |_| {
                 let linked = ir_ref
                     .cast::<web_sys::Element>()
@@ -33,7 +33,7 @@ pub fn PassesPanel() -> Html {
             },
         );
     }
-    let Some(compile) = app.compile.clone() else {
+    let Some(compile) = app.results.compile.clone() else {
         return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
     };
     if compile.passes.is_empty() {
@@ -88,9 +88,10 @@ pub fn PassesPanel() -> Html {
         return html! {};
     };
     let previous = selected.checked_sub(1).and_then(|i| compile.passes.get(i));
-    let caret = app.caret as u32;
+    let caret = app.ui.caret as u32;
     // Lines of the selected step (spans inside the step's), else lines holding the caret.
     let step_span = app
+        .ui
         .selected_step
         .and_then(|id| compile.steps.as_ref()?.node(id))
         .map(|n| n.step.span);
@@ -120,7 +121,7 @@ pub fn PassesPanel() -> Html {
         Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(None)))
     };
 
-    let (body, stats) = if app.show_diff {
+    let (body, stats) = if app.ui.show_diff {
         let old = previous.map_or("", |p| p.ir.as_str());
         let lines = diff::diff_lines(old, &pass.ir);
         let stats = diff::stats(&lines);
@@ -167,7 +168,7 @@ pub fn PassesPanel() -> Html {
 
     let mode = |diff: bool, label: &'static str| {
         let app = app.clone();
-        let active = app.show_diff == diff;
+        let active = app.ui.show_diff == diff;
         let onclick = Callback::from(move |_| {
             if !active {
                 app.dispatch(Action::ToggleDiff);
@@ -181,7 +182,7 @@ pub fn PassesPanel() -> Html {
             <div class="pass-list-wrap">
                 <div class="pass-list-head">
                     <label class="check" title="Hide passes that changed nothing (h)">
-                        <input type="checkbox" checked={app.hide_unchanged} onchange={on_hide} />
+                        <input type="checkbox" checked={app.ui.hide_unchanged} onchange={on_hide} />
                         {"hide unchanged"}
                     </label>
                 </div>
@@ -227,10 +228,11 @@ fn format_micros(us: u64) -> String {
 #[function_component]
 fn PassSwitches() -> Html {
     let app = use_app();
-    let cycles = app.sim.as_ref().map(|s| s.cycles);
+    let cycles = app.results.sim.as_ref().map(|s| s.cycles);
     let rows = tilescope::passes::optional_passes().into_iter().map(|name| {
         let on = !app.view.options.disabled_passes.iter().any(|p| p == name);
         let effect = app
+            .results
             .ablation
             .as_ref()
             .and_then(|a| a.iter().find(|r| r.pass == name))

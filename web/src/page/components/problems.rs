@@ -12,13 +12,13 @@ use crate::protocol::InstrRef;
 #[function_component]
 pub fn ProblemsPanel() -> Html {
     let app = use_app();
-    let Some(compile) = app.compile.clone() else {
+    let Some(compile) = app.results.compile.clone() else {
         return html! { <EmptyState title="No results yet">{"The compiler has not answered yet."}</EmptyState> };
     };
-    let sim = app.sim.clone();
+    let sim = app.results.sim.clone();
     let sim_count = sim.as_ref().map_or(0, |s| s.problem_count());
     if compile.diagnostics.is_empty() && sim_count == 0 {
-        let text = if app.simulating {
+        let text = if app.requests.simulating {
             "The kernel compiles cleanly; the simulation is running."
         } else {
             "The kernel compiles cleanly, simulates without errors and has no races."

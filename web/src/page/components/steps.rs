@@ -14,7 +14,7 @@ use crate::protocol::{StepEdge, StepEdgeKind, StepGraph, StepNode};
 #[function_component]
 pub fn StepsPanel() -> Html {
     let app = use_app();
-    let Some(graph) = app.compile.as_ref().and_then(|c| c.steps.clone()) else {
+    let Some(graph) = app.results.compile.as_ref().and_then(|c| c.steps.clone()) else {
         return html! {
             <EmptyState title="Step graph">
                 {"Each loop body becomes an ordered list of steps (load → compute → store). \
@@ -25,7 +25,7 @@ pub fn StepsPanel() -> Html {
     if graph.nodes.is_empty() {
         return html! { <EmptyState title="No steps">{"This kernel has no steps."}</EmptyState> };
     }
-    let selected = app.selected_step;
+    let selected = app.ui.selected_step;
     let edges: Html = graph
         .edges
         .iter()
@@ -36,7 +36,7 @@ pub fn StepsPanel() -> Html {
                 *back += 1;
             }
             let pick = (e.kind == StepEdgeKind::Sync)
-                .then(|| app.compile.as_ref()?.set_flag_of(e.from, e.to))
+                .then(|| app.results.compile.as_ref()?.set_flag_of(e.from, e.to))
                 .flatten()
                 .map(|i| {
                     let app = app.clone();
@@ -53,7 +53,7 @@ pub fn StepsPanel() -> Html {
                 let app = app.clone();
                 let id = n.step.id;
                 Callback::from(move |_: MouseEvent| {
-                    let next = (app.selected_step != Some(id)).then_some(id);
+                    let next = (app.ui.selected_step != Some(id)).then_some(id);
                     app.dispatch(Action::SelectStep(next));
                 })
             };

@@ -37,8 +37,9 @@ pub fn SyncCard() -> Html {
     let app = use_app();
     let app = &app;
     let row = app
+        .ui
         .selected_instr
-        .and_then(|i| app.compile.as_ref()?.sync_of(i).cloned());
+        .and_then(|i| app.results.compile.as_ref()?.sync_of(i).cloned());
     let Some(r) = row else {
         return html! {};
     };

@@ -40,7 +40,7 @@ struct Hover {
 pub fn TimelinePanel() -> Html {
     let app = use_app();
     let canvas = use_node_ref();
-    let sim = app.sim.clone();
+    let sim = app.results.sim.clone();
     let cycles = sim.as_ref().map_or(0, |s| s.cycles);
     let window = use_state(|| Window::all(cycles));
     let unit = use_state(|| StepUnit::Instruction);
@@ -48,7 +48,11 @@ pub fn TimelinePanel() -> Html {
     let hover = use_state(|| None::<Hover>);
     let drag = use_mut_ref(|| None::<(f64, Window, bool)>);
     let resized = use_state(|| 0u32);
-    let sim_key = if sim.is_some() { app.sim_generation } else { 0 };
+    let sim_key = if sim.is_some() {
+        app.results.sim_generation
+    } else {
+        0
+    };
     // Listeners and the playback timer outlive a render: they read the newest window
     // and cursor through these cells rather than the values captured when they began.
     let win_cell = use_mut_ref(|| *window);
@@ -73,13 +77,14 @@ pub fn TimelinePanel() -> Html {
                 w.start.to_bits(),
                 w.end.to_bits(),
                 app.view.cursor,
-                app.selected_step,
-                app.selected_instr,
-                app.theme,
+                app.ui.selected_step,
+                app.ui.selected_instr,
+                app.ui.theme,
                 *resized,
             ),
             move |_| {
-                if let (Some(sim), Some(c)) = (&app.sim, canvas.cast::<HtmlCanvasElement>()) {
+                if let (Some(sim), Some(c)) = (&app.results.sim, canvas.cast::<HtmlCanvasElement>())
+                {
                     let race_instrs: DenseSet<u32> = sim
                         .races
                         .iter()
@@ -89,11 +94,11 @@ pub fn TimelinePanel() -> Html {
                         &c,
                         &Scene {
                             sim,
-                            compile: app.compile.as_deref(),
+                            compile: app.results.compile.as_deref(),
                             window: w,
                             cursor: app.view.cursor,
-                            selected_step: app.selected_step,
-                            selected_instr: app.selected_instr,
+                            selected_step: app.ui.selected_step,
+                            selected_instr: app.ui.selected_instr,
                             race_instrs: &race_instrs,
                         },
                     );
@@ -183,9 +188,14 @@ pub fn TimelinePanel() -> Html {
     }
 
     let Some(sim) = sim else {
-        let text = if app.simulating {
+        let text = if app.requests.simulating {
             "Simulating…"
-        } else if app.compile.as_ref().is_some_and(|c| c.error_count() > 0) {
+        } else if app
+            .results
+            .compile
+            .as_ref()
+            .is_some_and(|c| c.error_count() > 0)
+        {
             "The kernel does not compile; fix the problems to simulate it."
         } else {
             "Each instruction as a bar on its pipe, stalls and set/wait flag arrows between pipes appear here after the simulation."
@@ -442,7 +452,11 @@ pub fn TimelinePanel() -> Html {
 
 /// The hover text of instruction `instr` on the timeline.
 fn slice_tooltip(app: &AppContext, sim: &SimOutput, instr: u32, cycle: u64) -> String {
-    let line = app.compile.as_ref().and_then(|c| c.asm.get(instr as usize));
+    let line = app
+        .results
+        .compile
+        .as_ref()
+        .and_then(|c| c.asm.get(instr as usize));
     let slice = sim
         .lanes
         .iter()
@@ -490,6 +504,7 @@ fn CursorReadout(props: &SimProps) -> Html {
     let cursor = app.view.cursor;
     let sim = &props.sim;
     let asm = app
+        .results
         .compile
         .as_ref()
         .map(|c| c.asm.clone())

@@ -84,7 +84,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
             )));
         })
     };
-    let sim = app.sim.clone();
+    let sim = app.results.sim.clone();
     let on_trace = props.on_trace.reform(|_: MouseEvent| ());
     let on_npy = {
         let sim = sim.clone();
@@ -104,7 +104,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
     let on_theme = {
         let app = app.clone();
         Callback::from(move |_| {
-            let dark = match app.theme {
+            let dark = match app.ui.theme {
                 Theme::System => dom::prefers_dark(),
                 Theme::Dark => true,
                 Theme::Light => false,
