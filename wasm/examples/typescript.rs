@@ -2,6 +2,15 @@
 //! `wasm/tilescope.d.ts`: `cargo run -p tilescope-wasm --example typescript >
 //! wasm/tilescope.d.ts`.
 
-fn main() {
-    print!("{}", tilescope_wasm::typescript::declarations());
+fn main() -> std::process::ExitCode {
+    match tilescope_wasm::typescript::declarations() {
+        Ok(declarations) => {
+            print!("{declarations}");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(clash) => {
+            eprintln!("error: {clash}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -15,10 +15,9 @@ pub const DECLARATIONS: &str = include_str!("../tilescope.d.ts");
 /// The declarations of the API's types, then of every type they refer to, each once and
 /// in the order of their names (ts-rs visits a type's fields in no fixed order).
 ///
-/// # Panics
-/// When two Rust types have the same TypeScript name (rename one with
+/// An error names two Rust types that have the same TypeScript name (rename one with
 /// `#[cfg_attr(feature = "ts", ts(rename = "..."))]`).
-pub fn declarations() -> String {
+pub fn declarations() -> Result<String, String> {
     // serde-wasm-bindgen hands JavaScript a `u64` as a number (and throws past 2^53).
     let cfg = Config::new().with_large_int("number");
     let mut walk = Walk {
@@ -26,6 +25,7 @@ pub fn declarations() -> String {
         seen: Vec::new(),
         rust: BTreeMap::new(),
         declared: BTreeMap::new(),
+        clashes: Vec::new(),
     };
     let mut roots = Vec::new();
     walk.root::<tilescope::compile::CompileOptions>(&mut roots);
@@ -36,6 +36,9 @@ pub fn declarations() -> String {
     walk.root::<crate::Example>(&mut roots);
     walk.root::<tilescope::lesson::Lesson>(&mut roots);
     walk.root::<tilescope::lesson::Grade>(&mut roots);
+    if !walk.clashes.is_empty() {
+        return Err(walk.clashes.join("\n"));
+    }
     let mut out = String::from(
         "// Generated from the Rust types by `tilescope_wasm::typescript::declarations`.\n",
     );
@@ -47,7 +50,7 @@ pub fn declarations() -> String {
         out.push('\n');
         out.push_str(declaration);
     }
-    out
+    Ok(out)
 }
 
 struct Walk<'a> {
@@ -57,6 +60,8 @@ struct Walk<'a> {
     rust: BTreeMap<String, &'static str>,
     /// TypeScript name -> its declaration.
     declared: BTreeMap<String, String>,
+    /// Two Rust types under one TypeScript name, which the declarations cannot tell apart.
+    clashes: Vec<String>,
 }
 
 impl Walk<'_> {
@@ -77,7 +82,9 @@ impl TypeVisitor for Walk<'_> {
         let name = T::ident(self.cfg);
         let rust = std::any::type_name::<T>();
         if let Some(other) = self.rust.insert(name.clone(), rust) {
-            panic!("`{other}` and `{rust}` are both `{name}` in TypeScript");
+            self.clashes.push(format!(
+                "`{other}` and `{rust}` are both `{name}` in TypeScript"
+            ));
         }
         let docs = T::docs().unwrap_or_default();
         let declaration = format!("{docs}export {}\n", one_member_a_line(&T::decl(self.cfg)));
