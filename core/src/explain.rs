@@ -180,6 +180,36 @@ pub fn removed_rows(report: &SyncReport, source: &str) -> Vec<RemovedRow> {
         .collect()
 }
 
+/// For each race of a run of `source` compiled under `options`, the pair `auto` places
+/// that orders it (`race_fix`): what `tilescope run --sync none`, the wasm API and the
+/// playground show. Empty for a run compiled with sync, or without races.
+pub fn race_fixes(
+    options: &crate::compile::CompileOptions,
+    source: &str,
+    races: &[Race],
+) -> Vec<Option<SyncRow>> {
+    use crate::compile::{compile, CompileOptions, SyncStrategy};
+    if options.sync != SyncStrategy::None || races.is_empty() {
+        return Vec::new();
+    }
+    let auto = compile(
+        source,
+        &CompileOptions {
+            sync: SyncStrategy::Auto,
+            ..options.clone()
+        },
+    );
+    let rows = auto
+        .sync
+        .as_ref()
+        .map(|report| sync_rows(report, auto.program.as_ref(), source))
+        .unwrap_or_default();
+    races
+        .iter()
+        .map(|race| race_fix(race, &rows, source).cloned())
+        .collect()
+}
+
 /// The pair `auto` places that orders `race` (found in a run compiled without sync):
 /// the pair from the pipe of the race's first access to the pipe of its second, of the
 /// race's hazard, whose producer and consumer are the racing instructions' source

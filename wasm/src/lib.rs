@@ -199,7 +199,7 @@ impl RunResult {
             compile,
             diagnostics,
         } = result;
-        let race_fixes = race_fixes(&races, options, source);
+        let race_fixes = explain::race_fixes(options, source, &races);
         let outputs = outputs
             .into_iter()
             .map(|o| RunOutput {
@@ -239,35 +239,6 @@ impl RunResult {
             diagnostics,
         }
     }
-}
-
-/// For each race of a run compiled without sync, the pair `auto` places that orders it
-/// (`explain::race_fix`, as `tilescope run --sync none` and the playground name it);
-/// empty for a run with sync or without races.
-fn race_fixes(
-    races: &[tilescope::sim::Race],
-    options: &CompileOptions,
-    source: &str,
-) -> Vec<Option<SyncRow>> {
-    if options.sync != SyncStrategy::None || races.is_empty() {
-        return Vec::new();
-    }
-    let auto = compile::compile(
-        source,
-        &CompileOptions {
-            sync: SyncStrategy::Auto,
-            ..options.clone()
-        },
-    );
-    let rows = auto
-        .sync
-        .as_ref()
-        .map(|report| explain::sync_rows(report, auto.program.as_ref(), source))
-        .unwrap_or_default();
-    races
-        .iter()
-        .map(|race| explain::race_fix(race, &rows, source).cloned())
-        .collect()
 }
 
 /// A kernel of the example gallery.

@@ -355,29 +355,11 @@ pub fn ablate(source: &str, options: &CompileOptions, seed: u64) -> Vec<run::Abl
 /// (core's `explain::race_fix`, as `tilescope run --sync none` prints it); none for a
 /// run with sync.
 fn race_fixes(options: &compile::CompileOptions, text: &str, races: &[sim::Race]) -> Vec<String> {
-    if options.sync != SyncStrategy::None || races.is_empty() {
-        return Vec::new();
-    }
-    let auto = compile::compile(
-        text,
-        &compile::CompileOptions {
-            sync: SyncStrategy::Auto,
-            ..options.clone()
-        },
-    );
-    let rows = auto
-        .sync
-        .as_ref()
-        .map(|report| tilescope::explain::sync_rows(report, auto.program.as_ref(), text))
-        .unwrap_or_default();
     let line =
         |s: &tilescope::explain::Site| s.line.map_or("-".to_string(), |l| format!("line {l}"));
-    races
+    tilescope::explain::race_fixes(options, text, races)
         .iter()
-        .map(|race| {
-            let fix = tilescope::explain::race_fix(race, &rows, text);
-            tilescope::explain::race_fix_text(fix, &line)
-        })
+        .map(|fix| tilescope::explain::race_fix_text(fix.as_ref(), &line))
         .collect()
 }
 

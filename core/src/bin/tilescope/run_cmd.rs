@@ -5,8 +5,8 @@ use crate::compile_cmd::CompileArgs;
 use crate::io::{self, print_json};
 use crate::{report, Failed};
 use serde_json::json;
-use tilescope::compile::{compile, CompileOptions, SyncStrategy};
-use tilescope::explain::{race_fix, race_fix_text, sync_rows, Site, SyncRow};
+
+use tilescope::explain::{race_fix_text, Site};
 use tilescope::npy;
 use tilescope::run::{run as run_kernel, RunResult};
 use tilescope::sim::SimResult;
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
             })?;
         io::write_bytes(path, &npy::write(tensor))?;
     }
-    let fixes = race_fixes(&result, &options, &source);
+    let fixes = tilescope::explain::race_fixes(&options, &source, &result.races);
     let ablation = args
         .ablate
         .then(|| tilescope::run::ablate(&source, &options, &provided, args.io.seed));
@@ -125,30 +125,6 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
         "diagnostics": r.diagnostics,
         "sync": tilescope::explain::sync_json(&r.compile, source),
     })
-}
-
-/// For each race of a run compiled without sync, the pair `auto` places that orders it
-/// (`explain::race_fix`); empty for a run with sync or without races.
-fn race_fixes(r: &RunResult, options: &CompileOptions, source: &str) -> Vec<Option<SyncRow>> {
-    if options.sync != SyncStrategy::None || r.races.is_empty() {
-        return Vec::new();
-    }
-    let auto = compile(
-        source,
-        &CompileOptions {
-            sync: SyncStrategy::Auto,
-            ..options.clone()
-        },
-    );
-    let rows = auto
-        .sync
-        .as_ref()
-        .map(|report| sync_rows(report, auto.program.as_ref(), source))
-        .unwrap_or_default();
-    r.races
-        .iter()
-        .map(|race| race_fix(race, &rows, source).cloned())
-        .collect()
 }
 
 fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
