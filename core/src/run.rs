@@ -144,7 +144,7 @@ impl RunResult {
     fn record(&mut self, sim: &sim::SimResult) {
         self.cycles = sim.cycles;
         self.pipes = sim.pipes.clone();
-        self.syncs = sim.flags.iter().filter(|f| f.wait_cycle.is_some()).count() as u64;
+        self.syncs = sim.syncs;
         self.races = sim.races.clone();
         self.errors = sim.errors.clone();
         self.trace = sim.trace.clone();

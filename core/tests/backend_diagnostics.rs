@@ -95,3 +95,100 @@ fn an_unknown_preset_is_an_error_not_a_panic() {
         .message
         .contains("unknown machine preset `nope`"));
 }
+
+/// The terms of the capacity error's "holds N buffers" note and of its "busiest point"
+/// note, summed: each must equal the figure it explains.
+fn capacity_sums(text: &str) -> (u64, u64, u64, u64) {
+    let number = |s: &str| -> u64 {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{s:?} in {text}"))
+    };
+    let needed = number(
+        text.split("the plan needs ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .expect("a total"),
+    );
+    let holds = text
+        .lines()
+        .find(|l| l.contains(" holds "))
+        .expect("the buffer list");
+    let list = holds
+        .rsplit(" buffer: ")
+        .next()
+        .filter(|_| holds.contains(" buffer: "))
+        .or_else(|| holds.split("one after another: ").nth(1))
+        .expect("terms");
+    let list = list
+        .split(" = ")
+        .next()
+        .expect("terms")
+        .trim_end_matches(" bytes");
+    let term = |t: &str| -> u64 {
+        let size = t.split(" [").next().expect("a size");
+        match size.split_once(" slots x ") {
+            Some((slots, bytes)) => number(slots) * number(bytes),
+            None => number(size),
+        }
+    };
+    let listed: u64 = list.split(" + ").map(term).sum();
+    let busiest = text
+        .lines()
+        .find(|l| l.contains("at the busiest point"))
+        .expect("the busiest point");
+    let peak = number(
+        busiest
+            .split("at the busiest point ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .expect("a peak"),
+    );
+    let live: u64 = busiest
+        .split("live: ")
+        .nth(1)
+        .expect("live tiles")
+        .split("), ")
+        .map(|t| {
+            let size = t.rsplit('(').next().expect("a size").trim_end_matches(')');
+            match size.split_once(" slots x ") {
+                Some((slots, bytes)) => number(slots) * number(bytes),
+                None => number(size),
+            }
+        })
+        .sum();
+    (needed, listed, peak, live)
+}
+
+#[test]
+fn a_capacity_error_lists_buffers_that_add_up_to_what_it_needs() {
+    // A layer norm too big for a3's UB; lesson 9's starter, two slots of each tile on
+    // teach.
+    let cases = [
+        (include_str!("kernels/layernorm_overflow.tile"), "a3"),
+        (
+            "kernel k(x: f32[32, 2048], y: out f32[32, 2048]) {
+    for r in 0..32 step 8 @buffers(2) {
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = t - mean(t, axis=1);
+    }
+}
+",
+            "teach",
+        ),
+    ];
+    for (source, preset) in cases {
+        let text = diagnostics(source, preset);
+        assert!(text.contains("overflows"), "{text}");
+        let (needed, listed, peak, live) = capacity_sums(&text);
+        assert_eq!(needed, listed, "the buffers add up to the total: {text}");
+        assert_eq!(peak, live, "the live tiles add up to the peak: {text}");
+        assert!(peak <= needed, "{text}");
+        if peak < needed {
+            assert!(
+                text.contains(&format!("the other {} bytes", needed - peak)),
+                "{text}"
+            );
+        }
+    }
+}

@@ -168,7 +168,7 @@ fn wrong_solutions() -> Vec<(usize, String, &'static str)> {
         (
             9,
             edit(9, "const R = 2;", "const R = 4;"),
-            "UB overflows: the tiles need 131104 bytes but teach has 131072 bytes",
+            "UB overflows: the plan needs 131104 bytes but teach has 131072 bytes",
         ),
         (10, edit(10, "wt.T", "wt"), "`y` differs"),
         (11, edit(11, "0..512", "0..448"), "`c` differs"),
@@ -273,18 +273,14 @@ fn a_submission_that_does_not_compile_is_not_passed_and_says_why() {
     assert!(!g.passed);
     assert_eq!(g.checks.len(), 1, "{}", report(&g));
     assert!(
-        failures(&g).contains("submission.tile:2:") && failures(&g).contains("unknown name `q`"),
+        failures(&g).contains("kernel.tile:2:") && failures(&g).contains("unknown name `q`"),
         "{}",
         report(&g)
     );
     let asm = lesson(18);
     let g = grade(&asm, ".tensor x f32[8, 64]\nvfrob.f32 ub[0]{1, 1, 1}\n");
     assert!(!g.passed);
-    assert!(
-        failures(&g).contains("submission.tasm:2:"),
-        "{}",
-        report(&g)
-    );
+    assert!(failures(&g).contains("kernel.tasm:2:"), "{}", report(&g));
 }
 
 #[test]

@@ -159,7 +159,7 @@ fn without_the_pass_the_operands_overflow_l0() {
     let r = compile(ACC_F32, &o);
     let text = render(&r.diagnostics, "acc.tile", ACC_F32);
     assert!(
-        text.contains("L0A overflows: the tiles need 65536 bytes but teach has 32768 bytes"),
+        text.contains("L0A overflows: the plan needs 65536 bytes but teach has 32768 bytes"),
         "{text}"
     );
 }
@@ -177,7 +177,7 @@ fn an_accumulator_larger_than_l0c_stays_the_capacity_error() {
     let r = compile(source, &options(Machine::teach(), SyncStrategy::Auto));
     let text = render(&r.diagnostics, "acc.tile", source);
     assert!(
-        text.contains("acc.tile:2:15: error: L0C overflows: the tiles need 131072 bytes"),
+        text.contains("acc.tile:2:15: error: L0C overflows: the plan needs 131072 bytes"),
         "{text}"
     );
     // The error says why subtile-matmul left the product whole, at the product.

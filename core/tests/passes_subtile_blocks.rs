@@ -109,11 +109,11 @@ fn without_the_pass_the_tiles_overflow() {
     for (source, want) in [
         (
             TOP_F32,
-            "L0A overflows: the tiles need 65536 bytes but teach has 32768 bytes",
+            "L0A overflows: the plan needs 65536 bytes but teach has 32768 bytes",
         ),
         (
             WIDE,
-            "L0C overflows: the tiles need 262144 bytes but teach has 65536 bytes",
+            "L0C overflows: the plan needs 262144 bytes but teach has 65536 bytes",
         ),
     ] {
         let mut o = options(Machine::teach(), SyncStrategy::Auto);

@@ -64,7 +64,7 @@ fn without_the_pass_the_gemm_overflows_l0a() {
     let r = compile(GEMM, &o);
     let text = render(&r.diagnostics, "gemm.tile", GEMM);
     assert!(
-        text.contains("L0A overflows: the tiles need 65536 bytes but teach has 32768 bytes"),
+        text.contains("L0A overflows: the plan needs 65536 bytes but teach has 32768 bytes"),
         "{text}"
     );
 }
@@ -107,11 +107,11 @@ fn an_accumulator_larger_than_l0c_is_still_a_located_capacity_error() {
     assert!(!r.ok() && r.program.is_none());
     let text = render(&r.diagnostics, "k.tile", source);
     assert!(
-        text.contains("k.tile:2:15: error: L0C overflows: the tiles need 131072 bytes but teach has 65536 bytes"),
+        text.contains("k.tile:2:15: error: L0C overflows: the plan needs 131072 bytes but teach has 65536 bytes"),
         "{text}"
     );
     assert!(
-        text.contains("tiles live at the peak: %acc (131072 bytes)"),
+        text.contains("at the busiest point 131072 bytes of them are live: %acc (131072)"),
         "{text}"
     );
 }

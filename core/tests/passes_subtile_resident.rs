@@ -132,7 +132,7 @@ fn without_the_pass_the_weight_overflows_l0() {
     let r = compile(LINEAR_A3, &o);
     let text = render(&r.diagnostics, "linear.tile", LINEAR_A3);
     assert!(
-        text.contains("L0B overflows: the tiles need 131072 bytes but a3 has 65536 bytes"),
+        text.contains("L0B overflows: the plan needs 131072 bytes but a3 has 65536 bytes"),
         "{text}"
     );
 }

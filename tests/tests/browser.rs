@@ -222,12 +222,24 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         // What a pass buys: the worker measures the run without each optional pass once
         // the result settles; turning multi-buffer off costs those cycles.
         page.tab("Passes").await?;
-        let effect = page.text_of("[data-testid=pass-switch][data-pass=multi-buffer] [data-testid=pass-effect]").await?;
-        let bought: i64 = effect
-            .trim_end_matches(" cycles")
+        let effect_at = "[data-testid=pass-switch][data-pass=multi-buffer] [data-testid=pass-effect]";
+        let effect = page.text_of(effect_at).await?;
+        let saved: i64 = effect
+            .strip_prefix("saves ")
+            .and_then(|e| e.strip_suffix(" cycles"))
+            .with_context(|| format!("multi-buffer's effect {effect:?}"))?
             .parse()
             .with_context(|| format!("multi-buffer's effect {effect:?}"))?;
-        ensure!(bought < 0, "multi-buffer buys nothing here: {effect}");
+        ensure!(saved > 0, "multi-buffer buys nothing here: {effect}");
+        // Coloured as a gain because it is one (a cost is red, and says "costs").
+        let class = page
+            .eval(&format!("return document.querySelector('{effect_at}').className;"))
+            .await?;
+        ensure!(
+            class.as_str().is_some_and(|c| c.contains("pass-effect-gain")),
+            "a saving is coloured as a gain: {class}"
+        );
+        let bought = -saved;
         page.click("[data-testid=pass-switch][data-pass=multi-buffer] input").await?;
         page.tab("Output").await?;
         page.eventually("the run without multi-buffer", async || {

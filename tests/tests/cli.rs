@@ -585,3 +585,20 @@ fn a_race_without_sync_names_the_pair_auto_places_for_it() {
     let v = json_of(&["run", "--json"], &file);
     assert!(v.get("race_fixes").is_none());
 }
+
+#[test]
+fn a_compile_that_overflows_memory_still_prints_every_pass_before_the_error() {
+    // plan-memory fails: the passes up to it are what the student needs to see why.
+    let file = repo().join("core/tests/kernels/layernorm_overflow.tile");
+    tilescope()
+        .args(["compile", "--emit", "passes"])
+        .arg(&file)
+        .assert()
+        .failure()
+        .stdout(predicate::str::contains("=== after parse ==="))
+        .stdout(predicate::str::contains("=== after out-of-ssa ==="))
+        .stdout(predicate::str::contains("=== after plan-memory ===").not())
+        .stderr(predicate::str::contains(
+            "layernorm_overflow.tile:11:35: error: UB overflows: the plan needs 199424 bytes",
+        ));
+}

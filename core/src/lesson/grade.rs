@@ -230,7 +230,11 @@ fn grade_kernel(lesson: &Lesson, machine: &Machine, submission: &str) -> Grade {
         _ => None,
     };
     let Some((hir, program)) = compiled else {
-        let mut text = diag::render(&compile.diagnostics, "submission.tile", submission);
+        let mut text = diag::render(
+            &compile.diagnostics,
+            LessonKind::Kernel.file_name(),
+            submission,
+        );
         if text.is_empty() {
             text = "the compiler produced no program".into();
         }
@@ -318,7 +322,7 @@ fn grade_asm(lesson: &Lesson, machine: &Machine, submission: &str) -> Grade {
     let program = match asm::parse(submission) {
         Ok(p) => p,
         Err(d) => {
-            let text = diag::render(&d, "submission.tasm", submission);
+            let text = diag::render(&d, LessonKind::Asm.file_name(), submission);
             grade.push(Check::new("assembles", false, text.trim_end()));
             return grade;
         }

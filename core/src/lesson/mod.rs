@@ -45,6 +45,15 @@ impl LessonKind {
             LessonKind::Asm => "asm",
         }
     }
+
+    /// What the student's file is called, in the grader's messages and the playground's
+    /// Problems alike: one name, so an error reads the same in both.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            LessonKind::Kernel => "kernel.tile",
+            LessonKind::Asm => "kernel.tasm",
+        }
+    }
 }
 
 /// Simulated cycles (the worst over the grader's input sets) a correct submission must

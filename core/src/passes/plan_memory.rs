@@ -607,17 +607,39 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         }
         if let (Some(i), Some(cap)) = (overflow, mem.size) {
             let span = first_span.get(i).copied().unwrap_or_default();
-            let peak = peak_tiles(&items, space, &names);
+            let space_name = space.name().to_ascii_uppercase();
+            let (peak_bytes, peak) = peak_tiles(&items, space, &names);
+            let buffers = buffer_list(&plan.slabs, space, &names);
             let mut error = Diagnostic::error(
                 format!(
-                    "{} overflows: the tiles need {at} bytes but {} has {cap} bytes",
-                    space.name().to_ascii_uppercase(),
+                    "{space_name} overflows: the plan needs {at} bytes but {} has {cap} bytes",
                     machine.name
                 ),
                 span,
             )
-            .with_note(format!("tiles live at the peak: {}", peak.join(", ")))
-            .with_note("use smaller tiles, fewer buffer slots, or a machine with more memory");
+            .with_note(match buffers.as_slice() {
+                [one] => format!("{space_name} holds 1 buffer: {one} bytes"),
+                _ => format!(
+                    "{space_name} holds {} buffers, one after another: {} = {at} bytes",
+                    buffers.len(),
+                    buffers.join(" + ")
+                ),
+            })
+            .with_note(format!(
+                "at the busiest point {peak_bytes} bytes of them are live: {}",
+                peak.join(", ")
+            ));
+            if at > peak_bytes {
+                error = error.with_note(format!(
+                    "the other {} bytes are not in use at that point: buffers idle there or \
+                     larger than the tile they hold there (each buffer keeps one address and \
+                     size for the whole kernel), and padding to the {}-byte alignment",
+                    at - peak_bytes,
+                    mem.alignment
+                ));
+            }
+            error = error
+                .with_note("use smaller tiles, fewer buffer slots, or a machine with more memory");
             // The products subtile-matmul could not split, and why.
             if matches!(space, MemSpace::L0A | MemSpace::L0B | MemSpace::L0C) {
                 k.walk_ops(|id, op| {
@@ -635,8 +657,9 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
     Ok(plan)
 }
 
-/// The tiles (with sizes) live where the most bytes of `space` are live.
-fn peak_tiles(items: &[Item], space: MemSpace, names: &ValueMap<String>) -> Vec<String> {
+/// The bytes live where the most bytes of `space` are live, and those tiles (with
+/// sizes, slots counted).
+fn peak_tiles(items: &[Item], space: MemSpace, names: &ValueMap<String>) -> (u64, Vec<String>) {
     let mut best = (0u64, u64::MAX);
     for it in items.iter().filter(|i| i.space == space) {
         let p = it.start;
@@ -649,21 +672,51 @@ fn peak_tiles(items: &[Item], space: MemSpace, names: &ValueMap<String>) -> Vec<
             best = (live, p);
         }
     }
-    items
+    let tiles = items
         .iter()
         .filter(|j| j.space == space && j.start <= best.1 && best.1 <= j.end)
         .map(|j| {
             let name = match (j.members.first(), j.scratch_of) {
-                (Some(v), _) => format!("%{}", names.get(v).cloned().unwrap_or_else(|| "?".into())),
+                (Some(v), _) => value_name(names, *v),
                 (None, Some(_)) => "fused scratch".to_string(),
                 _ => "?".to_string(),
             };
-            let slots = if j.slots > 1 {
-                format!(" x {} slots", j.slots)
-            } else {
-                String::new()
-            };
-            format!("{name} ({} bytes{slots})", j.bytes)
+            format!("{name} ({})", slot_bytes(j.bytes, j.slots))
+        })
+        .collect();
+    (best.0, tiles)
+}
+
+/// Every buffer of `space` in address order, with its size and the tiles placed in it:
+/// the terms of the plan's total.
+fn buffer_list(slabs: &[Slab], space: MemSpace, names: &ValueMap<String>) -> Vec<String> {
+    slabs
+        .iter()
+        .filter(|s| s.space == space)
+        .map(|s| {
+            let mut tiles: Vec<String> = Vec::new();
+            for &v in &s.tiles {
+                let name = value_name(names, v);
+                if !tiles.contains(&name) {
+                    tiles.push(name);
+                }
+            }
+            if s.scratch_of.is_some() {
+                tiles.push("fused scratch".into());
+            }
+            format!("{} [{}]", slot_bytes(s.bytes, s.slots), tiles.join(", "))
         })
         .collect()
+}
+
+fn value_name(names: &ValueMap<String>, v: ValueId) -> String {
+    format!("%{}", names.get(&v).map_or("?", String::as_str))
+}
+
+fn slot_bytes(bytes: u64, slots: u32) -> String {
+    if slots > 1 {
+        format!("{slots} slots x {bytes}")
+    } else {
+        bytes.to_string()
+    }
 }

@@ -229,6 +229,10 @@ pub struct SimResult {
     /// The two share GM bandwidth, so no run of the program is shorter.
     #[serde(default)]
     pub gm_transfer_cycles: u64,
+    /// Set/wait pairs that met: every one, counted past the trace's cap (`flags` keeps
+    /// only the first [`TRACE_LIMIT`]).
+    #[serde(default)]
+    pub syncs: u64,
     pub trace: Vec<TraceEntry>,
     /// The on-chip accesses of the kept trace entries, in entry order (kept with the
     /// trace only).

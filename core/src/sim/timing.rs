@@ -651,6 +651,7 @@ impl<'a> Engine<'a> {
             if let Some(f) = self.flags.take(key) {
                 t = t.max(f.cycle);
                 self.race.join(pipe, &f.clock);
+                self.out.syncs += 1;
                 if let Some(ev) = f.event.and_then(|e| self.out.flags.get_mut(e)) {
                     ev.wait_cycle = Some(t);
                     ev.wait_instr = Some(h.idx);

@@ -100,12 +100,22 @@ pub struct Jump {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LessonSession {
     pub grade: Option<Rc<Grade>>,
+    /// The text `grade` judged: once the editor holds something else, the verdict is
+    /// about code that is no longer there.
+    pub graded_source: Option<String>,
+    /// The text of the grade request in flight.
+    pub grading_source: Option<String>,
     pub hints: usize,
     pub tries: u32,
     pub solution_shown: bool,
 }
 
 impl LessonSession {
+    /// The verdict on screen judged `source`, the text in the editor now.
+    pub fn grade_is_for(&self, source: &str) -> bool {
+        self.graded_source.as_deref() == Some(source)
+    }
+
     /// The reference solution may be shown: after a pass, or after
     /// `SOLUTION_AFTER_TRIES` checks.
     pub fn solution_unlocked(&self) -> bool {
@@ -409,10 +419,12 @@ impl AppState {
                     self.ui.example_note_hidden = false;
                     self.view.options.kernel = None;
                     self.ui.overlay = Overlay::None;
-                    self.ui.linked_span = None;
+                    self.clear_selection();
                     self.invalidate();
                 }
             }
+            // A lesson is graded on its own preset: the timeline shows that machine too.
+            Action::SetPreset(_) if self.view.lesson.is_some() => {}
             Action::SetPreset(p) => {
                 self.view.options.preset = p;
                 self.invalidate();
@@ -543,6 +555,7 @@ impl AppState {
             }
             LessonAction::GradeSent(id) => {
                 self.requests.grade = Some(id);
+                self.lessons.session.grading_source = Some(self.view.source.clone());
                 self.lessons.session.tries += 1;
             }
             LessonAction::ShowHint => {
@@ -582,8 +595,17 @@ impl AppState {
         }
         self.new_lesson_session();
         self.ui.overlay = Overlay::None;
-        self.ui.linked_span = None;
+        self.clear_selection();
         self.invalidate();
+    }
+
+    /// Another program is on screen: a step, an instruction or a span picked in the old
+    /// one would point at something unrelated.
+    fn clear_selection(&mut self) {
+        self.ui.selected_step = None;
+        self.ui.selected_instr = None;
+        self.ui.linked_span = None;
+        self.ui.jump = None;
     }
 
     /// A lesson opened, closed or left: a fresh session, and the grade in flight, for
@@ -640,14 +662,14 @@ impl AppState {
             Response::Compiled {
                 output, simulating, ..
             } => {
-                self.results.compile = Some(Rc::new(output));
+                let previous = self.results.compile.replace(Rc::new(output));
                 self.results.stale = false;
                 self.requests.simulating = simulating;
                 if !simulating {
                     self.requests.compile = None;
                     self.results.sim = None;
                 }
-                self.forget_stale_selection();
+                self.forget_stale_selection(previous.as_deref());
             }
             Response::Simulated { sim, .. } => {
                 self.requests.compile = None;
@@ -677,25 +699,20 @@ impl AppState {
             self.lessons.progress.record(&lesson.id, medal);
         }
         self.lessons.session.grade = Some(Rc::new(grade));
+        self.lessons.session.graded_source = self.lessons.session.grading_source.take();
     }
 
-    /// Step and instruction numbers of an older compile may not exist any more.
-    fn forget_stale_selection(&mut self) {
+    /// Step and instruction numbers name what they named in `previous`, the compile
+    /// they were picked in: when the new compile's program or step graph differs, the
+    /// same number may be another instruction or step, so the pick is dropped.
+    fn forget_stale_selection(&mut self, previous: Option<&CompileOutput>) {
         let Some(compile) = &self.results.compile else {
             return;
         };
-        if self
-            .ui
-            .selected_step
-            .is_some_and(|s| compile.steps.as_ref().and_then(|g| g.node(s)).is_none())
-        {
+        if previous.is_none_or(|p| p.steps != compile.steps) {
             self.ui.selected_step = None;
         }
-        if self
-            .ui
-            .selected_instr
-            .is_some_and(|i| i as usize >= compile.asm.len())
-        {
+        if previous.is_none_or(|p| p.asm != compile.asm) {
             self.ui.selected_instr = None;
         }
     }
@@ -969,6 +986,91 @@ mod tests {
         assert!(s.ui.linked_span.is_some() && s.ui.jump.is_some());
         s.apply(Action::ShowCycle(42));
         assert_eq!((s.view.cursor, s.view.panel), (42, Panel::Timeline));
+    }
+
+    /// What the worker answers for `source` under the default options, as a response to
+    /// request `id`.
+    fn compiled(id: RequestId, source: &str) -> Action {
+        Action::Received(Box::new(Response::Compiled {
+            id,
+            output: crate::worker::engine::compile(source, &CompileOptions::default()),
+            simulating: false,
+        }))
+    }
+
+    #[test]
+    fn a_selection_does_not_survive_another_program() {
+        let softmax = crate::catalog::find("softmax").expect("softmax");
+        let mut s = AppState::default();
+        s.apply(Action::LoadExample("softmax".into()));
+        s.apply(Action::RequestSent(1));
+        s.apply(compiled(1, softmax.source));
+        s.apply(Action::SelectInstr(Some(12)));
+        assert_eq!(s.ui.selected_instr, Some(12));
+        // The same program compiled again (an edit to a comment) keeps the pick.
+        s.apply(Action::RequestSent(2));
+        s.apply(compiled(2, softmax.source));
+        assert_eq!(s.ui.selected_instr, Some(12));
+        // Another example: instruction 12 would be something unrelated.
+        s.apply(Action::LoadExample("flash_attention".into()));
+        assert_eq!((s.ui.selected_instr, s.ui.selected_step), (None, None));
+        assert!(s.ui.linked_span.is_none());
+        // A pick in an edited program is dropped when the program changes under it.
+        s.apply(Action::RequestSent(3));
+        s.apply(compiled(3, softmax.source));
+        s.apply(Action::SelectInstr(Some(12)));
+        let flash = crate::catalog::find("flash_attention").expect("flash_attention");
+        s.apply(Action::RequestSent(4));
+        s.apply(compiled(4, flash.source));
+        assert_eq!(
+            s.ui.selected_instr, None,
+            "instruction 12 of another program"
+        );
+    }
+
+    #[test]
+    fn a_verdict_says_when_the_code_changed_after_it() {
+        let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
+        let mut s = AppState::default();
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
+        s.apply(Action::SetSource(lesson.solution.clone()));
+        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        // Typing while the grade runs: the verdict judges the text that was sent.
+        s.apply(Action::SetSource("wrong".into()));
+        s.apply(Action::Received(Box::new(Response::Graded {
+            id: 1,
+            grade: Grade {
+                passed: true,
+                medal: Some(lessons::Medal::Gold),
+                ..Grade::default()
+            },
+        })));
+        assert!(!s.lessons.session.grade_is_for(&s.view.source));
+        s.apply(Action::SetSource(lesson.solution.clone()));
+        assert!(s.lessons.session.grade_is_for(&s.view.source));
+        s.apply(Action::SetSource(format!("{}\n// edited", lesson.solution)));
+        assert!(!s.lessons.session.grade_is_for(&s.view.source));
+    }
+
+    #[test]
+    fn a_lesson_keeps_its_preset() {
+        let lesson = lessons::find("09-capacity").expect("lesson 9");
+        let mut s = AppState::default();
+        s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
+        assert_eq!(s.view.options.preset.name(), lesson.preset);
+        let other = Preset::ALL
+            .into_iter()
+            .find(|p| p.name() != lesson.preset)
+            .expect("another preset");
+        s.apply(Action::SetPreset(other));
+        assert_eq!(
+            s.view.options.preset.name(),
+            lesson.preset,
+            "graded on the lesson's preset"
+        );
+        s.apply(Action::Lesson(LessonAction::Close));
+        s.apply(Action::SetPreset(other));
+        assert_eq!(s.view.options.preset, other);
     }
 
     #[test]

@@ -424,7 +424,9 @@ fn stall(e: &sim::TraceEntry) -> Option<Stall> {
 }
 
 fn sim_output(r: &mut RunResult) -> SimOutput {
-    let total = r.trace.len();
+    // Every instruction the pipes executed, not the trace's length: the simulator keeps
+    // at most `sim::TRACE_LIMIT` entries.
+    let total: u64 = r.pipes.iter().map(|p| p.instructions).sum();
     let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
     order.sort_by_key(|e| (e.start, e.end));
     order.truncate(SLICE_CAP);
@@ -490,8 +492,8 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
         max_abs_err: r.max_abs_err,
         lanes,
         stops,
-        total_slices: total as u64,
-        capped: total > SLICE_CAP,
+        total_slices: total,
+        capped: total > order.len() as u64,
         flags: r
             .flags
             .iter()

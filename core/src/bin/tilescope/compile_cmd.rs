@@ -98,59 +98,40 @@ impl CompileArgs {
             ..CompileOptions::default()
         })
     }
-
-    /// Reads and compiles the file; on errors prints them and fails.
-    pub fn compile(&self) -> Result<(String, CompileResult), Failed> {
-        let source = io::read_source(&self.file)?;
-        let result = compile(&source, &self.options()?);
-        if !result.ok() {
-            io::report(&result.diagnostics, &self.file, &source);
-            return Err(Failed);
-        }
-        Ok((source, result))
-    }
 }
 
 pub fn run(args: Args) -> Result<(), Failed> {
-    if let Emit::Json = args.emit {
-        // JSON consumers get the diagnostics inside the result, and the exit code.
-        let source = io::read_source(&args.common.file)?;
-        let result = compile(&source, &args.common.options()?);
-        let mut value = serde_json::to_value(&result)
-            .map_err(|e| io::fail(&format!("the result does not serialise: {e}")))?;
-        if let Some(map) = value.as_object_mut() {
-            map.insert(
-                "sync".into(),
-                tilescope::explain::sync_json(&result, &source),
-            );
-        }
-        print_json(&value)?;
-        return if result.ok() { Ok(()) } else { Err(Failed) };
-    }
-    let (source, result) = args.common.compile()?;
+    let source = io::read_source(&args.common.file)?;
+    let result = compile(&source, &args.common.options()?);
     match args.emit {
-        Emit::Passes | Emit::Json => {
-            for pass in &result.passes {
-                println!("=== after {} ===", pass.name);
-                print!("{}", pass.ir);
-                if !pass.ir.ends_with('\n') {
-                    println!();
-                }
-                println!();
+        // JSON consumers get the diagnostics inside the result, and the exit code.
+        Emit::Json => {
+            let mut value = serde_json::to_value(&result)
+                .map_err(|e| io::fail(&format!("the result does not serialise: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert(
+                    "sync".into(),
+                    tilescope::explain::sync_json(&result, &source),
+                );
             }
-            Ok(())
+            print_json(&value)?;
         }
-        Emit::Asm => {
-            print!("{}", result.asm.as_deref().unwrap_or_default());
-            Ok(())
+        // Every pass that ran, then the errors: a compile that fails in plan-memory still
+        // shows the IR that overflowed.
+        Emit::Passes => {
+            print_passes(&result);
+            if !result.ok() {
+                io::report(&result.diagnostics, &args.common.file, &source);
+            }
         }
+        _ if !result.ok() => io::report(&result.diagnostics, &args.common.file, &source),
+        Emit::Asm => print!("{}", result.asm.as_deref().unwrap_or_default()),
         Emit::Sync => {
             let file = args.common.file.display().to_string();
             print!(
                 "{}",
                 tilescope::explain::sync_table(&result, &source, &file)
             );
-            Ok(())
         }
         Emit::Steps => {
             let graph = result
@@ -158,7 +139,22 @@ pub fn run(args: Args) -> Result<(), Failed> {
                 .as_ref()
                 .ok_or_else(|| io::fail("the compile produced no step graph"))?;
             print!("{}", tilescope::compile::steps_dot(graph));
-            Ok(())
         }
+    }
+    if result.ok() {
+        Ok(())
+    } else {
+        Err(Failed)
+    }
+}
+
+fn print_passes(result: &CompileResult) {
+    for pass in &result.passes {
+        println!("=== after {} ===", pass.name);
+        print!("{}", pass.ir);
+        if !pass.ir.ends_with('\n') {
+            println!();
+        }
+        println!();
     }
 }

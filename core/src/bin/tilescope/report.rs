@@ -8,15 +8,6 @@ use tilescope::sim::{PipeStats, SimResult};
 /// when there is no source (hand-written assembly).
 pub type Locate<'a> = &'a dyn Fn(Span) -> Option<String>;
 
-/// Set/wait pairs that met at run time.
-pub fn syncs(result: &SimResult) -> usize {
-    result
-        .flags
-        .iter()
-        .filter(|f| f.wait_cycle.is_some())
-        .count()
-}
-
 /// Per pipe: `busy`, `instructions`, and `shared_bandwidth` (the part of `busy` that
 /// MTE2 and MTE3 spent stretched by sharing GM bandwidth).
 pub fn pipes_json(pipes: &[PipeStats]) -> Value {
@@ -40,17 +31,16 @@ pub fn sim_json(result: &SimResult) -> Value {
         "cycles": result.cycles,
         "instructions": result.instructions,
         "pipes": pipes_json(&result.pipes),
-        "syncs": syncs(result),
+        "syncs": result.syncs,
         "gm_bytes": result.gm_bytes,
         "races": result.races,
         "errors": result.errors,
     })
 }
 
-/// `syncs` is passed in because a run counts them from the compiled program's flags;
 /// `locate` names the source line of each access of a race; `fixes[i]`, when given,
 /// says what orders race `i` under `auto` sync.
-pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate, fixes: &[String]) -> String {
+pub fn sim_text(result: &SimResult, locate: Locate, fixes: &[String]) -> String {
     let mut s = format!("cycles: {}\n", result.cycles);
     for p in &result.pipes {
         if p.instructions == 0 {
@@ -75,7 +65,7 @@ pub fn sim_text(result: &SimResult, syncs: usize, locate: Locate, fixes: &[Strin
         }
         s.push('\n');
     }
-    s.push_str(&format!("syncs: {syncs}\n"));
+    s.push_str(&format!("syncs: {}\n", result.syncs));
     for (i, race) in result.races.iter().enumerate() {
         s.push_str(&format!("race: {}\n", race.message));
         for a in [&race.first, &race.second] {

@@ -131,11 +131,12 @@ fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
     let sim = SimResult {
         cycles: r.cycles,
         pipes: r.pipes.clone(),
+        syncs: r.syncs,
         races: r.races.clone(),
         errors: r.errors.clone(),
         ..SimResult::default()
     };
-    let mut s = report::sim_text(&sim, r.syncs as usize, locate, fixes);
+    let mut s = report::sim_text(&sim, locate, fixes);
     if let Some(sync) = &r.compile.sync {
         s.push_str(&format!(
             "sync: {:?}, {} aliasing\n",

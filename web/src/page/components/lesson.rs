@@ -17,6 +17,21 @@ pub struct LessonProps {
 #[function_component]
 pub fn LessonPane(props: &LessonProps) -> Html {
     let app = use_app();
+    // Hooks before the early return (Yew needs the same hooks every render). After a
+    // check, the verdict scrolls into view: it may be below a long task.
+    let verdict_ref = use_node_ref();
+    {
+        let verdict_ref = verdict_ref.clone();
+        use_effect_with(app.lessons.session.grade.clone(), move |grade| {
+            if grade.is_some() {
+                if let Some(verdict) = verdict_ref.cast::<web_sys::Element>() {
+                    let options = web_sys::ScrollIntoViewOptions::new();
+                    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    verdict.scroll_into_view_with_scroll_into_view_options(&options);
+                }
+            }
+        });
+    }
     let Some(lesson) = app.open_lesson() else {
         return html! {};
     };
@@ -27,7 +42,9 @@ pub fn LessonPane(props: &LessonProps) -> Html {
     };
     let checking = app.requests.grade.is_some();
     let on_check = props.on_check.reform(|_: MouseEvent| ());
-    // The verdict of the newest check; the previous one is hidden while it runs.
+    // The verdict of the newest check; the previous one is hidden while it runs. Once
+    // the code is edited it judged other code, and says so.
+    let current = session.grade_is_for(&app.view.source);
     let verdict = session.grade.as_ref().filter(|_| !checking).map(|g| {
         let (class, title) = match (g.passed, g.medal) {
             (true, Some(medal)) => (
@@ -37,7 +54,13 @@ pub fn LessonPane(props: &LessonProps) -> Html {
             _ => ("verdict verdict-fail", "Not yet".to_string()),
         };
         html! {
-            <div class={class} data-testid="lesson-verdict" data-check={session.tries.to_string()}>
+            <div class={classes!(class, (!current).then_some("verdict-stale"))} data-testid="lesson-verdict"
+                data-check={session.tries.to_string()} data-stale={(!current).to_string()} ref={verdict_ref.clone()}>
+                if !current {
+                    <div class="verdict-stale-note" data-testid="lesson-verdict-stale">
+                        {"You edited the code after this check: the verdict below is for the earlier code. Check again."}
+                    </div>
+                }
                 <div class="verdict-title">{title}</div>
                 <ul class="checks">
                     { for g.checks.iter().map(|c| html! {

@@ -84,6 +84,28 @@ pub fn PassesPanel() -> Html {
         }
     });
 
+    // A compile that failed part-way shows the passes that ran, then where it stopped.
+    let failure = compile
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == tilescope::diag::Severity::Error)
+        .map(|d| {
+            let open = {
+                let app = app.clone();
+                Callback::from(move |_| app.dispatch(Action::SelectPanel(Panel::Problems)))
+            };
+            let after = compile.passes.last().map_or("", |p| p.name.as_str());
+            html! {
+                <li class="pass pass-failed" data-testid="pass-failed">
+                    <span class="pass-dot pass-dot-failed" title="the compile stopped here" />
+                    <span class="pass-name">
+                        {format!("stopped after {after}: {}", d.message)}
+                        {" "}<button class="link" onclick={open}>{"Open Problems"}</button>
+                    </span>
+                </li>
+            }
+        });
+
     let Some(pass) = compile.passes.get(selected) else {
         return html! {};
     };
@@ -188,6 +210,7 @@ pub fn PassesPanel() -> Html {
                 </div>
                 <ol class="pass-list" tabindex="0" {onkeydown} aria-label="Passes (arrow keys move)">
                     { for list }
+                    { for failure }
                 </ol>
                 <PassSwitches />
             </div>
@@ -223,6 +246,22 @@ fn format_micros(us: u64) -> String {
     }
 }
 
+/// What a pass does to the run, in words and as a class coloured by its sign: the run
+/// with it took `with` cycles, without it `without`.
+fn cycle_effect(with: u64, without: u64) -> (String, &'static str) {
+    match with.cmp(&without) {
+        std::cmp::Ordering::Less => (
+            format!("saves {} cycles", without - with),
+            "pass-effect pass-effect-gain",
+        ),
+        std::cmp::Ordering::Greater => (
+            format!("costs {} cycles", with - without),
+            "pass-effect pass-effect-cost",
+        ),
+        std::cmp::Ordering::Equal => ("no change".into(), "pass-effect"),
+    }
+}
+
 /// A switch per optional pass, with what it buys: the cycles of the run on screen
 /// against the run without it (measured by the worker once the result has settled).
 #[function_component]
@@ -240,10 +279,7 @@ fn PassSwitches() -> Html {
             .map(|(r, with)| match &r.error {
                 Some(e) => (format!("needed: {e}"), "pass-effect-needed"),
                 None if !r.matches_reference => ("needed: wrong without".into(), "pass-effect-needed"),
-                None => (
-                    format!("{:+} cycles", with as i64 - r.cycles as i64),
-                    "pass-effect",
-                ),
+                None => cycle_effect(with, r.cycles),
             });
         let onchange = {
             let app = app.clone();
@@ -271,7 +307,20 @@ fn PassSwitches() -> Html {
 
 #[cfg(test)]
 mod tests {
-    use super::format_micros;
+    use super::{cycle_effect, format_micros};
+
+    #[test]
+    fn a_pass_that_makes_the_run_slower_is_a_cost_not_a_gain() {
+        assert_eq!(
+            cycle_effect(1000, 1387),
+            ("saves 387 cycles".into(), "pass-effect pass-effect-gain")
+        );
+        assert_eq!(
+            cycle_effect(1387, 1000),
+            ("costs 387 cycles".into(), "pass-effect pass-effect-cost")
+        );
+        assert_eq!(cycle_effect(5, 5), ("no change".into(), "pass-effect"));
+    }
 
     #[test]
     fn pass_times_show_tenths_of_a_millisecond() {

@@ -2,6 +2,7 @@
 //! simulation errors (jump to the timeline cycle and the instruction's source line).
 
 use tilescope::diag::{Diagnostic, Severity};
+use tilescope::lesson::LessonKind;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, use_app, AppContext};
@@ -47,13 +48,22 @@ pub fn ProblemsPanel() -> Html {
     html! { <ul class="problems">{for diags}{for errors}{for races}</ul> }
 }
 
-fn location(source: &str, at: u32) -> String {
-    let (line, col) = text::line_col(source, at as usize);
-    format!("kernel.tile:{line}:{col}")
+/// `file:line:col` of `at`, named as the grader names the student's file.
+fn location(app: &AppContext, at: u32) -> String {
+    let (line, col) = text::line_col(&app.view.source, at as usize);
+    format!("{}:{line}:{col}", file_name(app))
+}
+
+fn file_name(app: &AppContext) -> &'static str {
+    let kind = if app.is_asm() {
+        LessonKind::Asm
+    } else {
+        LessonKind::Kernel
+    };
+    kind.file_name()
 }
 
 fn diagnostic_row(app: &AppContext, d: &Diagnostic) -> Html {
-    let source = &app.view.source;
     let (sev_class, sev) = match d.severity {
         Severity::Error => ("sev sev-error", "error"),
         Severity::Warning => ("sev sev-warning", "warning"),
@@ -61,7 +71,7 @@ fn diagnostic_row(app: &AppContext, d: &Diagnostic) -> Html {
     };
     let loc = d
         .span
-        .map_or("kernel.tile".to_string(), |s| location(source, s.start));
+        .map_or(file_name(app).to_string(), |s| location(app, s.start));
     let onclick = {
         let app = app.clone();
         let span = d.span;
@@ -79,7 +89,7 @@ fn diagnostic_row(app: &AppContext, d: &Diagnostic) -> Html {
                 <span class="problem-msg">{d.message.clone()}</span>
             </button>
             { for d.labels.iter().map(|l| html! {
-                <div class="problem-note">{format!("{}: {}", location(source, l.span.start), l.message)}</div>
+                <div class="problem-note">{format!("{}: {}", location(app, l.span.start), l.message)}</div>
             }) }
             { for d.notes.iter().map(|n| html! { <div class="problem-note">{format!("note: {n}")}</div> }) }
         </li>
@@ -106,7 +116,7 @@ fn runtime_row(
     let sides = instrs.iter().map(|i| {
         let app = app.clone();
         let (index, span) = (i.index, i.span);
-        let loc = span.map(|s| location(&app.view.source, s.start));
+        let loc = span.map(|s| location(&app, s.start));
         let onclick = Callback::from(move |_| {
             app.dispatch(Action::SelectInstr(Some(index)));
             if let Some(span) = span {

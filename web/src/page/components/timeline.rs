@@ -424,8 +424,9 @@ pub fn TimelinePanel() -> Html {
             </div>
             if sim.capped {
                 <div class="tl-capped">
-                    {format!("Showing the first {} of {} instructions executed (the rest are in the downloaded trace).",
-                        sim.lanes.iter().map(|l| l.slices.len()).sum::<usize>(), sim.total_slices)}
+                    {format!("Showing the first {} of {} instructions executed; the downloaded trace holds the first {}.",
+                        sim.lanes.iter().map(|l| l.slices.len()).sum::<usize>(), sim.total_slices,
+                        tilescope::limits::MAX_TRACE_EVENTS)}
                 </div>
             }
             <div class="tl-body">

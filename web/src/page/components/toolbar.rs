@@ -25,10 +25,21 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
     // every render.
     let link = use_memo(app.view.clone(), share::encode);
 
-    let example_label = match app.view.example.as_deref().and_then(catalog::find) {
-        Some(e) if e.source == app.view.source => e.title.to_string(),
-        Some(e) => format!("{} (edited)", e.title),
-        None => "Scratch".to_string(),
+    // What the editor holds: the open lesson, an example (edited or not), or scratch.
+    let lesson = app.open_lesson();
+    let (source_kind, source_label) =
+        match (lesson, app.view.example.as_deref().and_then(catalog::find)) {
+            (Some(l), _) => ("Lesson", format!("{} · {}", l.number, l.title)),
+            (None, Some(e)) if e.source == app.view.source => ("Example", e.title.to_string()),
+            (None, Some(e)) => ("Example", format!("{} (edited)", e.title)),
+            (None, None) => ("Example", "Scratch".to_string()),
+        };
+    let preset_title = match lesson {
+        Some(l) => format!(
+            "The lesson is graded on {}: its preset is fixed while it is open",
+            l.preset
+        ),
+        None => "Machine preset: buffer sizes and costs".to_string(),
     };
 
     let on_preset = {
@@ -128,8 +139,8 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span class="brand-name">{"tilescope"}</span>
             </div>
             <button class="tb-button tb-examples" onclick={open(Overlay::Gallery)} title="Example gallery (e)">
-                <span class="tb-label">{"Example"}</span>
-                <span class="tb-value">{example_label}</span>
+                <span class="tb-label">{source_kind}</span>
+                <span class="tb-value" data-testid="source-label">{source_label}</span>
                 <span class="caret" aria-hidden="true">{"▾"}</span>
             </button>
             if !lessons::all().is_empty() {
@@ -141,9 +152,9 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 </button>
             }
             <div class="tb-sep" />
-            <label class="tb-field" title="Machine preset: buffer sizes and costs">
+            <label class="tb-field" title={preset_title}>
                 <span class="tb-label">{"Preset"}</span>
-                <select onchange={on_preset}>
+                <select data-testid="preset-select" onchange={on_preset} disabled={lesson.is_some()}>
                     { for Preset::ALL.iter().map(|p| html! {
                         <option value={p.name()} selected={*p == options.preset}>{p.name()}</option>
                     }) }

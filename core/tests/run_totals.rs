@@ -1,0 +1,32 @@
+//! A run's totals count the whole run, not what the trace keeps: the simulator stores at
+//! most `limits::MAX_TRACE_EVENTS` trace entries and flag events, and a long loop passes
+//! that.
+
+use tilescope::compile::CompileOptions;
+use tilescope::limits::MAX_TRACE_EVENTS;
+use tilescope::run::run;
+
+#[test]
+fn a_long_loop_counts_every_set_wait_pair_past_the_trace_cap() {
+    let iterations = 80_000u64;
+    let source = format!(
+        "kernel long(x: f32[16, 16], y: out f32[16, 16]) {{\n\
+         for i in 0..{iterations} {{\n\
+         let t = load x[:, :];\n\
+         store y[:, :] = t * 2.0 + 1.0;\n\
+         }}\n}}\n"
+    );
+    let r = run(&source, &CompileOptions::default(), Vec::new(), 1);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.errors.is_empty() && r.races.is_empty(), "{:?}", r.errors);
+    assert!(r.flags.len() <= MAX_TRACE_EVENTS && r.trace.len() <= MAX_TRACE_EVENTS);
+    // Each iteration orders load -> compute -> store and hands its buffers back, so it
+    // meets several pairs; the kept flag events stop at the cap.
+    assert!(
+        r.syncs >= 3 * iterations && r.syncs > MAX_TRACE_EVENTS as u64,
+        "syncs {} for {iterations} iterations",
+        r.syncs
+    );
+    let executed: u64 = r.pipes.iter().map(|p| p.instructions).sum();
+    assert!(executed > MAX_TRACE_EVENTS as u64, "{executed}");
+}
