@@ -88,6 +88,14 @@ pub fn run_compiled(
             return result;
         }
     };
+    // A run past the machine's limit is refused before it starts, and before the
+    // reference interpreter spends as long on the same loops.
+    let work = sim::work(&program);
+    if work.instructions > machine.limits.max_instructions {
+        result.diagnostics.push(too_long(&program, &machine, work));
+        result.compile = compile;
+        return result;
+    }
     let inputs = match crate::inputs::prepare(hir, provided, seed) {
         Ok(t) => t,
         Err(d) => {
@@ -160,6 +168,29 @@ impl RunResult {
             .unwrap_or(0);
         self.bound = busiest.max(sim.gm_transfer_cycles);
     }
+}
+
+/// The error for a program whose run would pass `machine`'s instruction limit, at the
+/// loop that runs most of it.
+fn too_long(program: &Program, machine: &Machine, work: sim::Work) -> Diagnostic {
+    let limit = machine.limits.max_instructions;
+    let message = format!(
+        "the kernel would run {} instructions, over the limit of {limit} simulated \
+         instructions on {} (limits.max_instructions)",
+        work.instructions, machine.name
+    );
+    let heaviest = work
+        .heaviest_loop
+        .and_then(|l| Some((l, program.instrs.get(l.instr)?.prov.span?)));
+    let mut d = match heaviest {
+        Some((l, span)) => Diagnostic::error(message, span).with_note(format!(
+            "this loop runs {} iterations, {} instructions in all",
+            l.iterations, l.instructions
+        )),
+        None => Diagnostic::global(message),
+    };
+    d = d.with_note("shrink the loop's range or take larger steps; the `tilescope` command line simulates up to the machine description's `limits.max_instructions`");
+    d
 }
 
 /// Runs a hand-written program (`.tasm`) on inputs generated from `seed`

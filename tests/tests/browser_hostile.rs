@@ -350,8 +350,91 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
             .eval("return document.querySelectorAll('[data-testid=results-stale]').length;")
             .await?;
         ensure!(stale == 0, "the stale marker outlived the next compile");
+        // The run that finished ends the crash's banner: it no longer says anything true.
+        page.eventually("the crash banner goes with the next run", async || {
+            let banners = page
+                .eval("return document.querySelectorAll('.banner-text').length;")
+                .await?;
+            Ok(banners == json!(0))
+        })
+        .await?;
 
         // The worker's panic stays inside the worker: the page logs no error.
+        page.assert_no_console_errors().await
+    })
+    .await
+}
+
+/// The number of `name` performance marks the page has set.
+async fn marks(page: &Page, name: &str) -> Result<u64> {
+    let n = page
+        .execute(
+            "return performance.getEntriesByName(arguments[0], 'mark').length;",
+            vec![json!(name)],
+        )
+        .await?;
+    n.as_u64().context("a count")
+}
+
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_long_run_is_refused_at_once_and_an_edit_cancels_a_slow_one() -> Result<()> {
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=compile-status]").await?;
+
+        // 10^6 iterations: refused before it runs, at its loop, and the status bar, the
+        // Problems panel and the (absent) banner agree.
+        let long = "kernel long(x: f32[16, 16], y: out f32[16, 16]) {\n    \
+                    for i in 0..1000000 {\n        let t = load x[:, :];\n        \
+                    store y[:, :] = t * 2.0 + 1.0;\n    }\n}\n";
+        let started = Instant::now();
+        page.set_editor_text(long).await?;
+        page.wait_for("[data-testid=status-run-problems]").await?;
+        let took = started.elapsed();
+        eprintln!("a 10^6-iteration loop was refused after {took:?}");
+        // It used to run for the watchdog's 15 s; refusing takes a compile.
+        ensure!(took < Duration::from_secs(8), "refused only after {took:?}");
+        page.click("[data-testid=status-run-problems]").await?;
+        page.wait_for_text_containing(".problem-msg", "over the limit of 2000000 simulated instructions")
+            .await?;
+        let notes = page.eval("return [...document.querySelectorAll('.problem-note')].map(n => n.textContent).join('\\n');").await?;
+        ensure!(
+            notes.as_str().is_some_and(|n| n.contains("this loop runs 1000000 iterations")),
+            "the note names the loop's iterations: {notes}"
+        );
+        page.wait_for_text(".problem-loc", "kernel.tile:2:5").await?;
+        let banners = page.eval("return document.querySelectorAll('.banner-text').length;").await?;
+        ensure!(banners == json!(0), "no banner contradicts the status");
+        page.screenshot("long-run-refused").await?;
+
+        // A run that takes seconds (3000 iterations over 16 K elements each, under the
+        // instruction limit): an edit while it runs replaces the worker and the new
+        // kernel's result arrives without waiting for it.
+        let heavy = "kernel heavy(x: f32[64, 256], y: out f32[64, 256]) {\n    \
+                     for i in 0..3000 {\n        let t = load x[:, :];\n        \
+                     store y[:, :] = exp(t) * 2.0 + 1.0;\n    }\n}\n";
+        page.set_editor_text(heavy).await?;
+        page.wait_for_text_containing("[data-testid=status-busy]", "simulating").await?;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        ensure!(
+            page.text_of("[data-testid=status-busy]").await?.contains("simulating"),
+            "the heavy run finished within 0.6 s: this test needs a heavier kernel"
+        );
+        let replaced = marks(page, "tilescope:worker-replaced").await?;
+        page.set_editor_text(&kernel_with_comment("after the heavy run")).await?;
+        page.eventually("the edit's result", async || {
+            let status = page.text_of("[data-testid=compile-status]").await?;
+            let problems = page.eval("return document.querySelectorAll('[data-testid=status-run-problems]').length;").await?;
+            Ok(status.contains("compiled") && problems == json!(0))
+        })
+        .await?;
+        ensure!(
+            marks(page, "tilescope:worker-replaced").await? == replaced + 1,
+            "the edit cancelled the heavy run by replacing the worker"
+        );
+        page.tab("Passes").await?;
+        page.wait_for_text_containing("[data-testid=ir-view]", "f32[16, 32]").await?;
         page.assert_no_console_errors().await
     })
     .await

@@ -370,11 +370,39 @@ pub fn simulate(
 /// (a loop whose count is a register counts once): a lower bound that rejects a
 /// billion-iteration loop before it starts instead of after 10^7 simulated steps.
 pub fn static_instruction_count(program: &Program) -> u64 {
+    work(program).instructions
+}
+
+/// What a run of a program costs before it runs (`work`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Dynamic instructions to the end (`static_instruction_count`).
+    pub instructions: u64,
+    /// The outermost loop that runs the most of them, if any.
+    pub heaviest_loop: Option<LoopWork>,
+}
+
+/// One outermost loop's share of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopWork {
+    /// Its `loop` instruction.
+    pub instr: usize,
+    /// Iterations of its body, nested loops' iterations included.
+    pub iterations: u64,
+    /// Dynamic instructions it runs, itself included.
+    pub instructions: u64,
+}
+
+/// The dynamic instructions of `program` run to its end, and where most of them are.
+pub fn work(program: &Program) -> Work {
     // `factors` holds the trip-count product at each open loop; `validate` has checked
     // that loops and endloops match, and an extra `endloop` leaves the outer product.
     let mut factors = vec![1u64];
     let mut total = 0u64;
-    for ins in &program.instrs {
+    let mut heaviest: Option<LoopWork> = None;
+    // The outermost loop open now: its instruction, iterations and the total before it.
+    let mut open: Option<(usize, u64, u64)> = None;
+    for (i, ins) in program.instrs.iter().enumerate() {
         let here = factors.last().copied().unwrap_or(1);
         total = total.saturating_add(here);
         match ins.op {
@@ -383,13 +411,34 @@ pub fn static_instruction_count(program: &Program) -> u64 {
                     crate::isa::Val::Imm(n) => u64::try_from(n).unwrap_or(0),
                     crate::isa::Val::Reg(_) => 1,
                 };
+                if factors.len() == 1 {
+                    open = Some((i, trips, total.saturating_sub(here)));
+                } else if let Some(o) = open.as_mut() {
+                    // Nested loops multiply the outer one's iterations.
+                    o.1 = o.1.max(here.saturating_mul(trips));
+                }
                 factors.push(here.saturating_mul(trips));
             }
             crate::isa::Op::EndLoop if factors.len() > 1 => {
                 factors.pop();
+                if factors.len() == 1 {
+                    if let Some((instr, iterations, before)) = open.take() {
+                        let this = LoopWork {
+                            instr,
+                            iterations,
+                            instructions: total.saturating_sub(before),
+                        };
+                        if heaviest.is_none_or(|h| this.instructions > h.instructions) {
+                            heaviest = Some(this);
+                        }
+                    }
+                }
             }
             _ => {}
         }
     }
-    total
+    Work {
+        instructions: total,
+        heaviest_loop: heaviest,
+    }
 }

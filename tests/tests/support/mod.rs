@@ -192,6 +192,17 @@ impl Page {
         }
     }
 
+    /// Waits until an element matching `css` shows a text containing `part`.
+    pub async fn wait_for_text_containing(&self, css: &str, part: &str) -> Result<()> {
+        let mut last = String::new();
+        self.eventually(&format!("`{css}` to show {part:?}"), async || {
+            last = self.text_of(css).await?;
+            Ok(last.contains(part))
+        })
+        .await
+        .with_context(|| format!("last: {last:?}"))
+    }
+
     /// Clicks the element matching `css` once it exists.
     pub async fn click(&self, css: &str) -> Result<()> {
         self.wait_for(css)

@@ -1,9 +1,7 @@
 //! The worker's module: compiler, simulator, reference interpreter, grader and
-//! assembler, answering the page over gloo's worker link (postcard messages).
+//! assembler, answering the page's postcard messages (`worker::serve`).
 
-use gloo::worker::Registrable;
-use tilescope_web::protocol::codec::Postcard;
-use tilescope_web::worker::{install_panic_reporter, CompileWorker};
+use tilescope_web::worker::{install_panic_reporter, serve};
 
 /// Talc instead of Rust's default dlmalloc: faster to allocate and free, which the
 /// compiler and simulator do constantly. The module is single-threaded (no `atomics`).
@@ -12,6 +10,6 @@ use tilescope_web::worker::{install_panic_reporter, CompileWorker};
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 fn main() {
-    install_panic_reporter();
-    CompileWorker::registrar().encoding::<Postcard>().register();
+    install_panic_reporter(serve::post);
+    serve::serve();
 }

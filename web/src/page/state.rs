@@ -66,6 +66,9 @@ pub struct Banner {
     /// Text the banner offers to copy and shows on request (the input that crashed the
     /// compiler).
     pub input: Option<String>,
+    /// It reports trouble with the worker, which the next finished run shows is over:
+    /// that run takes the banner away.
+    pub until_next_run: bool,
 }
 
 impl Banner {
@@ -74,6 +77,7 @@ impl Banner {
             kind: BannerKind::Info,
             text: text.into(),
             input: None,
+            until_next_run: false,
         }
     }
 
@@ -82,6 +86,15 @@ impl Banner {
             kind: BannerKind::Error,
             text: text.into(),
             input: None,
+            until_next_run: false,
+        }
+    }
+
+    /// The worker stopped or was replaced; the next finished run removes this.
+    pub fn worker_trouble(text: impl Into<String>) -> Banner {
+        Banner {
+            until_next_run: true,
+            ..Banner::error(text)
         }
     }
 }
@@ -142,6 +155,9 @@ pub struct Results {
     /// The worker crashed on the newest request: the panels still show the last
     /// compile that succeeded, for an older text, until the next one answers.
     pub stale: bool,
+    /// The compile on screen went on to simulate, and that run never finished (the
+    /// worker stopped answering): why, for the status bar and Problems.
+    pub run_stopped: Option<String>,
     /// What each optional pass buys: the run without it, for the result on screen.
     pub ablation: Option<Rc<Vec<Ablation>>>,
     /// The run under the Compare panel's second option set, for the text on screen.
@@ -289,6 +305,11 @@ pub enum Action {
     /// The worker's script or module could not be loaded (the text says why): nothing
     /// compiles until the page is reloaded, and the text is kept.
     WorkerUnavailable(String),
+    /// The worker was replaced to cancel a long run (an edit came in): whatever it was
+    /// asked is gone, and the newer compile follows.
+    WorkerReplaced,
+    /// Esc: close the overlay, else the banner.
+    Escape,
     ShowBanner(Banner),
     DismissBanner,
     LinkSpan(Option<Span>),
@@ -455,14 +476,33 @@ impl AppState {
             }
             Action::ToggleHideUnchanged => self.ui.hide_unchanged = !self.ui.hide_unchanged,
             Action::ToggleDiff => self.ui.show_diff = !self.ui.show_diff,
-            Action::RequestSent(id) => self.requests.compile = Some(id),
+            Action::RequestSent(id) => {
+                self.requests.compile = Some(id);
+                self.results.run_stopped = None;
+            }
             Action::Received(response) => self.receive(*response),
             Action::WorkerRestarted(message) => {
+                if self.requests.simulating && self.results.sim.is_none() {
+                    self.results.run_stopped =
+                        Some(format!("the simulation gave no answer ({message})"));
+                }
                 self.requests.clear_all();
+                self.lessons.session.grading_source = None;
                 self.ui.worker_restarts += 1;
-                self.ui.banner = Some(Banner::error(format!(
+                self.ui.banner = Some(Banner::worker_trouble(format!(
                     "The compiler stopped ({message}) and was restarted; your text is kept."
                 )));
+            }
+            Action::WorkerReplaced => {
+                self.requests.clear_all();
+                self.lessons.session.grading_source = None;
+            }
+            Action::Escape => {
+                if self.ui.overlay != Overlay::None {
+                    self.ui.overlay = Overlay::None;
+                } else {
+                    self.ui.banner = None;
+                }
             }
             Action::WorkerUnavailable(message) => {
                 self.requests.clear_all();
@@ -481,7 +521,7 @@ impl AppState {
                 self.ui.worker_restarts += 1;
                 self.ui.banner = Some(Banner {
                     input: Some(input),
-                    ..Banner::error(format!(
+                    ..Banner::worker_trouble(format!(
                         "The compiler stopped on this input ({message}). It was restarted and \
                          your text is kept; please report the input."
                     ))
@@ -674,6 +714,10 @@ impl AppState {
             Response::Simulated { sim, .. } => {
                 self.requests.compile = None;
                 self.requests.simulating = false;
+                self.results.run_stopped = None;
+                if self.ui.banner.as_ref().is_some_and(|b| b.until_next_run) {
+                    self.ui.banner = None;
+                }
                 self.view.cursor = self.view.cursor.min(sim.cycles);
                 self.results.sim = Some(Rc::new(sim));
                 self.results.sim_generation += 1;

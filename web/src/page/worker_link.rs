@@ -1,16 +1,22 @@
-//! The page's end of the link to the compile worker (gloo's worker bridge with the
-//! postcard codec): request ids, the watchdog, crash recovery, and the worker's start.
+//! The page's end of the link to the compile worker: postcard messages over the
+//! worker's `postMessage`, request ids, the watchdog, crash recovery, cancelling a
+//! long run, and the worker's start.
 //!
 //! The page spawns the worker before it renders anything (`WorkerLink::start`, called
 //! first in the page's `main`), so the worker's module downloads while the page's UI
 //! mounts. Until the app attaches its dispatcher, whatever the worker says waits in
-//! `early`.
+//! `early`; until the worker says it listens (`WORKER_READY`), requests wait in the
+//! connection.
 //!
-//! The worker is started through a small loader of our own (`loader_script`) rather
-//! than gloo's: it reports on a `BroadcastChannel` the page listens to. A module that
-//! fails to load (404, a corrupt file, offline) is reported at once, so the page can
-//! say so instead of waiting for the watchdog (gloo's loader would leave that failure
-//! inside the worker). A module that loaded reports the worker's Resource Timing
+//! The link owns the `web_sys::Worker` (gloo-worker's bridge cannot terminate one; see
+//! `worker::serve`): a new compile while an older one has run for `CANCEL_AFTER_MS`
+//! replaces the worker, so an edit never waits behind a long simulation, and the
+//! watchdog's replacement really stops a worker that hangs.
+//!
+//! The worker is started through a small loader of our own (`loader_script`): it
+//! reports on a `BroadcastChannel` the page listens to. A module that fails to load (a
+//! 404, a corrupt file, offline) is reported at once, so the page can say so instead of
+//! waiting for the watchdog. A module that loaded reports the worker's Resource Timing
 //! entries, which the page keeps as the detail of a `tilescope:worker-loaded`
 //! performance mark: the browser budget test reads how the worker's files arrived
 //! there, since a worker's downloads are not in the page's own timeline.
@@ -20,19 +26,21 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
-use gloo::worker::{Spawnable, WorkerBridge};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::UseReducerDispatcher;
 
+use crate::clock;
 use crate::page::dom;
 use crate::page::state::{Action, AppState};
-use crate::protocol::codec::Postcard;
-use crate::protocol::{Request, RequestId, Response};
-use crate::worker::CompileWorker;
+use crate::protocol::{codec, Request, RequestId, Response, WORKER_READY};
 
 /// A worker that has not answered in this long is replaced.
 pub const WORKER_TIMEOUT_MS: u32 = 15_000;
+/// A compile still unanswered after this long when a newer one is sent is abandoned:
+/// the worker is replaced rather than left to finish a run nobody will see. Shorter
+/// runs finish first (replacing the worker costs the new one's start, some tens of ms).
+pub const CANCEL_AFTER_MS: f64 = 300.0;
 /// Unanswered requests remembered for crash reports; more only pile up if the worker
 /// hangs, and the watchdog replaces it then.
 const MAX_UNANSWERED: usize = 8;
@@ -43,6 +51,8 @@ const WORKER_META: &str = "tilescope-worker";
 /// The performance mark set when the worker's module has loaded; its detail lists the
 /// worker's Resource Timing entries.
 pub const WORKER_LOADED_MARK: &str = "tilescope:worker-loaded";
+/// The performance mark set each time a long run is cancelled by replacing the worker.
+pub const WORKER_REPLACED_MARK: &str = "tilescope:worker-replaced";
 
 /// What the worker link tells the app.
 enum Event {
@@ -52,15 +62,46 @@ enum Event {
     LoadFailed(String),
 }
 
-/// The worker connection: the bridge plus what the watchdog needs to know.
+/// One running worker: it is terminated when dropped.
+struct Connection {
+    worker: web_sys::Worker,
+    /// The worker listens (it posted `WORKER_READY`).
+    ready: bool,
+    /// Encoded requests sent before it listened, oldest first.
+    pending: Vec<Vec<u8>>,
+    _on_message: Closure<dyn FnMut(web_sys::MessageEvent)>,
+}
+
+impl Connection {
+    fn post(&mut self, bytes: Vec<u8>) {
+        if self.ready {
+            let _ = self
+                .worker
+                .post_message(&js_sys::Uint8Array::from(bytes.as_slice()));
+        } else {
+            self.pending.push(bytes);
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.worker.set_onmessage(None);
+        self.worker.terminate();
+    }
+}
+
+/// The worker connection plus what the watchdog needs to know.
 #[derive(Default)]
 pub struct WorkerLink {
-    bridge: RefCell<Option<WorkerBridge<CompileWorker>>>,
+    connection: RefCell<Option<Connection>>,
     next_id: Cell<RequestId>,
     /// Newest id answered (or abandoned): the watchdog restarts only if it falls behind.
     answered: Cell<RequestId>,
     /// The newest compile request (trace requests take ids too).
     newest_compile: Cell<RequestId>,
+    /// When the oldest compile still unanswered was sent (`clock::now_ms`).
+    busy_since: Cell<Option<f64>>,
     /// Compile requests sent and not yet answered, oldest first (at most
     /// `MAX_UNANSWERED`): a crash is reported with its input, and the newest is resent
     /// to the replacement worker.
@@ -113,7 +154,7 @@ impl WorkerLink {
     /// Stops the worker (the app unmounts).
     pub fn detach(&self) {
         self.dispatcher.borrow_mut().take();
-        self.bridge.borrow_mut().take();
+        self.connection.borrow_mut().take();
         self.load_watch.borrow_mut().take();
     }
 
@@ -129,8 +170,9 @@ impl WorkerLink {
         }
     }
 
+    /// Starts a worker, replacing (and terminating) the current one.
     fn spawn(self: &Rc<Self>) {
-        let link = Rc::clone(self);
+        self.connection.borrow_mut().take();
         let (loader, watch) = match self.loader() {
             Ok(started) => started,
             Err(message) => {
@@ -138,12 +180,62 @@ impl WorkerLink {
                 return;
             }
         };
-        let bridge = CompileWorker::spawner()
-            .encoding::<Postcard>()
-            .callback(move |response: Response| link.received(response))
-            .spawn_with_loader(&loader);
-        *self.bridge.borrow_mut() = Some(bridge);
+        let worker = match web_sys::Worker::new(&loader) {
+            Ok(w) => w,
+            Err(_) => {
+                self.deliver(Event::LoadFailed(
+                    "the browser refused to start a worker".into(),
+                ));
+                return;
+            }
+        };
+        let weak = Rc::downgrade(self);
+        let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+            move |event: web_sys::MessageEvent| {
+                if let Some(link) = weak.upgrade() {
+                    link.message(event.data());
+                }
+            },
+        );
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        *self.connection.borrow_mut() = Some(Connection {
+            worker,
+            ready: false,
+            pending: Vec::new(),
+            _on_message: on_message,
+        });
         *self.load_watch.borrow_mut() = Some(watch);
+    }
+
+    /// A message from the worker: that it listens, or a response.
+    fn message(self: &Rc<Self>, data: wasm_bindgen::JsValue) {
+        if data.as_string().as_deref() == Some(WORKER_READY) {
+            if let Some(connection) = self.connection.borrow_mut().as_mut() {
+                connection.ready = true;
+                for bytes in std::mem::take(&mut connection.pending) {
+                    connection.post(bytes);
+                }
+            }
+            return;
+        }
+        let bytes = js_sys::Uint8Array::new(&data).to_vec();
+        let response = codec::from_bytes(&bytes).unwrap_or_else(|e| Response::Crashed {
+            id: self.newest_compile.get(),
+            message: format!("a message from the worker did not decode: {e}"),
+        });
+        self.received(response);
+    }
+
+    /// Sends `request` to the worker (held until it listens).
+    fn post(&self, request: &Request) {
+        // Fails only for serde shapes postcard cannot write, which the protocol's
+        // round-trip test rules out for every message type.
+        let Ok(bytes) = codec::to_bytes(request) else {
+            return;
+        };
+        if let Some(connection) = self.connection.borrow_mut().as_mut() {
+            connection.post(bytes);
+        }
     }
 
     /// A `blob:` URL of the loader script for a new worker, and the watch on its
@@ -174,8 +266,14 @@ impl WorkerLink {
                     .and_then(|v| v.as_string())
                     .unwrap_or_else(|| "the worker's loader sent no reason".to_string());
                 if let Some(link) = weak.upgrade() {
-                    link.bridge.borrow_mut().take();
-                    link.deliver(Event::LoadFailed(reason));
+                    // Dropped outside this listener, which the load watch owns.
+                    let link = Rc::clone(&link);
+                    Timeout::new(0, move || {
+                        link.connection.borrow_mut().take();
+                        link.load_watch.borrow_mut().take();
+                        link.deliver(Event::LoadFailed(reason));
+                    })
+                    .forget();
                 }
             },
         );
@@ -209,6 +307,9 @@ impl WorkerLink {
         let id = response.id();
         if done {
             self.answered.set(self.answered.get().max(id));
+            if self.answered.get() >= self.newest_compile.get() {
+                self.busy_since.set(None);
+            }
         }
         let Response::Crashed { id, message } = response else {
             if done {
@@ -235,13 +336,22 @@ impl WorkerLink {
     /// Sends a compile request made by `make` with a fresh id, and watches for its
     /// answer.
     pub fn send(self: &Rc<Self>, make: impl FnOnce(RequestId) -> Request) {
+        let now = clock::now_ms();
+        if self
+            .busy_since
+            .get()
+            .is_some_and(|since| now - since > CANCEL_AFTER_MS)
+        {
+            self.cancel();
+        }
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         self.newest_compile.set(id);
-        let request = make(id);
-        if let Some(bridge) = self.bridge.borrow().as_ref() {
-            bridge.send(request.clone());
+        if self.busy_since.get().is_none() {
+            self.busy_since.set(Some(now));
         }
+        let request = make(id);
+        self.post(&request);
         let mut unanswered = self.unanswered.borrow_mut();
         unanswered.push_back(request);
         if unanswered.len() > MAX_UNANSWERED {
@@ -275,8 +385,27 @@ impl WorkerLink {
     /// the one that crashed died with the old worker.
     fn resend_newest(&self) {
         let newest = self.unanswered.borrow().back().cloned();
-        if let (Some(request), Some(bridge)) = (newest, self.bridge.borrow().as_ref()) {
-            bridge.send(request);
+        if let Some(request) = newest {
+            self.post(&request);
+        }
+    }
+
+    /// Abandons everything in flight (a newer compile is about to be sent): the worker
+    /// is replaced, and the app forgets the grade, ablation or comparison that died
+    /// with it.
+    fn cancel(self: &Rc<Self>) {
+        let loaded = self.connection.borrow().as_ref().is_some_and(|c| c.ready);
+        if !loaded {
+            // Still loading: nothing runs yet, and a new worker would only start over.
+            return;
+        }
+        self.answered.set(self.next_id.get());
+        self.unanswered.borrow_mut().clear();
+        self.busy_since.set(None);
+        self.spawn();
+        dom::mark(WORKER_REPLACED_MARK);
+        if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
+            dispatcher.dispatch(Action::WorkerReplaced);
         }
     }
 
@@ -284,9 +413,7 @@ impl WorkerLink {
     pub fn send_other(&self, make: impl FnOnce(RequestId) -> Request) -> RequestId {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
-        if let Some(bridge) = self.bridge.borrow().as_ref() {
-            bridge.send(make(id));
-        }
+        self.post(&make(id));
         id
     }
 
@@ -311,9 +438,10 @@ impl WorkerLink {
         let link = Rc::clone(self);
         Timeout::new(WORKER_TIMEOUT_MS, move || {
             // A worker that never loaded has been reported already; no restart helps.
-            let loaded = link.bridge.borrow().is_some();
+            let loaded = link.connection.borrow().is_some();
             if loaded && link.answered.get() < id && link.newest_compile.get() == id {
                 link.answered.set(id);
+                link.busy_since.set(None);
                 if let Some(dispatcher) = link.dispatcher.borrow().as_ref() {
                     dispatcher.dispatch(Action::WorkerRestarted(format!(
                         "no answer in {} s",

@@ -21,6 +21,10 @@ pub mod options;
 /// docs and the help overlay's "For developers" note).
 pub const DEBUG_PANIC_MARKER: &str = "// tilescope:debug-panic";
 
+/// What the worker posts, as a string, once it listens for requests: the page holds
+/// its requests until then.
+pub const WORKER_READY: &str = "tilescope-worker-ready";
+
 /// A request id chosen by the page; responses carry it back so stale results (from a
 /// compile overtaken by more typing) are dropped.
 pub type RequestId = u64;

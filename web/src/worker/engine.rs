@@ -25,11 +25,24 @@ pub const SLICE_CAP: usize = 200_000;
 /// Values shown per output tensor.
 const PREVIEW: usize = 8;
 
+/// Dynamic instructions one run in the playground may simulate: well past every
+/// gallery kernel and lesson (the largest runs some tens of thousands), and about a
+/// second of the worker's time (the simulator runs some 10 M instructions/s natively,
+/// the reference interpreter and wasm cost more). A bigger run is refused before it
+/// starts, naming the loop to shrink, rather than freezing the results for seconds;
+/// the command line keeps the presets' 10^7.
+pub const PLAYGROUND_MAX_INSTRUCTIONS: u64 = 2_000_000;
+
 /// The page's options as core's.
 fn core_options(options: &CompileOptions) -> compile::CompileOptions {
+    let mut machine = tilescope::machine::Machine::preset(options.preset.name());
+    if let Some(m) = machine.as_mut() {
+        m.limits.max_instructions = m.limits.max_instructions.min(PLAYGROUND_MAX_INSTRUCTIONS);
+    }
     compile::CompileOptions {
         kernel: options.kernel.clone(),
         preset: Some(options.preset.name().to_string()),
+        machine,
         sync: match options.sync {
             SyncMode::Auto => SyncStrategy::Auto,
             SyncMode::Barrier => SyncStrategy::Barrier,
@@ -578,6 +591,36 @@ mod tests {
         assert!(out.passes.is_empty() && out.asm.is_empty() && out.steps.is_none());
         let (out, sim) = run("kernel (", &CompileOptions::default(), 0);
         assert!(out.error_count() > 0 && sim.is_none());
+    }
+
+    #[test]
+    fn a_run_past_the_playgrounds_limit_is_refused_at_its_loop() {
+        // 200,000 iterations: a few million instructions, under the command line's 10^7
+        // but past the playground's limit.
+        let source = "kernel long(x: f32[16, 16], y: out f32[16, 16]) {
+    for i in 0..200000 {
+        let t = load x[:, :];
+        store y[:, :] = t * 2.0 + 1.0;
+    }
+}
+";
+        let (out, sim) = run(source, &CompileOptions::default(), 0);
+        assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
+        let (sim, _) = sim.expect("the run's answer");
+        assert!(sim.lanes.is_empty() && sim.cycles == 0);
+        let d = sim.diagnostics.first().expect("why it did not run");
+        assert!(
+            d.message
+                .contains(&format!("over the limit of {PLAYGROUND_MAX_INSTRUCTIONS}")),
+            "{}",
+            d.message
+        );
+        assert!(d
+            .notes
+            .iter()
+            .any(|n| n.contains("this loop runs 200000 iterations")));
+        let span = d.span.expect("at the loop");
+        assert!(source[span.start as usize..].starts_with("for i in 0..200000"));
     }
 
     fn example(name: &str) -> &'static str {

@@ -11,9 +11,7 @@
 //! makes the worker panic on purpose. It is compiled into release builds (the browser
 //! tests run those) and harmless: it only stops this worker, which the page replaces.
 
-use std::cell::RefCell;
-
-use gloo::worker::{HandlerId, Worker, WorkerScope};
+use std::cell::{Cell, RefCell};
 
 use crate::protocol::options::CompileOptions;
 use crate::protocol::{Request, RequestId, Response, SimOutput, DEBUG_PANIC_MARKER};
@@ -21,26 +19,39 @@ use crate::protocol::{Request, RequestId, Response, SimOutput, DEBUG_PANIC_MARKE
 pub mod engine;
 pub mod layout;
 pub mod liveness;
+pub mod serve;
 
+/// The compile worker's state between requests.
+#[derive(Default)]
 pub struct CompileWorker {
     /// The newest simulation, for a `Trace` request.
     last: Option<engine::TraceSource>,
 }
 
+/// Where the worker's answers go: the page, through `serve`, or a test's list.
+pub type Respond<'a> = &'a dyn Fn(Response);
+
 thread_local! {
-    /// The request being handled, for the panic hook to answer.
-    static IN_FLIGHT: RefCell<Option<(WorkerScope<CompileWorker>, HandlerId, RequestId)>> =
-        const { RefCell::new(None) };
+    /// The id of the request being handled, for the panic hook to answer.
+    static IN_FLIGHT: Cell<Option<RequestId>> = const { Cell::new(None) };
+    /// How the panic hook answers (`serve::post` in the browser).
+    static ANSWER: RefCell<Option<fn(Response)>> = const { RefCell::new(None) };
 }
 
-/// Installs the panic hook that reports the crash to the page; call once at start-up.
-pub fn install_panic_reporter() {
+/// Installs the panic hook that reports the crash to the page through `answer`; call
+/// once at start-up.
+pub fn install_panic_reporter(answer: fn(Response)) {
+    ANSWER.with(|a| {
+        if let Ok(mut a) = a.try_borrow_mut() {
+            *a = Some(answer);
+        }
+    });
     std::panic::set_hook(Box::new(|info| {
         let message = info.to_string();
-        let in_flight =
-            IN_FLIGHT.with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()));
-        if let Some((scope, handler, id)) = in_flight {
-            scope.respond(handler, Response::Crashed { id, message });
+        let id = IN_FLIGHT.with(Cell::take);
+        let answer = ANSWER.with(|a| a.try_borrow().ok().and_then(|a| *a));
+        if let (Some(id), Some(answer)) = (id, answer) {
+            answer(Response::Crashed { id, message });
         }
         close_self();
     }));
@@ -64,8 +75,7 @@ impl CompileWorker {
     /// diagnostics say why when there is none.
     fn compile_and_run(
         &mut self,
-        scope: &WorkerScope<Self>,
-        handler: HandlerId,
+        respond: Respond,
         id: RequestId,
         (source, options, seed, asm): (&str, &CompileOptions, u64, bool),
         answer_compile: bool,
@@ -74,14 +84,11 @@ impl CompileWorker {
         let output = compiled.output();
         let simulating = output.error_count() == 0 && !output.asm.is_empty();
         let diagnostics = if answer_compile {
-            scope.respond(
-                handler,
-                Response::Compiled {
-                    id,
-                    output,
-                    simulating,
-                },
-            );
+            respond(Response::Compiled {
+                id,
+                output,
+                simulating,
+            });
             Vec::new()
         } else {
             output.diagnostics
@@ -104,28 +111,14 @@ impl CompileWorker {
                 ..SimOutput::default()
             },
         };
-        scope.respond(handler, Response::Simulated { id, sim });
-    }
-}
-
-impl Worker for CompileWorker {
-    type Message = ();
-    type Input = Request;
-    type Output = Response;
-
-    fn create(_scope: &WorkerScope<Self>) -> Self {
-        CompileWorker { last: None }
+        respond(Response::Simulated { id, sim });
     }
 
-    fn update(&mut self, _scope: &WorkerScope<Self>, _msg: ()) {}
-
-    fn received(&mut self, scope: &WorkerScope<Self>, request: Request, handler: HandlerId) {
+    /// Answers `request` through `respond` (a compile answers twice: its passes, then
+    /// its simulation).
+    pub fn received(&mut self, request: Request, respond: Respond) {
         let id = request.id();
-        IN_FLIGHT.with(|slot| {
-            if let Ok(mut s) = slot.try_borrow_mut() {
-                *s = Some((scope.clone(), handler, id));
-            }
-        });
+        IN_FLIGHT.with(|slot| slot.set(Some(id)));
         match request {
             Request::Compile {
                 source,
@@ -138,7 +131,7 @@ impl Worker for CompileWorker {
                     // Deliberate: the documented debug hook above.
                     panic!("debug panic requested by `{DEBUG_PANIC_MARKER}`");
                 }
-                self.compile_and_run(scope, handler, id, (&source, &options, seed, asm), true);
+                self.compile_and_run(respond, id, (&source, &options, seed, asm), true);
             }
             // The Compare panel's second run: the same path, answered by its simulation.
             Request::Compare {
@@ -146,10 +139,10 @@ impl Worker for CompileWorker {
                 options,
                 seed,
                 ..
-            } => self.compile_and_run(scope, handler, id, (&source, &options, seed, false), false),
+            } => self.compile_and_run(respond, id, (&source, &options, seed, false), false),
             Request::Grade { lesson, source, .. } => {
                 let grade = engine::grade(&lesson, &source);
-                scope.respond(handler, Response::Graded { id, grade });
+                respond(Response::Graded { id, grade });
             }
             Request::Ablate {
                 source,
@@ -158,7 +151,7 @@ impl Worker for CompileWorker {
                 ..
             } => {
                 let ablation = engine::ablate(&source, &options, seed);
-                scope.respond(handler, Response::Ablated { id, ablation });
+                respond(Response::Ablated { id, ablation });
             }
             Request::Trace { .. } => {
                 let json = self
@@ -166,13 +159,9 @@ impl Worker for CompileWorker {
                     .as_ref()
                     .map(engine::TraceSource::chrome_json)
                     .unwrap_or_default();
-                scope.respond(handler, Response::Trace { id, json });
+                respond(Response::Trace { id, json });
             }
         }
-        IN_FLIGHT.with(|slot| {
-            if let Ok(mut s) = slot.try_borrow_mut() {
-                *s = None;
-            }
-        });
+        IN_FLIGHT.with(|slot| slot.set(None));
     }
 }

@@ -238,6 +238,10 @@ pub fn App(props: &AppProps) -> Html {
         let link = Rc::clone(&link);
         Callback::from(move |_| link.request_trace())
     };
+    let open_problems = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |_| dispatcher.dispatch(Action::SelectPanel(Panel::Problems)))
+    };
     let lesson = lesson_pane(&state, &link);
     let theme_class = match state.ui.theme {
         crate::page::state::Theme::System => "",
@@ -258,7 +262,7 @@ pub fn App(props: &AppProps) -> Html {
                         <Panels />
                     </section>
                 </main>
-                <StatusBar ..StatusLine::of(&state) />
+                <StatusBar ..StatusLine::of(&state, open_problems) />
                 if state.ui.overlay == Overlay::Help { <Help /> }
                 if state.ui.overlay == Overlay::Gallery { <Gallery /> }
                 if state.ui.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
@@ -293,7 +297,7 @@ fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Htm
 fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispatcher<AppState>) {
     let key = event.key();
     if key == "Escape" {
-        dispatcher.dispatch(Action::ShowOverlay(Overlay::None));
+        dispatcher.dispatch(Action::Escape);
         return;
     }
     if event.alt_key() && !event.ctrl_key() && !event.meta_key() {

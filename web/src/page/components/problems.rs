@@ -18,6 +18,21 @@ pub fn ProblemsPanel() -> Html {
     };
     let sim = app.results.sim.clone();
     let sim_count = sim.as_ref().map_or(0, |s| s.problem_count());
+    if let Some(why) = app
+        .results
+        .run_stopped
+        .clone()
+        .filter(|_| compile.error_count() == 0)
+    {
+        return html! {
+            <EmptyState title="The run stopped">
+                <span data-testid="problems-run-stopped">
+                    {format!("The kernel compiles, but {why}: there is no simulation to show. \
+                              Edit the kernel to try again.")}
+                </span>
+            </EmptyState>
+        };
+    }
     if compile.diagnostics.is_empty() && sim_count == 0 {
         let text = if app.requests.simulating {
             "The kernel compiles cleanly; the simulation is running."
