@@ -2,11 +2,13 @@
 //! downloads, colour-scheme. Every call tolerates a missing API (returns nothing or
 //! does nothing) so a locked-down browser degrades instead of failing.
 
+use std::collections::BTreeMap;
+
 use gloo::storage::{LocalStorage, Storage};
 use wasm_bindgen::JsCast;
 
 use crate::page::lessons::Progress;
-use crate::page::state::Theme;
+use crate::page::state::{LessonWork, Theme};
 
 const SESSION_KEY: &str = "tilescope.session";
 /// The session's kernel text alone, for index.html's editor (it cannot decode a session).
@@ -16,6 +18,10 @@ const BOOT_ID: &str = "tilescope-boot";
 const BOOT_EDITOR_ID: &str = "tilescope-boot-editor";
 const THEME_KEY: &str = "tilescope.theme";
 const PROGRESS_KEY: &str = "tilescope.lessons";
+/// Every lesson's work (`state::LessonWork`), by lesson id.
+const WORK_KEY: &str = "tilescope.lessons.work";
+/// Set once the "Start here" card was dismissed or a lesson opened.
+const START_HERE_KEY: &str = "tilescope.start-here";
 
 pub fn window() -> Option<web_sys::Window> {
     web_sys::window()
@@ -83,6 +89,23 @@ pub fn load_progress() -> Progress {
 
 pub fn save_progress(progress: &Progress) {
     let _ = LocalStorage::set(PROGRESS_KEY, progress);
+}
+
+pub fn load_lesson_work() -> BTreeMap<String, LessonWork> {
+    LocalStorage::get(WORK_KEY).unwrap_or_default()
+}
+
+pub fn save_lesson_work(work: &BTreeMap<String, LessonWork>) {
+    let _ = LocalStorage::set(WORK_KEY, work);
+}
+
+/// The "Start here" card was dismissed (or a lesson opened) on an earlier visit.
+pub fn start_here_done() -> bool {
+    LocalStorage::get::<bool>(START_HERE_KEY).unwrap_or(false)
+}
+
+pub fn set_start_here_done() {
+    let _ = LocalStorage::set(START_HERE_KEY, true);
 }
 
 pub fn load_theme() -> Theme {

@@ -47,6 +47,74 @@ pub struct Token {
 /// Names the lexer reads as identifiers that the language gives a meaning of its own.
 const DTYPES: &[&str] = &["f32", "f16", "bf16", "i32"];
 
+/// Pipe names of the assembly (`set_flag MTE2, V, 0`).
+const PIPES: &[&str] = &["S", "MTE2", "MTE1", "M", "V", "FIX", "MTE3"];
+
+/// Tokens of a hand-written assembly program (`.tasm`, the assembly lessons): `;`
+/// comments, directives (`.tensor`), each line's mnemonic, pipe names, dtypes, numbers.
+/// Its own small scanner: the assembler's parser reads whole lines and keeps no
+/// positions of the pieces a colouring needs.
+pub fn tokenize_asm(source: &str) -> Vec<Token> {
+    let bytes = source.as_bytes();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    // The first word of a line is its mnemonic (or directive).
+    let mut line_start = true;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        let kind = if c == b'\n' {
+            line_start = true;
+            i += 1;
+            continue;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        } else if c == b';' {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+            TokenKind::Comment
+        } else if c.is_ascii_digit() {
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+            TokenKind::Number
+        } else if c.is_ascii_alphabetic() || c == b'_' || c == b'.' {
+            while i < bytes.len()
+                && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_' || bytes[i] == b'.')
+            {
+                i += 1;
+            }
+            let word = source.get(start..i).unwrap_or("");
+            if line_start && word.starts_with('.') {
+                TokenKind::Keyword
+            } else if line_start {
+                TokenKind::Function
+            } else if PIPES.contains(&word) {
+                TokenKind::Attribute
+            } else if DTYPES.contains(&word) {
+                TokenKind::DType
+            } else {
+                TokenKind::Ident
+            }
+        } else {
+            // One character, whole (never a UTF-8 continuation byte alone).
+            i += source
+                .get(i..)
+                .and_then(|r| r.chars().next())
+                .map_or(1, char::len_utf8);
+            TokenKind::Punct
+        };
+        line_start = false;
+        tokens.push(Token {
+            kind,
+            range: start..i,
+        });
+    }
+    tokens
+}
+
 /// Tokens covering `source` in order; gaps are whitespace.
 pub fn tokenize(source: &str) -> Vec<Token> {
     let all = pieces(source);
@@ -225,6 +293,26 @@ mod tests {
                 ("// hi", Comment),
             ]
         );
+    }
+
+    #[test]
+    fn assembly_comments_mnemonics_and_pipes() {
+        let source = "; y = x\n.tensor x f32[8, 64]\nset_flag MTE2, V, 0 ; done\n";
+        let kinds: Vec<(&str, TokenKind)> = tokenize_asm(source)
+            .into_iter()
+            .map(|t| (&source[t.range], t.kind))
+            .collect();
+        use TokenKind::*;
+        assert_eq!(kinds[0], ("; y = x", Comment));
+        assert_eq!(kinds[1], (".tensor", Keyword));
+        assert!(kinds.contains(&("f32", DType)));
+        assert!(kinds.contains(&("set_flag", Function)));
+        assert!(kinds.contains(&("MTE2", Attribute)) && kinds.contains(&("V", Attribute)));
+        assert_eq!(kinds.last(), Some(&("; done", Comment)));
+        // Any text, however broken, is covered without a panic.
+        for odd in ["", ";", "é;ü\n\u{1F600}", "0x1f.."] {
+            let _ = tokenize_asm(odd);
+        }
     }
 
     #[test]

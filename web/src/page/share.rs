@@ -52,6 +52,19 @@ impl Panel {
             Panel::Compare => "Compare",
         }
     }
+
+    /// What the panel shows, in one line (the help overlay lists them).
+    pub fn blurb(self) -> &'static str {
+        match self {
+            Panel::Passes => "the IR after every compiler pass, or its diff with the pass before; switch optional passes off to see what they buy",
+            Panel::Steps => "the ordered step graph: each loop body as load → compute → store steps, with data, sync and loop-carried edges",
+            Panel::Timeline => "the simulated run per pipe, with sync flags, stalls and races; step through it and see the buffers live at the cursor",
+            Panel::Assembly => "the final program, one instruction per line with its pipe and step; a set or wait explains its flag",
+            Panel::Output => "cycles against the lower bound, pipe utilisation, and the outputs compared with the reference interpreter",
+            Panel::Problems => "every compile error, race and simulation error, each linked to its source line or cycle",
+            Panel::Compare => "the same kernel under other options (preset, sync, alias), both runs on one axis",
+        }
+    }
 }
 
 /// Everything a link restores.

@@ -4,7 +4,10 @@
 //! the worker answered for the text on screen), `requests` (the ids in flight), `ui`
 //! and `lessons`; `AppState::apply` is the one reducer over all of them.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
 
 use tilescope::diag::Span;
 use yew::Reducible;
@@ -136,10 +139,40 @@ impl LessonSession {
     }
 }
 
-/// The lesson track: the open lesson's session and the medals earned.
+impl LessonSession {
+    fn of(work: &LessonWork) -> LessonSession {
+        LessonSession {
+            grade: work.grade.clone().map(Rc::new),
+            graded_source: work.graded_source.clone(),
+            grading_source: None,
+            hints: work.hints,
+            tries: work.tries,
+            solution_shown: work.solution_shown,
+        }
+    }
+}
+
+/// A student's work in one lesson: the code, the hints shown, the checks and the last
+/// verdict. Kept while they open other lessons and examples, and across reloads
+/// (local storage), so reopening a lesson shows their code, not the starter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LessonWork {
+    pub source: String,
+    pub hints: usize,
+    pub tries: u32,
+    pub solution_shown: bool,
+    pub grade: Option<Grade>,
+    pub graded_source: Option<String>,
+}
+
+/// The lesson track: the open lesson's session, every lesson's work, and the medals
+/// earned.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LessonState {
     pub session: LessonSession,
+    /// By lesson id (kept in local storage).
+    pub work: BTreeMap<String, LessonWork>,
     /// The best medal of every lesson passed (kept in local storage).
     pub progress: Progress,
 }
@@ -228,6 +261,9 @@ pub struct Ui {
     pub selected_instr: Option<u32>,
     /// The loaded example's notes above the editor were dismissed.
     pub example_note_hidden: bool,
+    /// The "Start here" card that points a newcomer at lesson 1 is shown (until it is
+    /// dismissed or a lesson is opened; remembered in local storage).
+    pub start_here: bool,
     pub worker_restarts: u32,
     /// The worker could not be loaded, and why: nothing compiles.
     pub worker_unavailable: Option<String>,
@@ -310,6 +346,8 @@ pub enum Action {
     WorkerReplaced,
     /// Esc: close the overlay, else the banner.
     Escape,
+    /// Close the "Start here" card for good.
+    DismissStartHere,
     ShowBanner(Banner),
     DismissBanner,
     LinkSpan(Option<Span>),
@@ -424,6 +462,30 @@ impl AppState {
     }
 
     pub fn apply(&mut self, action: Action) {
+        self.apply_action(action);
+        self.keep_work();
+    }
+
+    /// The open lesson's code and session, into its `LessonWork`.
+    fn keep_work(&mut self) {
+        let Some(id) = self.view.lesson.clone() else {
+            return;
+        };
+        let session = &self.lessons.session;
+        let work = LessonWork {
+            source: self.view.source.clone(),
+            hints: session.hints,
+            tries: session.tries,
+            solution_shown: session.solution_shown,
+            grade: session.grade.as_deref().cloned(),
+            graded_source: session.graded_source.clone(),
+        };
+        if self.lessons.work.get(&id) != Some(&work) {
+            self.lessons.work.insert(id, work);
+        }
+    }
+
+    fn apply_action(&mut self, action: Action) {
         match action {
             Action::SetSource(source) => {
                 if source != self.view.source {
@@ -497,6 +559,7 @@ impl AppState {
                 self.requests.clear_all();
                 self.lessons.session.grading_source = None;
             }
+            Action::DismissStartHere => self.ui.start_here = false,
             Action::Escape => {
                 if self.ui.overlay != Overlay::None {
                     self.ui.overlay = Overlay::None;
@@ -620,8 +683,8 @@ impl AppState {
             return;
         };
         self.view.lesson = Some(lesson.id.clone());
-        self.view.source = lesson.starter.clone();
         self.view.example = None;
+        self.ui.start_here = false;
         self.view.options = CompileOptions {
             preset: Preset::from_name(&lesson.preset).unwrap_or_default(),
             multibuffer_auto: lesson.auto_buffers,
@@ -633,10 +696,27 @@ impl AppState {
         if lesson.kind == lessons::LessonKind::Asm {
             self.view.panel = Panel::Timeline;
         }
-        self.new_lesson_session();
+        // The student's own work in this lesson, else its starter.
+        match self.lessons.work.get(&lesson.id) {
+            Some(work) => {
+                self.view.source = work.source.clone();
+                self.lessons.session = LessonSession::of(work);
+                self.requests.grade = None;
+            }
+            None => {
+                self.view.source = lesson.starter.clone();
+                self.new_lesson_session();
+            }
+        }
         self.ui.overlay = Overlay::None;
         self.clear_selection();
         self.invalidate();
+    }
+
+    /// The lesson after the open one, if any.
+    pub fn next_lesson(&self) -> Option<&'static Lesson> {
+        let open = self.open_lesson()?;
+        lessons::all().iter().find(|l| l.number == open.number + 1)
     }
 
     /// Another program is on screen: a step, an instruction or a span picked in the old
@@ -1072,6 +1152,18 @@ mod tests {
         );
     }
 
+    /// The grader's answer to request `id`: passed, with gold.
+    fn gold(id: RequestId) -> Action {
+        Action::Received(Box::new(Response::Graded {
+            id,
+            grade: Grade {
+                passed: true,
+                medal: Some(lessons::Medal::Gold),
+                ..Grade::default()
+            },
+        }))
+    }
+
     #[test]
     fn a_verdict_says_when_the_code_changed_after_it() {
         let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
@@ -1081,19 +1173,51 @@ mod tests {
         s.apply(Action::Lesson(LessonAction::GradeSent(1)));
         // Typing while the grade runs: the verdict judges the text that was sent.
         s.apply(Action::SetSource("wrong".into()));
-        s.apply(Action::Received(Box::new(Response::Graded {
-            id: 1,
-            grade: Grade {
-                passed: true,
-                medal: Some(lessons::Medal::Gold),
-                ..Grade::default()
-            },
-        })));
+        s.apply(gold(1));
         assert!(!s.lessons.session.grade_is_for(&s.view.source));
         s.apply(Action::SetSource(lesson.solution.clone()));
         assert!(s.lessons.session.grade_is_for(&s.view.source));
         s.apply(Action::SetSource(format!("{}\n// edited", lesson.solution)));
         assert!(!s.lessons.session.grade_is_for(&s.view.source));
+    }
+
+    #[test]
+    fn each_lesson_keeps_the_students_work() {
+        let first = lessons::find("01-load-store").expect("lesson 1");
+        let second = lessons::all()
+            .iter()
+            .find(|l| l.number == 2)
+            .expect("lesson 2");
+        let mut s = AppState::default();
+        s.ui.start_here = true;
+        s.apply(Action::Lesson(LessonAction::Open(first.id.clone())));
+        assert!(!s.ui.start_here, "opening a lesson retires the start card");
+        s.apply(Action::SetSource(first.solution.clone()));
+        s.apply(Action::Lesson(LessonAction::ShowHint));
+        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        s.apply(gold(1));
+        assert_eq!(
+            s.next_lesson().map(|l| l.id.as_str()),
+            Some(second.id.as_str())
+        );
+        // On to lesson 2, which starts from its starter; then an example.
+        s.apply(Action::Lesson(LessonAction::Open(second.id.clone())));
+        assert_eq!(s.view.source, second.starter);
+        assert!(s.lessons.session.grade.is_none() && s.lessons.session.hints == 0);
+        s.apply(Action::SetSource("my lesson 2 attempt".into()));
+        s.apply(Action::LoadExample("softmax".into()));
+        // Back to lesson 1: the student's passing code, hint and verdict.
+        s.apply(Action::Lesson(LessonAction::Open(first.id.clone())));
+        assert_eq!(s.view.source, first.solution);
+        assert_eq!(s.lessons.session.hints, 1);
+        assert!(s.lessons.session.grade.as_ref().is_some_and(|g| g.passed));
+        assert!(s.lessons.session.grade_is_for(&s.view.source));
+        s.apply(Action::Lesson(LessonAction::Open(second.id.clone())));
+        assert_eq!(s.view.source, "my lesson 2 attempt");
+        // What local storage keeps reads back.
+        let json = serde_json::to_string(&s.lessons.work).expect("serialise");
+        let back: BTreeMap<String, LessonWork> = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back, s.lessons.work);
     }
 
     #[test]
@@ -1191,10 +1315,11 @@ mod tests {
             (None, "mine")
         );
         s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
-        assert!(
-            s.lessons.session.grade.is_none(),
-            "a lesson opens with a fresh session"
+        assert_eq!(
+            s.view.source, "mine",
+            "a lesson reopens with the student's work"
         );
+        assert!(s.lessons.session.solution_shown);
         s.apply(Action::LoadExample("softmax".into()));
         assert_eq!(s.view.lesson, None);
         assert_eq!(

@@ -3,7 +3,8 @@
 //! the timeline cursor (`components::buffers`).
 //!
 //! A value is born when a write to the slot ends and is live until the last read of it
-//! starts; a value never read is dead at once. Writes that fill an unread value piece by
+//! ends (an instruction reads its operands while it runs); a value never read is dead
+//! at once. Writes that fill an unread value piece by
 //! piece (two loads into halves of a tile) extend it rather than start a new one. Trace
 //! entries are in completion order, which is the order their data effects applied, so a
 //! read belongs to the value current when it completed, and an instruction that reads
@@ -69,7 +70,7 @@ pub fn slots(
         for a in group.iter().filter(|a| !a.write) {
             for s in touched(&slots, a) {
                 if let Some(Some(o)) = open.get_mut(s) {
-                    o.value.to = o.value.to.max(e.start.max(o.value.from));
+                    o.value.to = o.value.to.max(e.end.max(o.value.from));
                     o.read = true;
                     push_capped(&mut o.value.consumers, e.index);
                 }
@@ -184,7 +185,7 @@ mod tests {
             .collect();
         assert_eq!(t.len(), 3, "{:?}", sim.buffers);
         // 16 iterations over 3 slots: each slot holds 5 or 6 loaded tiles, each live
-        // from its load's end until the compute reading it starts.
+        // from its load's end until the compute reading it ends.
         for slot in &t {
             assert_eq!(slot.space, MemSpace::UB);
             assert!((5..=6).contains(&slot.values.len()), "{slot:?}");
@@ -209,6 +210,36 @@ mod tests {
                     "{a:?} {b:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_slot_stays_live_while_an_instruction_reads_it() {
+        // Softmax at cycle 826 once showed `t` slot 0 free while V's vsub read it.
+        for name in ["softmax", "multibuffer", "flash_attention", "matmul_tiled"] {
+            let sim = simulated(name);
+            let slices: Vec<_> = sim.lanes.iter().flat_map(|l| &l.slices).collect();
+            let mut reads = 0;
+            for slot in &sim.buffers {
+                for v in &slot.values {
+                    let reading = slices.iter().filter(|s| {
+                        v.consumers.contains(&s.instr) && v.from <= s.start && s.start <= v.to
+                    });
+                    for s in reading {
+                        reads += 1;
+                        assert!(
+                            s.end <= v.to && slot.at(s.end - 1).live == Some(v),
+                            "{name}: {} is free at cycle {} while #{} reads it ({}..{})",
+                            slot.name,
+                            v.to,
+                            s.instr,
+                            s.start,
+                            s.end
+                        );
+                    }
+                }
+            }
+            assert!(reads > 0, "{name}: no reads checked");
         }
     }
 

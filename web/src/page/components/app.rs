@@ -15,6 +15,7 @@ use super::{
     gallery::Gallery,
     help::Help,
     panels::Panels,
+    start_here::StartHere,
     statusbar::{StatusBar, StatusLine},
     toolbar::Toolbar,
     AppContext,
@@ -54,6 +55,12 @@ fn initial_state() -> AppState {
     state.ui.banner = banner;
     state.ui.theme = dom::load_theme();
     state.lessons.progress = dom::load_progress();
+    state.lessons.work = dom::load_lesson_work();
+    // A newcomer's first screen points at lesson 1; a share link opens what it holds.
+    state.ui.start_here = fragment.is_empty()
+        && state.view.lesson.is_none()
+        && state.lessons.progress.passed() == 0
+        && !dom::start_here_done();
     state
 }
 
@@ -231,8 +238,14 @@ pub fn App(props: &AppProps) -> Html {
         });
     }
 
-    // Medals survive reloads.
+    // Medals, every lesson's work and the dismissed "Start here" survive reloads.
     use_effect_with(state.lessons.progress.clone(), dom::save_progress);
+    use_effect_with(state.lessons.work.clone(), dom::save_lesson_work);
+    use_effect_with(state.ui.start_here, |shown| {
+        if !*shown {
+            dom::set_start_here_done();
+        }
+    });
 
     let on_trace = {
         let link = Rc::clone(&link);
@@ -254,6 +267,7 @@ pub fn App(props: &AppProps) -> Html {
                 <BannerBar />
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
+                        <StartHere />
                         {lesson}
                         <ExampleNote />
                         <Editor />

@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use tilescope::diag::Severity;
+use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
@@ -66,7 +67,7 @@ pub fn Editor() -> Html {
     let highlighted: Html = if !decorated {
         Html::default()
     } else {
-        decorated_source(source, &marks)
+        decorated_source(source, app.is_asm(), &marks)
     };
     let gutter_lines: Html = if !decorated {
         let numbers: Vec<String> = (1..=text::line_count(source))
@@ -172,6 +173,44 @@ pub fn Editor() -> Html {
         Callback::from(move |e: MouseEvent| on_caret_event.emit(e.into()))
     };
 
+    // Hovering a wavy underline shows its message. The underlines are in the layer
+    // under the textarea, which takes the pointer: the marks' boxes say which one is
+    // under it, and their `data-at` which diagnostics cover it.
+    let onmousemove = {
+        let (pre, app) = (pre.clone(), app.clone());
+        Callback::from(move |e: MouseEvent| {
+            let Some(ta) = e.target_dyn_into::<HtmlTextAreaElement>() else {
+                return;
+            };
+            let at = pre
+                .cast::<web_sys::Element>()
+                .and_then(|p| mark_at(&p, e.client_x() as f64, e.client_y() as f64));
+            let messages: Vec<String> = match (at, app.results.compile.as_ref()) {
+                (Some(at), Some(c)) => c
+                    .diagnostics
+                    .iter()
+                    .filter(|d| {
+                        d.span
+                            .is_some_and(|s| (s.start as usize..=s.end as usize).contains(&at))
+                    })
+                    .map(|d| {
+                        let severity = if d.severity == Severity::Error {
+                            "error"
+                        } else {
+                            "warning"
+                        };
+                        format!("{severity}: {}", d.message)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let title = messages.join("\n");
+            if ta.title() != title {
+                ta.set_title(&title);
+            }
+        })
+    };
+
     // Jumps from the Problems panel: move the caret and scroll its line into view.
     {
         let textarea = textarea.clone();
@@ -206,6 +245,7 @@ pub fn Editor() -> Html {
                     {onkeydown}
                     {onkeyup}
                     {onclick}
+                    {onmousemove}
                     onscroll={sync_scroll}
                 />
             </div>
@@ -213,9 +253,28 @@ pub fn Editor() -> Html {
     }
 }
 
+/// The byte offset (`data-at`) of the diagnostic mark in `layer` under the point, if any.
+fn mark_at(layer: &web_sys::Element, x: f64, y: f64) -> Option<usize> {
+    let marks = layer
+        .query_selector_all(".mark-error, .mark-warning")
+        .ok()?;
+    (0..marks.length())
+        .filter_map(|i| marks.item(i)?.dyn_into::<web_sys::Element>().ok())
+        .find(|m| {
+            let r = m.get_bounding_client_rect();
+            r.left() <= x && x <= r.right() && r.top() <= y && y <= r.bottom()
+        })
+        .and_then(|m| m.get_attribute("data-at")?.parse().ok())
+}
+
 /// The source as coloured tokens, with diagnostic and linked-span marks.
-fn decorated_source(source: &str, marks: &[(Range<usize>, u8)]) -> Html {
-    highlight::segments(source, &highlight::tokenize(source), marks)
+fn decorated_source(source: &str, asm: bool, marks: &[(Range<usize>, u8)]) -> Html {
+    let tokens = if asm {
+        highlight::tokenize_asm(source)
+    } else {
+        highlight::tokenize(source)
+    };
+    highlight::segments(source, &tokens, marks)
         .into_iter()
         .map(|seg| {
             let mut class = classes!(seg.kind.class());
@@ -229,13 +288,14 @@ fn decorated_source(source: &str, marks: &[(Range<usize>, u8)]) -> Html {
             if seg.marks & MARK_LINKED != 0 {
                 class.push("mark-linked");
             }
+            let at = seg.range.start.to_string();
             let piece = source.get(seg.range).unwrap_or_default().to_string();
             if class.is_empty() {
                 html! { {piece} }
             } else if error {
-                html! { <span {class} data-testid="diag-underline">{piece}</span> }
+                html! { <span {class} data-testid="diag-underline" data-at={at}>{piece}</span> }
             } else {
-                html! { <span {class}>{piece}</span> }
+                html! { <span {class} data-at={at}>{piece}</span> }
             }
         })
         .collect()

@@ -1,33 +1,58 @@
-//! The keyboard shortcut overlay (`?`).
+//! The help overlay (`?`): what each panel shows, every key, and where the language
+//! reference is.
 
 use yew::prelude::*;
 
 use super::dialog::Dialog;
+use crate::page::share::Panel;
 use crate::protocol::DEBUG_PANIC_MARKER;
 
 /// The language reference (`docs/language.md`), which `index.html` copies next to the
 /// page; relative, so it resolves under any path the playground is served from.
 const LANGUAGE_REFERENCE: &str = "language.md";
 
+/// Keys that work anywhere outside a text field (`app::handle_shortcut`), then those of
+/// a focused panel or the editor. The panel keys (Alt+1 …) are listed from `Panel::ALL`.
 const SHORTCUTS: &[(&str, &str)] = &[
     ("?", "show or hide this help"),
-    ("Esc", "close overlays"),
+    ("Esc", "close the open overlay, else the banner"),
     ("e", "open the example gallery"),
+    ("l", "open the lesson track"),
+    ("d", "Passes: toggle the diff against the previous pass"),
+    ("h", "Passes: hide or show passes that changed nothing"),
     (
-        "Alt+1 … Alt+6",
-        "Passes, Steps, Timeline, Assembly, Output, Problems",
+        "↑ / ↓, k / j",
+        "Passes (list focused): previous / next pass",
     ),
-    ("↑ / ↓", "previous / next pass (pass list focused)"),
-    ("d", "toggle the diff against the previous pass"),
-    ("h", "hide or show passes that changed nothing"),
-    ("Tab / Shift+Tab", "indent / dedent in the editor"),
+    (
+        "← / →",
+        "Timeline (focused): previous / next instruction start (Shift: 10 at a time)",
+    ),
+    (
+        ", / .",
+        "Timeline (focused): previous / next cycle (Shift: 10 at a time)",
+    ),
+    ("+ / −", "Timeline (focused): zoom in / out"),
+    ("0", "Timeline (focused): show the whole run"),
+    ("Space", "Timeline (focused): play / pause"),
+    ("Tab / Shift+Tab", "Editor: indent / dedent"),
 ];
 
 #[function_component]
 pub fn Help() -> Html {
     html! {
-        <Dialog title="Keyboard shortcuts">
-                <table class="shortcuts">
+        <Dialog title="Help">
+                <h3 class="dialog-sub">{"Panels"}</h3>
+                <table class="shortcuts" data-testid="help-panels">
+                    { for Panel::ALL.iter().enumerate().map(|(i, panel)| html! {
+                        <tr data-panel={panel.title()}>
+                            <td><kbd>{format!("Alt+{}", i + 1)}</kbd></td>
+                            <td><strong>{panel.title()}</strong>{": "}{panel.blurb()}</td>
+                        </tr>
+                    }) }
+                </table>
+                <h3 class="dialog-sub">{"Keys"}</h3>
+                <table class="shortcuts" data-testid="help-keys">
                     { for SHORTCUTS.iter().map(|(keys, what)| html! {
                         <tr><td><kbd>{*keys}</kbd></td><td>{*what}</td></tr>
                     }) }

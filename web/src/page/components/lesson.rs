@@ -45,6 +45,16 @@ pub fn LessonPane(props: &LessonProps) -> Html {
     // The verdict of the newest check; the previous one is hidden while it runs. Once
     // the code is edited it judged other code, and says so.
     let current = session.grade_is_for(&app.view.source);
+    let next = app.next_lesson();
+    let open_next = {
+        let app = app.clone();
+        let id = next.map(|l| l.id.clone());
+        Callback::from(move |_: MouseEvent| {
+            if let Some(id) = id.clone() {
+                app.dispatch(Action::Lesson(LessonAction::Open(id)));
+            }
+        })
+    };
     let verdict = session.grade.as_ref().filter(|_| !checking).map(|g| {
         let (class, title) = match (g.passed, g.medal) {
             (true, Some(medal)) => (
@@ -62,6 +72,14 @@ pub fn LessonPane(props: &LessonProps) -> Html {
                     </div>
                 }
                 <div class="verdict-title">{title}</div>
+                if g.passed && current {
+                    if let Some(next) = next {
+                        <button class="tb-button primary small verdict-next" data-testid="lesson-next"
+                            onclick={open_next.clone()}>
+                            {format!("Next lesson: {} →", next.title)}
+                        </button>
+                    }
+                }
                 <ul class="checks">
                     { for g.checks.iter().map(|c| html! {
                         <li class={if c.passed { "check check-ok" } else { "check check-fail" }}>

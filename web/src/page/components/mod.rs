@@ -18,6 +18,7 @@ pub mod output;
 pub mod panels;
 pub mod passes;
 pub mod problems;
+pub mod start_here;
 pub mod statusbar;
 pub mod steps;
 pub mod sync_card;

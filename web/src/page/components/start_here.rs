@@ -1,0 +1,44 @@
+//! The card a newcomer's first screen shows above the editor: where to begin (lesson 1)
+//! and what the page is. Gone for good once dismissed or once a lesson is opened.
+
+use yew::prelude::*;
+
+use super::use_app;
+use crate::page::lessons;
+use crate::page::state::{Action, LessonAction};
+
+#[function_component]
+pub fn StartHere() -> Html {
+    let app = use_app();
+    let first = lessons::all().iter().min_by_key(|l| l.number);
+    let Some(first) = first.filter(|_| app.ui.start_here) else {
+        return html! {};
+    };
+    let open = {
+        let app = app.clone();
+        let id = first.id.clone();
+        Callback::from(move |_| app.dispatch(Action::Lesson(LessonAction::Open(id.clone()))))
+    };
+    let dismiss = {
+        let app = app.clone();
+        Callback::from(move |_| app.dispatch(Action::DismissStartHere))
+    };
+    html! {
+        <div class="start-here" data-testid="start-here">
+            <div class="start-here-text">
+                <strong>{"New here? "}</strong>
+                {format!(
+                    "Tilescope compiles a tile kernel for an accelerator core and shows every pass, \
+                     the steps and a timeline of its pipes. The {} graded lessons teach it from the \
+                     first load and store.",
+                    lessons::all().len()
+                )}
+            </div>
+            <button class="tb-button primary" data-testid="start-here-open" onclick={open}>
+                {format!("Start lesson {}: {} →", first.number, first.title)}
+            </button>
+            <button class="tb-icon" data-testid="start-here-dismiss" onclick={dismiss}
+                aria-label="Dismiss" title="Do not show this again">{"×"}</button>
+        </div>
+    }
+}
