@@ -275,6 +275,10 @@ export type BufferInfo = {
      * Byte address of each slot in `space` (two or more when multi-buffered).
      */
     addrs: Array<number>,
+    /**
+     * Where its first tile is defined (`lowered::Buffer::span`).
+     */
+    span: Span | null,
 };
 
 /**

@@ -150,6 +150,9 @@ pub struct BufferInfo {
     pub bytes: u64,
     /// Byte address of each slot in `space` (two or more when multi-buffered).
     pub addrs: Vec<u64>,
+    /// Where its first tile is defined (`lowered::Buffer::span`).
+    #[serde(default)]
+    pub span: Option<crate::diag::Span>,
 }
 
 impl BufferInfo {
@@ -159,6 +162,7 @@ impl BufferInfo {
             space: b.space,
             bytes: b.bytes,
             addrs: b.addrs.clone(),
+            span: b.span,
         }
     }
 }

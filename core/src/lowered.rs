@@ -35,6 +35,10 @@ pub struct Buffer {
     /// its slot (`Slot::Follows`, `Slot::Fixed`, or `Slot::All` for an index of
     /// another form).
     pub rotates_with: Option<LoopId>,
+    /// Where the first tile it holds is defined: names a buffer of temporaries
+    /// (`%0`) by its source.
+    #[serde(default)]
+    pub span: Option<crate::diag::Span>,
 }
 
 /// What an instruction touches.

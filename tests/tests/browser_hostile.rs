@@ -40,16 +40,6 @@ async fn banner_text(page: &Page) -> Result<String> {
     Ok(page.wait_for(".banner-text").await?.text().await?)
 }
 
-/// A key press on the page (the shortcuts listen on the document).
-async fn press(page: &Page, key: &str) -> Result<()> {
-    page.execute(
-        "document.body.dispatchEvent(new KeyboardEvent('keydown', { key: arguments[0], bubbles: true }));",
-        vec![json!(key)],
-    )
-    .await?;
-    Ok(())
-}
-
 /// Loads the playground afresh with `fragment` (may be empty). A new query each time:
 /// navigating to another fragment of the same page would not reload it.
 async fn load(page: &Page, fragment: &str) -> Result<()> {
@@ -212,7 +202,7 @@ async fn a_huge_kernel_compiles_within_limits_and_the_page_stays_responsive() ->
         ensure!(took_ms < 3000.0, "an edit took {took_ms:.0} ms");
         // The page answers: the help overlay opens promptly.
         let started = Instant::now();
-        press(page, "?").await?;
+        page.press("?").await?;
         page.wait_for(".shortcuts").await?;
         let took = started.elapsed();
         ensure!(
@@ -288,7 +278,7 @@ async fn user_text_is_only_ever_rendered_as_text() -> Result<()> {
             page.wait_for(".problem-msg").await?;
             assert_not_injected(page, &bad).await?;
         }
-        press(page, "?").await?;
+        page.press("?").await?;
         page.wait_for(".shortcuts").await?;
         assert_not_injected(page, "help").await?;
         page.screenshot("hostile-xss").await?;
@@ -306,10 +296,10 @@ async fn a_worker_crash_is_reported_and_the_text_survives() -> Result<()> {
         page.tab("Passes").await?;
         page.wait_for("[data-testid=ir-view]").await?;
         // The help overlay documents the debug comment.
-        press(page, "?").await?;
+        page.press("?").await?;
         page.wait_for_text("[data-testid=help-debug-panic] code", DEBUG_PANIC)
             .await?;
-        press(page, "Escape").await?;
+        page.press("Escape").await?;
 
         let crashing = kernel_with_comment(&format!("my edit\n{DEBUG_PANIC}"));
         page.set_editor_text(&crashing).await?;

@@ -15,15 +15,6 @@ fn heading(lesson: &tilescope::lesson::Lesson) -> String {
     format!("Lesson {} · {}", lesson.number, lesson.title)
 }
 
-/// Clicks Check for the `n`th time and waits for that check's verdict.
-async fn check(page: &Page, n: u32) -> Result<String> {
-    page.click("[data-testid=lesson-check]").await?;
-    let verdict = page
-        .wait_for(&format!("[data-testid=lesson-verdict][data-check='{n}']"))
-        .await?;
-    Ok(verdict.text().await?)
-}
-
 #[tokio::test]
 #[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
 async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
@@ -39,10 +30,10 @@ async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
         page.wait_for_text(".lesson-heading", &heading(&lesson))
             .await?;
 
-        let verdict = check(page, 1).await?;
+        let verdict = page.check_lesson(1).await?;
         ensure!(verdict.contains("Not yet"), "the starter passed: {verdict}");
         page.set_editor_text(&wrong).await?;
-        let verdict = check(page, 2).await?;
+        let verdict = page.check_lesson(2).await?;
         ensure!(
             verdict.contains("Not yet") && verdict.contains("expected"),
             "the wrong solution: {verdict}"
@@ -56,7 +47,7 @@ async fn a_lesson_is_graded_in_the_page_and_its_medal_kept() -> Result<()> {
         page.screenshot("lesson-not-yet").await?;
 
         page.set_editor_text(&lesson.solution).await?;
-        let verdict = check(page, 3).await?;
+        let verdict = page.check_lesson(3).await?;
         ensure!(
             verdict.contains("gold"),
             "the reference solution: {verdict}"

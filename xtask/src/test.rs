@@ -72,6 +72,8 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "--test",
                 "browser_lessons",
                 "--test",
+                "browser_first_hour",
+                "--test",
                 "bundle",
             ]),
             &root.join("dist"),

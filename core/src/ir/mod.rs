@@ -749,6 +749,14 @@ impl OpKind {
 }
 
 impl Kernel {
+    /// The source span of the op that defines `v` (a loop's, for a carried value).
+    pub fn def_span(&self, v: ValueId) -> Option<crate::diag::Span> {
+        let op = match self.values.get(v)?.def {
+            ValueDef::Result { op, .. } | ValueDef::LoopArg { op, .. } => op,
+        };
+        self.ops.get(op).map(|o| o.span)
+    }
+
     /// Appends a value defined by `def`.
     pub fn add_value(&mut self, ty: TileType, name: Option<String>, def: ValueDef) -> ValueId {
         self.values.push(Value {

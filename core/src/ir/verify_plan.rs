@@ -33,7 +33,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         let n = names
             .get(&v)
             .map_or_else(|| format!("value {}", v.index()), |n| format!("%{n}"));
-        match live.def_span(k, v) {
+        match k.def_span(v) {
             Some(span) => format!("{n} ({})", line_col(source, span)),
             None => n,
         }
@@ -55,7 +55,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         let owner = buffer.map_or(v, |(b, _)| b);
         let slots = buffer.map_or(val.attrs.slots, |(_, b)| b.attrs.slots);
         let slots = slots.unwrap_or(1).max(1) as usize;
-        let span = live.def_span(k, v).unwrap_or_default();
+        let span = k.def_span(v).unwrap_or_default();
         if let Some((b, bv)) = buffer.filter(|(_, bv)| bv.attrs.addresses != val.attrs.addresses) {
             errors.push(Diagnostic::error(
                 format!(
@@ -383,13 +383,6 @@ impl Live {
         let (_, dloops) = self.def.get(v.index())?.as_ref()?;
         let l = dloops.last()?;
         self.range.get(l.index()).copied().flatten()
-    }
-
-    fn def_span(&self, k: &Kernel, v: ValueId) -> Option<Span> {
-        let op = match k.values.get(v)?.def {
-            ValueDef::Result { op, .. } | ValueDef::LoopArg { op, .. } => op,
-        };
-        k.ops.get(op).map(|o| o.span)
     }
 
     /// Whether `q`, defined where `p` is last used, may take `p`'s bytes there: at the

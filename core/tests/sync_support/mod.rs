@@ -61,6 +61,7 @@ impl Builder {
             bytes,
             addrs: addrs.to_vec(),
             rotates_with,
+            span: None,
         });
         BufferId(self.l.buffers.len() as u32 - 1)
     }

@@ -192,6 +192,37 @@ impl Page {
         }
     }
 
+    /// A key press on the page (the shortcuts listen on the document).
+    pub async fn press(&self, key: &str) -> Result<()> {
+        self.execute(
+            "document.body.dispatchEvent(new KeyboardEvent('keydown', { key: arguments[0], bubbles: true }));",
+            vec![serde_json::json!(key)],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// How many elements match `css` now.
+    pub async fn count(&self, css: &str) -> Result<u64> {
+        self.execute(
+            "return document.querySelectorAll(arguments[0]).length;",
+            vec![serde_json::json!(css)],
+        )
+        .await?
+        .as_u64()
+        .context("a count")
+    }
+
+    /// Clicks the open lesson's Check for the `n`th time and waits for that check's
+    /// verdict; its text.
+    pub async fn check_lesson(&self, n: u32) -> Result<String> {
+        self.click("[data-testid=lesson-check]").await?;
+        let verdict = self
+            .wait_for(&format!("[data-testid=lesson-verdict][data-check='{n}']"))
+            .await?;
+        Ok(verdict.text().await?)
+    }
+
     /// Waits until an element matching `css` shows a text containing `part`.
     pub async fn wait_for_text_containing(&self, css: &str, part: &str) -> Result<()> {
         let mut last = String::new();
@@ -203,10 +234,16 @@ impl Page {
         .with_context(|| format!("last: {last:?}"))
     }
 
-    /// Clicks the element matching `css` once it exists.
+    /// Clicks the element matching `css` once it exists, as a pointer would: brought to
+    /// the middle of its scrolling box first, where no sticky header covers it.
     pub async fn click(&self, css: &str) -> Result<()> {
-        self.wait_for(css)
-            .await?
+        let element = self.wait_for(css).await?;
+        self.execute(
+            "document.querySelector(arguments[0]).scrollIntoView({ block: 'center', inline: 'nearest' });",
+            vec![serde_json::json!(css)],
+        )
+        .await?;
+        element
             .click()
             .await
             .with_context(|| format!("clicking `{css}`"))

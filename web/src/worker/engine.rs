@@ -335,7 +335,8 @@ impl Compiled {
                 (result, program, Vec::new())
             }
         };
-        let buffers = crate::worker::liveness::slots(&buffers, &result.trace, &result.accesses);
+        let buffers =
+            crate::worker::liveness::slots(&buffers, &self.text, &result.trace, &result.accesses);
         let fixes = race_fixes(&self.options, &self.text, &result.races);
         let mut sim = sim_output(&mut result);
         for (race, fix) in sim.races.iter_mut().zip(fixes) {

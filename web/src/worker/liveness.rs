@@ -33,10 +33,41 @@ fn push_capped(list: &mut Vec<u32>, instr: u32) {
     }
 }
 
+/// The longest source excerpt that names a buffer of temporaries.
+const EXCERPT_CHARS: usize = 32;
+
+/// A buffer's name as the student knows it: the source variables it holds (`t`,
+/// `acc`), else, for temporaries the compiler made (IR names `0`, `3`), the source
+/// expression that made the first of them; never the IR's numbering.
+pub fn shown_name(b: &BufferInfo, source: &str) -> String {
+    let named: Vec<&str> = b
+        .name
+        .split('|')
+        .filter(|n| !n.is_empty() && !n.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    if !named.is_empty() {
+        return named.join(", ");
+    }
+    let excerpt = b
+        .span
+        .and_then(|s| source.get(s.start as usize..s.end as usize))
+        .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|text| !text.is_empty());
+    match excerpt {
+        Some(text) if text.chars().count() > EXCERPT_CHARS => {
+            let cut: String = text.chars().take(EXCERPT_CHARS - 1).collect();
+            format!("{cut}…")
+        }
+        Some(text) => text,
+        None => b.name.clone(),
+    }
+}
+
 /// Every slot of `buffers` with its values over the run `trace` / `accesses`
-/// (`accesses` sorted by entry, as the simulator records them).
+/// (`accesses` sorted by entry, as the simulator records them), named from `source`.
 pub fn slots(
     buffers: &[BufferInfo],
+    source: &str,
     trace: &[TraceEntry],
     accesses: &[TraceAccess],
 ) -> Vec<BufferSlot> {
@@ -44,14 +75,15 @@ pub fn slots(
         .iter()
         .flat_map(|b| {
             let multi = b.addrs.len() > 1;
+            let name = shown_name(b, source);
             b.addrs
                 .iter()
                 .enumerate()
                 .map(move |(i, &addr)| BufferSlot {
                     name: if multi {
-                        format!("{} slot {i}", b.name)
+                        format!("{name} slot {i}")
                     } else {
-                        b.name.clone()
+                        name.clone()
                     },
                     space: b.space,
                     lo: addr,
@@ -263,6 +295,35 @@ mod tests {
         let after = slot.values.last().expect("values");
         assert_eq!(slot.at(sim.cycles).live, None);
         assert_eq!(slot.at(sim.cycles).last, Some(after));
+    }
+
+    #[test]
+    fn buffers_go_by_source_names_never_ir_numbers() {
+        for e in catalog::EXAMPLES {
+            let (_, sim) = crate::worker::engine::run(e.source, &CompileOptions::default(), 0);
+            let Some((sim, _)) = sim else { continue };
+            for slot in &sim.buffers {
+                let base = slot.name.split(" slot ").next().unwrap_or("");
+                assert!(
+                    !base.is_empty()
+                        && !base
+                            .split(", ")
+                            .any(|n| n.chars().all(|c| c.is_ascii_digit())),
+                    "{}: buffer named {:?}",
+                    e.name,
+                    slot.name
+                );
+            }
+        }
+        // The elementwise example's fused result is named by its expression.
+        let sim = simulated("elementwise");
+        assert!(
+            sim.buffers
+                .iter()
+                .any(|s| s.name.starts_with("relu(t * 2.0 + bias)")),
+            "{:?}",
+            sim.buffers.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -127,6 +127,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
             bytes: slab.bytes,
             addrs: slab.addrs(),
             rotates_with: None,
+            span: shown.first().and_then(|&v| k.def_span(v)),
         });
     }
     let member_slot = slots::member_slots(k).map_err(|d| vec![d])?;
