@@ -55,7 +55,23 @@ fn cases() -> Vec<Case> {
         case(
             "missing_semicolon",
             k("let t = load x[:, :]\nstore y[:, :] = t;"),
-            "expected `;`",
+            "test.tile:2:21: error: expected `;` after this statement, found `store`",
+        ),
+        // What a numpy user writes first.
+        case(
+            "numpy_slice",
+            k("for r in 0..64 step 8 { let t = load x[r:r + 8, :]; store y[r .. r + 8, :] = t; }"),
+            "ranges are written with `..`, not numpy's `:`: write `r .. r + 8`",
+        ),
+        case(
+            "numpy_axis_argument",
+            k("let t = load x[:, :]; store y[:, 0 .. 1] = sum(t, 1);"),
+            "write `sum(t, axis=1)`, not a second argument",
+        ),
+        case(
+            "non_ascii_name",
+            k("let tëst = load x[:, :];\nstore y[:, :] = tëst;"),
+            "names are ASCII letters, digits and `_`; `tëst` has `ë`",
         ),
         case(
             "unclosed_block",
@@ -563,6 +579,19 @@ fn every_rule_reports_its_diagnostic() {
             c.expect
         );
         golden.push_str(&format!("=== {}\n{rendered}", c.name));
+        // A numpy user's first mistakes say so once, without errors that follow from
+        // them.
+        if c.name.starts_with("numpy_")
+            || c.name == "non_ascii_name"
+            || c.name == "missing_semicolon"
+        {
+            assert_eq!(
+                diags.len(),
+                1,
+                "{}: one error, no cascade:\n{rendered}",
+                c.name
+            );
+        }
     }
     insta::assert_snapshot!("diagnostics", golden);
 }

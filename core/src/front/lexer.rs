@@ -176,6 +176,8 @@ fn walk(source: &str, emit: &mut dyn FnMut(Piece, Span, Option<Diagnostic>)) {
     let bytes = source.as_bytes();
     // The last token, for the `//` rule.
     let mut last: Option<Token> = None;
+    // Names with non-ASCII letters already reported.
+    let mut non_ascii_names: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
@@ -215,10 +217,34 @@ fn walk(source: &str, emit: &mut dyn FnMut(Piece, Span, Option<Diagnostic>)) {
                     continue;
                 }
             }
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                let end = scan(bytes, i, |b| b.is_ascii_alphanumeric() || b == b'_');
+            _ if starts_word(source, i) => {
+                let end = word_end(source, i);
                 let word = &source[i..end];
-                (keyword(word).unwrap_or(Tok::Ident), end - i)
+                if word.is_ascii() {
+                    (keyword(word).unwrap_or(Tok::Ident), end - i)
+                } else {
+                    // `tëst`: one name, with one error the first time it appears, so
+                    // neither this use nor the later ones cascade into parse errors.
+                    let span = Span::new(start, end);
+                    let first = !non_ascii_names.contains(&word);
+                    let diag = first.then(|| {
+                        non_ascii_names.push(word);
+                        let odd: String = word.chars().filter(|c| !c.is_ascii()).collect();
+                        Diagnostic::error(
+                            format!(
+                                "names are ASCII letters, digits and `_`; `{word}` has `{odd}`"
+                            ),
+                            span,
+                        )
+                    });
+                    emit(Piece::Token(Tok::Ident), span, diag);
+                    last = Some(Token {
+                        tok: Tok::Ident,
+                        span,
+                    });
+                    i = end;
+                    continue;
+                }
             }
             b'0'..=b'9' => {
                 let (tok, end, diag) = number(source, i);
@@ -276,6 +302,30 @@ fn walk(source: &str, emit: &mut dyn FnMut(Piece, Span, Option<Diagnostic>)) {
         emit(Piece::Token(tok), token.span, None);
         last = Some(token);
     }
+}
+
+/// A name starts at `at`: an ASCII letter or `_`, or a letter of another script (which
+/// is an error, reported once per name).
+fn starts_word(source: &str, at: usize) -> bool {
+    source
+        .get(at..)
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|c| {
+            c.is_ascii_alphabetic() || c == '_' || (!c.is_ascii() && c.is_alphabetic())
+        })
+}
+
+/// The end of the name starting at `from`: ASCII letters, digits and `_`, and letters
+/// of other scripts (so `tëst` is one name).
+fn word_end(source: &str, from: usize) -> usize {
+    let mut end = from;
+    for (offset, c) in source[from..].char_indices() {
+        if !(c.is_ascii_alphanumeric() || c == '_' || (!c.is_ascii() && c.is_alphabetic())) {
+            break;
+        }
+        end = from + offset + c.len_utf8();
+    }
+    end
 }
 
 fn scan(bytes: &[u8], from: usize, keep: impl Fn(u8) -> bool) -> usize {

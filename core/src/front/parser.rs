@@ -130,6 +130,32 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// The `;` that ends a statement. One missing where a line or a block ends is
+    /// reported right after the statement, not at the next line's first token, and
+    /// taken as written, so the next statement still parses.
+    fn expect_semi(&mut self) -> PResult<Token> {
+        if let Some(t) = self.eat(Tok::Semi) {
+            return Ok(t);
+        }
+        let at = self.prev_end();
+        let next = self.peek().span;
+        let between = self
+            .source
+            .get(at.end as usize..next.start as usize)
+            .unwrap_or("");
+        if between.contains('\n') || self.at(Tok::RBrace) || self.at(Tok::Eof) {
+            self.error(
+                format!("expected `;` after this statement, found {}", self.found()),
+                at,
+            );
+            return Ok(Token {
+                tok: Tok::Semi,
+                span: at,
+            });
+        }
+        Err(self.expected(Tok::Semi.describe()))
+    }
+
     fn ident(&mut self, what: &str) -> PResult<Ident> {
         if self.at(Tok::Ident) {
             let t = self.bump();
@@ -221,7 +247,7 @@ impl<'s> Parser<'s> {
         let name = self.ident("a constant name")?;
         self.expect(Tok::Eq)?;
         let value = self.expr()?;
-        let end = self.expect(Tok::Semi)?.span;
+        let end = self.expect_semi()?.span;
         Ok(ConstItem {
             name,
             value,
@@ -353,7 +379,7 @@ impl<'s> Parser<'s> {
             }
             _ => return Err(self.expected("a statement (`let`, `store`, `for` or an update)")),
         };
-        let end = self.expect(Tok::Semi)?.span;
+        let end = self.expect_semi()?.span;
         Ok(Stmt {
             kind,
             span: start.to(end),
@@ -443,6 +469,38 @@ impl<'s> Parser<'s> {
             });
         }
         let lo = self.expr()?;
+        // numpy's `x[a:b]`: said in the language's words, and read as the range it
+        // means so the rest of the kernel still checks.
+        if let Some(colon) = self.eat(Tok::Colon) {
+            if self.at(Tok::Comma) || self.at(Tok::RBracket) {
+                let text = self.text(lo.span).to_string();
+                return Err(self.error(
+                    format!(
+                        "ranges are written `lo .. hi`, not numpy's `{text}:`: give the end, \
+                         as in `{text} .. {text} + 8`"
+                    ),
+                    lo.span.to(colon.span),
+                ));
+            }
+            let hi = self.expr()?;
+            let (lo_text, hi_text) = (
+                self.text(lo.span).to_string(),
+                self.text(hi.span).to_string(),
+            );
+            let span = lo.span.to(hi.span);
+            self.error(
+                format!(
+                    "ranges are written with `..`, not numpy's `:`: write `{} .. {}`",
+                    lo_text.trim(),
+                    hi_text.trim()
+                ),
+                span,
+            );
+            return Ok(Index {
+                kind: IndexKind::Range(lo, hi),
+                span,
+            });
+        }
         if self.eat(Tok::DotDot).is_some() {
             let hi = self.expr()?;
             let span = lo.span.to(hi.span);

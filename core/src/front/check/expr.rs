@@ -411,6 +411,29 @@ impl Checker<'_> {
             (_, _, "where") => 3,
             _ => 2,
         };
+        // numpy's `sum(t, 1)`: the axis as a second positional argument.
+        if is_reduce && axis.is_none() && args.len() == 2 {
+            let k = match args.get(1).map(|a| &a.kind) {
+                Some(ast::ExprKind::Int(k)) => Some(*k),
+                Some(ast::ExprKind::Neg(inner)) => match inner.kind {
+                    ast::ExprKind::Int(k) => Some(-k),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(k) = k {
+                let tile = match args.first().map(|a| &a.kind) {
+                    Some(ast::ExprKind::Name(n)) => n.as_str(),
+                    _ => "…",
+                };
+                return self.error(
+                    format!(
+                        "`{name}` takes the axis as a keyword: write `{name}({tile}, axis={k})`, not a second argument"
+                    ),
+                    e.span,
+                );
+            }
+        }
         if args.len() != arity {
             let plural = if arity == 1 { "" } else { "s" };
             return self.error(
