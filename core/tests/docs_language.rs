@@ -165,3 +165,50 @@ fn every_tile_error_block_fails_to_compile_as_shown() {
     );
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+#[test]
+fn the_machines_table_matches_the_presets() {
+    use tilescope::machine::Machine;
+    use tilescope::types::MemSpace;
+    let doc = doc();
+    let (a3, teach) = (Machine::a3(), Machine::teach());
+    let kib = |m: &Machine, s: MemSpace| m.memories.get(s).size.unwrap_or(0) / 1024;
+    let align = |m: &Machine, s: MemSpace| m.memories.get(s).alignment;
+    let rows = [
+        format!(
+            "| UB (vector buffer) | {} KiB, {} B alignment | {} KiB, {} B alignment |",
+            kib(&a3, MemSpace::UB),
+            align(&a3, MemSpace::UB),
+            kib(&teach, MemSpace::UB),
+            align(&teach, MemSpace::UB)
+        ),
+        format!(
+            "| L1 | {} KiB | {} KiB |",
+            kib(&a3, MemSpace::L1),
+            kib(&teach, MemSpace::L1)
+        ),
+        format!(
+            "| L0A / L0B (matrix operands) | {} KiB each, {} B alignment | {} KiB each, {} B alignment |",
+            kib(&a3, MemSpace::L0A),
+            align(&a3, MemSpace::L0A),
+            kib(&teach, MemSpace::L0A),
+            align(&teach, MemSpace::L0A)
+        ),
+        format!(
+            "| L0C (matrix accumulator) | {} KiB | {} KiB |",
+            kib(&a3, MemSpace::L0C),
+            kib(&teach, MemSpace::L0C)
+        ),
+        format!(
+            "| scalar registers | {} | {} |",
+            a3.scalar_regs, teach.scalar_regs
+        ),
+        format!(
+            "| clock | {} GHz | {} GHz |",
+            a3.clock_ghz, teach.clock_ghz
+        ),
+    ];
+    for row in rows {
+        assert!(doc.contains(&row), "{DOC} should hold the row\n{row}");
+    }
+}

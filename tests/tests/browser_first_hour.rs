@@ -132,8 +132,26 @@ async fn a_newcomer_walks_from_the_first_screen_through_lesson_one() -> Result<(
             );
         }
         page.screenshot("first-hour-help").await?;
+        // The language reference it links to is a page, with working section links.
+        let href = page
+            .eval("return document.querySelector('[data-testid=help-language] a').getAttribute('href');")
+            .await?;
+        ensure!(href == json!("language.html"), "the help links {href}");
         page.press("Escape").await?;
-        page.assert_no_console_errors().await
+        page.assert_no_console_errors().await?;
+        page.open("/language.html").await?;
+        page.wait_for("h2#for-numpy-users").await?;
+        page.wait_for("h2#assembly-tasm").await?;
+        let links: Value = page
+            .eval(
+                "return [...document.querySelectorAll('a[href^=\"#\"]')]
+                    .filter(a => !document.getElementById(a.getAttribute('href').slice(1)))
+                    .map(a => a.getAttribute('href'));",
+            )
+            .await?;
+        ensure!(links == json!([]), "section links without a section: {links}");
+        page.screenshot("first-hour-language-reference").await?;
+        Ok(())
     })
     .await
 }

@@ -5,9 +5,11 @@
 //! - `cargo xtask test`: install the tools if needed, then run every check CI runs,
 //!   failing fast.
 //!
-//! Only std is used so this builds in seconds on a fresh machine.
+//! Only std and pulldown-cmark (for the language reference page) are used, so this
+//! builds in seconds on a fresh machine.
 
 mod cmd;
+mod docs_html;
 mod hash_worker;
 mod serve;
 mod test;
@@ -22,7 +24,7 @@ type Result<T> = std::result::Result<T, String>;
 const USAGE: &str = "usage: cargo xtask <serve|test>
   serve   serve the playground on http://127.0.0.1:8080 (release build)
   test    formatting, lints, unit, wasm and browser tests
-  (hash-worker is Trunk's post-build hook; Trunk.toml runs it)";
+  (hash-worker and docs-html are Trunk's post-build hooks; Trunk.toml runs them)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     {
         ["serve"] => serve::run(&workspace_root()),
         ["hash-worker"] => hash_worker::run(),
+        ["docs-html"] => docs_html::run(&workspace_root()),
         ["test"] => test::run(&workspace_root()),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

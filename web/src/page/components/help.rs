@@ -7,9 +7,10 @@ use super::dialog::Dialog;
 use crate::page::share::Panel;
 use crate::protocol::DEBUG_PANIC_MARKER;
 
-/// The language reference (`docs/language.md`), which `index.html` copies next to the
-/// page; relative, so it resolves under any path the playground is served from.
-const LANGUAGE_REFERENCE: &str = "language.md";
+/// The language reference (`docs/language.md`), which the build renders next to the
+/// page (`cargo xtask docs-html`); relative, so it resolves under any path the
+/// playground is served from.
+const LANGUAGE_REFERENCE: &str = "language.html";
 
 /// Keys that work anywhere outside a text field (`app::handle_shortcut`), then those of
 /// a focused panel or the editor. The panel keys (Alt+1 …) are listed from `Panel::ALL`.
