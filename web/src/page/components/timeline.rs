@@ -422,6 +422,14 @@ pub fn TimelinePanel() -> Html {
                     {format!("cycle {} / {}", app.view.cursor, sim.cycles)}
                 </span>
             </div>
+            <div class="tl-legend" data-testid="timeline-legend">
+                <span title="The same colour as the step in the Steps panel; grey: loop control and sync">
+                    <i class="lg-step" />{"slice colour: its step"}</span>
+                <span title="The lane's name is in its pipe's colour, as in Steps"><i class="lg-pipe" />{"lane label: pipe"}</span>
+                <span title="The pipe waited: for a flag, a full queue, a barrier or shared GM bandwidth"><i class="lg-stall" />{"stall"}</span>
+                <span title="Click an arrow head for why the flag is there"><i class="lg-flag" />{"set → wait flag"}</span>
+                <span title="Instructions in a race are outlined"><i class="lg-race" />{"race"}</span>
+            </div>
             if sim.capped {
                 <div class="tl-capped">
                     {format!("Showing the first {} of {} instructions executed; the downloaded trace holds the first {}.",
