@@ -38,9 +38,10 @@ use crate::protocol::{codec, Request, RequestId, Response, WORKER_READY};
 
 /// A worker that has not answered in this long is replaced.
 pub const WORKER_TIMEOUT_MS: u32 = 15_000;
-/// A compile still unanswered after this long when a newer one is sent is abandoned:
-/// the worker is replaced rather than left to finish a run nobody will see. Shorter
-/// runs finish first (replacing the worker costs the new one's start, some tens of ms).
+/// Work still unanswered after this long when a newer compile is sent (an older
+/// compile, or the ablation, comparison or grade of an older text) is abandoned: the
+/// worker is replaced rather than left to finish runs nobody will see. Shorter work
+/// finishes first (replacing the worker costs the new one's start, some tens of ms).
 pub const CANCEL_AFTER_MS: f64 = 300.0;
 /// Unanswered requests remembered for crash reports; more only pile up if the worker
 /// hangs, and the watchdog replaces it then.
@@ -292,12 +293,6 @@ impl WorkerLink {
     }
 
     fn received(self: &Rc<Self>, response: Response) {
-        if let Response::Trace { json, .. } = &response {
-            if !json.is_empty() {
-                dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
-            }
-            return;
-        }
         // A compile that goes on to simulate is answered only by `Simulated`.
         let done = !matches!(
             response,
@@ -308,10 +303,17 @@ impl WorkerLink {
         );
         let id = response.id();
         if done {
+            // The worker answers in order: everything up to `id` is done.
             self.answered.set(self.answered.get().max(id));
-            if self.answered.get() >= self.newest_compile.get() {
+            if self.answered.get() >= self.next_id.get() {
                 self.busy_since.set(None);
             }
+        }
+        if let Response::Trace { json, .. } = &response {
+            if !json.is_empty() {
+                dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
+            }
+            return;
         }
         let Response::Crashed { id, message } = response else {
             if done {
@@ -411,10 +413,15 @@ impl WorkerLink {
         }
     }
 
-    /// Sends a request that is not a compile (a trace or a grade) and returns its id.
+    /// Sends a request that is not a compile (a trace, a grade, an ablation, a
+    /// comparison) and returns its id. A compile sent while it has run long cancels it
+    /// like any run (`send`).
     pub fn send_other(&self, make: impl FnOnce(RequestId) -> Request) -> RequestId {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
+        if self.busy_since.get().is_none() {
+            self.busy_since.set(Some(clock::now_ms()));
+        }
         self.post(&make(id));
         id
     }
