@@ -139,7 +139,10 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
             dynamic: p.dynamic,
             slot_offsets: p.slot_offsets,
             kind: kind(p),
-            buffer: p.buffer.clone(),
+            buffer: p
+                .buffer
+                .as_deref()
+                .map(|b| buffer_label(b, p.buffer_span, source)),
             region: p.region.clone(),
             producer: site(p.src, p.producer.span, source),
             consumer: site(p.dst, p.consumer.span, source),
@@ -164,6 +167,36 @@ pub struct RemovedRow {
     pub covered_by: Vec<usize>,
 }
 
+/// The longest source excerpt that names a temporary.
+const EXCERPT_CHARS: usize = 32;
+
+/// A buffer's name as the student knows it: the source names of the tiles it holds
+/// (`t`; `l, m` for a buffer two share), else, for a temporary the compiler made (IR
+/// names `%0`, `3`), the source expression at `span` that made it; never the IR's
+/// numbering when there is source to show.
+pub fn buffer_label(name: &str, span: Option<Span>, source: &str) -> String {
+    let named: Vec<&str> = name
+        .split('|')
+        .map(|n| n.trim_start_matches('%'))
+        .filter(|n| !n.is_empty() && !n.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    if !named.is_empty() {
+        return named.join(", ");
+    }
+    let excerpt = span
+        .and_then(|s| source.get(s.start as usize..s.end as usize))
+        .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|text| !text.is_empty());
+    match excerpt {
+        Some(text) if text.chars().count() > EXCERPT_CHARS => {
+            let cut: String = text.chars().take(EXCERPT_CHARS - 1).collect();
+            format!("{cut}…")
+        }
+        Some(text) => text,
+        None => name.to_string(),
+    }
+}
+
 pub fn removed_rows(report: &SyncReport, source: &str) -> Vec<RemovedRow> {
     report
         .removed
@@ -172,7 +205,10 @@ pub fn removed_rows(report: &SyncReport, source: &str) -> Vec<RemovedRow> {
             src: r.src,
             dst: r.dst,
             kind: r.hazard.map_or("hazard", |h| h.name()).to_string(),
-            buffer: r.buffer.clone(),
+            buffer: r
+                .buffer
+                .as_deref()
+                .map(|b| buffer_label(b, r.buffer_span, source)),
             producer: site(r.src, r.producer.span, source),
             consumer: site(r.dst, r.consumer.span, source),
             covered_by: r.covered_by.clone(),

@@ -228,3 +228,20 @@ fn straight_line_chains_after_a_loop_reuse_ids_instead_of_falling_back() {
     let table = sync_table(&r.compile, &source, "k.tile");
     assert!(table.contains("flag-reuse"), "{table}");
 }
+
+#[test]
+fn a_temporary_goes_by_the_expression_that_made_it() {
+    // `exp(t)` is a tile with no name of its own: the V -> MTE3 pair is on it, and the
+    // row says which tile in the student's words, not the IR's `%0`.
+    let source = STREAM.replace("BUF", "2");
+    let (rows, _) = rows(&source);
+    let store = find(&rows, Pipe::V, Pipe::MTE3);
+    assert_eq!(store.buffer.as_deref(), Some("exp(t)"), "{store:#?}");
+    assert!(rows
+        .iter()
+        .all(|r| !r.buffer.as_deref().unwrap_or("").starts_with('%')));
+    assert_eq!(
+        find(&rows, Pipe::MTE2, Pipe::V).buffer.as_deref(),
+        Some("t")
+    );
+}

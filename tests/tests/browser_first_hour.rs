@@ -195,6 +195,15 @@ async fn what_the_page_shows_is_what_the_compiler_did() -> Result<()> {
 
         // A pick in one example does not survive loading another.
         load_example(page, "softmax").await?;
+        // The toolbar stays one row on this laptop-wide window (1280 px), whatever the
+        // example's name.
+        let toolbar = page
+            .eval("return document.querySelector('.toolbar').getBoundingClientRect().height;")
+            .await?;
+        ensure!(
+            toolbar.as_f64().is_some_and(|h| h < 60.0),
+            "the toolbar wrapped: {toolbar} px high"
+        );
         page.tab("Assembly").await?;
         page.click("[data-instr='12']").await?;
         load_example(page, "flash_attention").await?;

@@ -33,36 +33,6 @@ fn push_capped(list: &mut Vec<u32>, instr: u32) {
     }
 }
 
-/// The longest source excerpt that names a buffer of temporaries.
-const EXCERPT_CHARS: usize = 32;
-
-/// A buffer's name as the student knows it: the source variables it holds (`t`,
-/// `acc`), else, for temporaries the compiler made (IR names `0`, `3`), the source
-/// expression that made the first of them; never the IR's numbering.
-pub fn shown_name(b: &BufferInfo, source: &str) -> String {
-    let named: Vec<&str> = b
-        .name
-        .split('|')
-        .filter(|n| !n.is_empty() && !n.chars().all(|c| c.is_ascii_digit()))
-        .collect();
-    if !named.is_empty() {
-        return named.join(", ");
-    }
-    let excerpt = b
-        .span
-        .and_then(|s| source.get(s.start as usize..s.end as usize))
-        .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|text| !text.is_empty());
-    match excerpt {
-        Some(text) if text.chars().count() > EXCERPT_CHARS => {
-            let cut: String = text.chars().take(EXCERPT_CHARS - 1).collect();
-            format!("{cut}…")
-        }
-        Some(text) => text,
-        None => b.name.clone(),
-    }
-}
-
 /// Every slot of `buffers` with its values over the run `trace` / `accesses`
 /// (`accesses` sorted by entry, as the simulator records them), named from `source`.
 pub fn slots(
@@ -75,7 +45,7 @@ pub fn slots(
         .iter()
         .flat_map(|b| {
             let multi = b.addrs.len() > 1;
-            let name = shown_name(b, source);
+            let name = tilescope::explain::buffer_label(&b.name, b.span, source);
             b.addrs
                 .iter()
                 .enumerate()

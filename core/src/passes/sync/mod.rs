@@ -79,6 +79,9 @@ pub struct PairInfo {
     pub hazard: Option<HazardKind>,
     /// The buffer (by the source name of its tile) or tensor the hazard is on.
     pub buffer: Option<String>,
+    /// Where the buffer's first tile is defined, to name a temporary by its source.
+    #[serde(default)]
+    pub buffer_span: Option<crate::diag::Span>,
     /// Where that buffer lives on chip (none for a tensor).
     #[serde(default)]
     pub region: Option<Region>,
@@ -98,6 +101,9 @@ pub struct RemovedPair {
     pub dst: Pipe,
     pub hazard: Option<HazardKind>,
     pub buffer: Option<String>,
+    /// Where the buffer's first tile is defined (`PairInfo::buffer_span`).
+    #[serde(default)]
+    pub buffer_span: Option<crate::diag::Span>,
     pub producer: crate::isa::Provenance,
     pub consumer: crate::isa::Provenance,
     /// Indices into `SyncReport::pairs` of a chain of placed pairs from `src` to `dst`
@@ -151,6 +157,14 @@ fn covering_chain(pairs: &[tree::Pair], src: Pipe, dst: Pipe) -> Vec<usize> {
 
 /// The source name of what `target` is: a tensor's name, or a buffer's first tile
 /// without the suffix that tells SSA values apart (`acc` for `acc.2|acc.3`).
+/// Where a buffer's first tile is defined (none for a tensor).
+fn target_span(lowered: &Lowered, target: lowered::Target) -> Option<crate::diag::Span> {
+    match target {
+        lowered::Target::Tensor(_) => None,
+        lowered::Target::Buffer(b) => lowered.buffers.get(b.0 as usize)?.span,
+    }
+}
+
 fn target_name(lowered: &Lowered, target: lowered::Target) -> Option<String> {
     match target {
         lowered::Target::Tensor(t) => lowered.tensors.get(t as usize).map(|t| t.name.clone()),
@@ -798,6 +812,7 @@ fn write_back(
             dst: p.dst,
             hazard: p.hazard.map(|(k, _)| k),
             buffer: p.hazard.and_then(|(_, t)| target_name(lowered, t)),
+            buffer_span: p.hazard.and_then(|(_, t)| target_span(lowered, t)),
             producer: p.set_prov,
             consumer: p.wait_prov,
             covered_by: covering_chain(&pairs, p.src, p.dst)
@@ -836,6 +851,7 @@ fn write_back(
             reason: p.reason,
             hazard: p.hazard.map(|(k, _)| k),
             buffer: p.hazard.and_then(|(_, t)| target_name(lowered, t)),
+            buffer_span: p.hazard.and_then(|(_, t)| target_span(lowered, t)),
             region: p.hazard.and_then(|(_, t)| target_region(lowered, t)),
             producer: p.set_prov,
             consumer: p.wait_prov,
