@@ -193,6 +193,34 @@ fn too_long(program: &Program, machine: &Machine, work: sim::Work) -> Diagnostic
     d
 }
 
+/// The error for a program whose functional run would touch more than `limit` elements
+/// (`sim::Work::elements`), at the loop that runs most of it; `None` within the limit.
+/// The playground refuses such a run before it starts: few instructions over big tiles
+/// can take as long as millions of small ones.
+pub fn too_many_elements(program: &Program, limit: u64) -> Option<Diagnostic> {
+    let work = sim::work(program);
+    if work.elements <= limit {
+        return None;
+    }
+    let message = format!(
+        "the kernel would touch {} tile elements, over the playground's limit of {limit}",
+        work.elements
+    );
+    let heaviest = work
+        .heaviest_loop
+        .and_then(|l| Some((l, program.instrs.get(l.instr)?.prov.span?)));
+    let d = match heaviest {
+        Some((l, span)) => Diagnostic::error(message, span).with_note(format!(
+            "this loop runs {} iterations over its tiles",
+            l.iterations
+        )),
+        None => Diagnostic::global(message),
+    };
+    Some(d.with_note(
+        "use fewer iterations or smaller tiles; the `tilescope` command line has no such limit",
+    ))
+}
+
 /// Runs a hand-written program (`.tasm`) on inputs generated from `seed`
 /// (`inputs::for_program`, as `tilescope sim` fills the tensors it is not given). There
 /// is no reference to compare with: `outputs` stays empty.

@@ -398,6 +398,15 @@ async fn a_long_run_is_refused_at_once_and_an_edit_cancels_a_slow_one() -> Resul
         ensure!(banners == json!(0), "no banner contradicts the status");
         page.screenshot("long-run-refused").await?;
 
+        // Few instructions over big tiles: refused by the elements they would touch.
+        let big = "kernel big(x: f32[64, 256], y: out f32[64, 256]) {\n    \
+                   for i in 0..40000 {\n        let t = load x[:, :];\n        \
+                   store y[:, :] = exp(t) * 2.0 + 1.0;\n    }\n}\n";
+        page.set_editor_text(big).await?;
+        page.click("[data-testid=status-run-problems]").await?;
+        page.wait_for_text_containing(".problem-msg", "tile elements, over the playground's limit")
+            .await?;
+
         // A run that takes seconds (3000 iterations over 16 K elements each, under the
         // instruction limit): an edit while it runs replaces the worker and the new
         // kernel's result arrives without waiting for it.

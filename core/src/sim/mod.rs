@@ -378,6 +378,11 @@ pub fn static_instruction_count(program: &Program) -> u64 {
 pub struct Work {
     /// Dynamic instructions to the end (`static_instruction_count`).
     pub instructions: u64,
+    /// Elements those instructions touch, each counted by its largest memory operand
+    /// (extents in registers count as 1): what a functional run costs beyond the
+    /// instruction count, since a vector instruction over a big tile is as much work as
+    /// thousands of small ones.
+    pub elements: u64,
     /// The outermost loop that runs the most of them, if any.
     pub heaviest_loop: Option<LoopWork>,
 }
@@ -399,12 +404,14 @@ pub fn work(program: &Program) -> Work {
     // that loops and endloops match, and an extra `endloop` leaves the outer product.
     let mut factors = vec![1u64];
     let mut total = 0u64;
+    let mut elements = 0u64;
     let mut heaviest: Option<LoopWork> = None;
     // The outermost loop open now: its instruction, iterations and the total before it.
     let mut open: Option<(usize, u64, u64)> = None;
     for (i, ins) in program.instrs.iter().enumerate() {
         let here = factors.last().copied().unwrap_or(1);
         total = total.saturating_add(here);
+        elements = elements.saturating_add(here.saturating_mul(static_elements(&ins.op)));
         match ins.op {
             crate::isa::Op::Loop { count, .. } => {
                 let trips = match count {
@@ -439,6 +446,46 @@ pub fn work(program: &Program) -> Work {
     }
     Work {
         instructions: total,
+        elements,
         heaviest_loop: heaviest,
     }
+}
+
+/// The elements of `op`'s largest memory operand, with extents given in registers
+/// counted as 1 (a lower bound, like a register trip count).
+fn static_elements(op: &crate::isa::Op) -> u64 {
+    use crate::isa::operands::{operands, Dim, Extent, Operand};
+    let mut vals = [1i64; 8];
+    let mut mems = Vec::new();
+    operands(op, &mut |o| match o {
+        Operand::Scalar {
+            val: crate::isa::Val::Imm(v),
+            slot,
+        } => {
+            if let Some(x) = vals.get_mut(usize::from(slot)) {
+                *x = v;
+            }
+        }
+        Operand::Mem(m) => mems.push(m),
+        _ => {}
+    });
+    let dim = |d: Dim| -> u64 {
+        let v = match d {
+            Dim::Imm(i) => i,
+            Dim::Slot(s) => vals.get(usize::from(s)).copied().unwrap_or(1),
+        };
+        u64::try_from(v).unwrap_or(0)
+    };
+    mems.iter()
+        .map(|m| match m.extent {
+            Extent::Tile { rows, cols, .. } => dim(rows).saturating_mul(dim(cols)),
+            Extent::Strided { dims, .. } => vals
+                .iter()
+                .take(usize::from(dims))
+                .map(|&v| u64::try_from(v).unwrap_or(0))
+                .fold(1u64, u64::saturating_mul),
+            Extent::Indexed { rows, len, .. } => dim(rows).saturating_mul(dim(len)),
+        })
+        .max()
+        .unwrap_or(0)
 }

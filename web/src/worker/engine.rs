@@ -33,6 +33,13 @@ const PREVIEW: usize = 8;
 /// the command line keeps the presets' 10^7.
 pub const PLAYGROUND_MAX_INSTRUCTIONS: u64 = 2_000_000;
 
+/// Tile elements one run in the playground may touch (`sim::Work::elements`): the
+/// elements of the gallery's largest run are some millions; the 3,000-iteration loop
+/// over 16 K-element tiles of `browser_hostile` touches 2.4 * 10^8 and simulates in
+/// 1.45 s natively, several in the worker. Past this a run is refused at once: a loop
+/// of few instructions over big tiles would otherwise run until the watchdog.
+pub const PLAYGROUND_MAX_ELEMENTS: u64 = 500_000_000;
+
 /// The page's options as core's.
 fn core_options(options: &CompileOptions) -> compile::CompileOptions {
     let mut machine = tilescope::machine::Machine::preset(options.preset.name());
@@ -315,7 +322,22 @@ impl Compiled {
     pub fn simulate(self, seed: u64) -> Option<(SimOutput, TraceSource)> {
         let (mut result, program, buffers) = match self.source {
             Source::Kernel { result, cx } => {
-                let mut result = run::run_compiled(&self.options, *result, &cx, Vec::new(), seed);
+                // A run past the instruction limit is refused by `run_compiled`, which
+                // says that more precisely; elements are checked within it.
+                let refused = result
+                    .program
+                    .as_ref()
+                    .filter(|p| tilescope::sim::work(p).instructions <= PLAYGROUND_MAX_INSTRUCTIONS)
+                    .and_then(|p| run::too_many_elements(p, PLAYGROUND_MAX_ELEMENTS));
+                let mut result = match refused {
+                    // As `run_compiled` reports: the compile's diagnostics, then its own.
+                    Some(d) => RunResult {
+                        diagnostics: result.diagnostics.iter().cloned().chain([d]).collect(),
+                        compile: *result,
+                        ..RunResult::default()
+                    },
+                    None => run::run_compiled(&self.options, *result, &cx, Vec::new(), seed),
+                };
                 let compile = std::mem::take(&mut result.compile);
                 // `run` repeats the compile's diagnostics before its own; the page lists
                 // those once, from the compile.
@@ -622,6 +644,55 @@ mod tests {
             .any(|n| n.contains("this loop runs 200000 iterations")));
         let span = d.span.expect("at the loop");
         assert!(source[span.start as usize..].starts_with("for i in 0..200000"));
+    }
+
+    #[test]
+    fn a_run_over_too_many_elements_is_refused_at_its_loop() {
+        // Few instructions (some 200 K) over 16 K-element tiles: 3 * 10^9 elements.
+        let source = "kernel heavy(x: f32[64, 256], y: out f32[64, 256]) {
+    for i in 0..40000 {
+        let t = load x[:, :];
+        store y[:, :] = exp(t) * 2.0 + 1.0;
+    }
+}
+";
+        let (out, sim) = run(source, &CompileOptions::default(), 0);
+        assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
+        let (sim, _) = sim.expect("the run's answer");
+        assert!(sim.lanes.is_empty() && sim.cycles == 0);
+        let d = sim.diagnostics.first().expect("why it did not run");
+        assert!(
+            d.message
+                .contains("tile elements, over the playground's limit"),
+            "{}",
+            d.message
+        );
+        let span = d.span.expect("at the loop");
+        assert!(source[span.start as usize..].starts_with("for i in 0..40000"));
+        // Every gallery kernel stays well under the limit.
+        for e in catalog::EXAMPLES {
+            let out =
+                tilescope::compile::compile(e.source, &core_options(&CompileOptions::default()));
+            let p = out.program.expect("the example compiles");
+            let elements = tilescope::sim::work(&p).elements;
+            assert!(
+                elements < PLAYGROUND_MAX_ELEMENTS / 10,
+                "{}: {elements}",
+                e.name
+            );
+        }
+        // The 3,000-iteration loop the cancel test runs stays under the limit.
+        let (_, sim) = run(
+            &source.replace("40000", "3000"),
+            &CompileOptions::default(),
+            0,
+        );
+        let (sim, _) = sim.expect("the run's answer");
+        assert!(
+            sim.diagnostics.is_empty() && sim.cycles > 0,
+            "{:?}",
+            sim.diagnostics
+        );
     }
 
     fn example(name: &str) -> &'static str {
