@@ -627,11 +627,7 @@ mod tests {
     }
 }
 ";
-        let (out, sim) = run(source, &CompileOptions::default(), 0);
-        assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
-        let (sim, _) = sim.expect("the run's answer");
-        assert!(sim.lanes.is_empty() && sim.cycles == 0);
-        let d = sim.diagnostics.first().expect("why it did not run");
+        let d = refused_at_loop(source, "for i in 0..200000");
         assert!(
             d.message
                 .contains(&format!("over the limit of {PLAYGROUND_MAX_INSTRUCTIONS}")),
@@ -642,8 +638,19 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("this loop runs 200000 iterations")));
+    }
+
+    /// Runs `source`, which compiles, and returns why the run was refused; the error is
+    /// at the loop that starts with `at`.
+    fn refused_at_loop(source: &str, at: &str) -> tilescope::diag::Diagnostic {
+        let (out, sim) = run(source, &CompileOptions::default(), 0);
+        assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
+        let (sim, _) = sim.expect("the run's answer");
+        assert!(sim.lanes.is_empty() && sim.cycles == 0);
+        let d = sim.diagnostics.first().expect("why it did not run").clone();
         let span = d.span.expect("at the loop");
-        assert!(source[span.start as usize..].starts_with("for i in 0..200000"));
+        assert!(source[span.start as usize..].starts_with(at), "{span:?}");
+        d
     }
 
     #[test]
@@ -656,19 +663,13 @@ mod tests {
     }
 }
 ";
-        let (out, sim) = run(source, &CompileOptions::default(), 0);
-        assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
-        let (sim, _) = sim.expect("the run's answer");
-        assert!(sim.lanes.is_empty() && sim.cycles == 0);
-        let d = sim.diagnostics.first().expect("why it did not run");
+        let d = refused_at_loop(source, "for i in 0..40000");
         assert!(
             d.message
                 .contains("tile elements, over the playground's limit"),
             "{}",
             d.message
         );
-        let span = d.span.expect("at the loop");
-        assert!(source[span.start as usize..].starts_with("for i in 0..40000"));
         // Every gallery kernel stays well under the limit.
         for e in catalog::EXAMPLES {
             let out =
