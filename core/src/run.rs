@@ -179,26 +179,37 @@ fn too_long(program: &Program, machine: &Machine, work: sim::Work) -> Diagnostic
          instructions on {} (limits.max_instructions)",
         work.instructions, machine.name
     );
+    at_heaviest_loop(program, work, message, |l| {
+        format!(
+            "this loop runs {} iterations, {} instructions in all",
+            l.iterations, l.instructions
+        )
+    })
+    .with_note("shrink the loop's range or take larger steps; the `tilescope` command line simulates up to the machine description's `limits.max_instructions`")
+}
+
+/// An error `message` with its caret on the outermost loop that runs most of `work`
+/// (and `note` about that loop), or without a place when there is no such loop.
+fn at_heaviest_loop(
+    program: &Program,
+    work: sim::Work,
+    message: String,
+    note: impl FnOnce(sim::LoopWork) -> String,
+) -> Diagnostic {
     let heaviest = work
         .heaviest_loop
         .and_then(|l| Some((l, program.instrs.get(l.instr)?.prov.span?)));
-    let mut d = match heaviest {
-        Some((l, span)) => Diagnostic::error(message, span).with_note(format!(
-            "this loop runs {} iterations, {} instructions in all",
-            l.iterations, l.instructions
-        )),
+    match heaviest {
+        Some((l, span)) => Diagnostic::error(message, span).with_note(note(l)),
         None => Diagnostic::global(message),
-    };
-    d = d.with_note("shrink the loop's range or take larger steps; the `tilescope` command line simulates up to the machine description's `limits.max_instructions`");
-    d
+    }
 }
 
-/// The error for a program whose functional run would touch more than `limit` elements
-/// (`sim::Work::elements`), at the loop that runs most of it; `None` within the limit.
+/// The error for a program (of `work`, `sim::work`) whose functional run would touch
+/// more than `limit` elements, at the loop that runs most of it; `None` within the limit.
 /// The playground refuses such a run before it starts: few instructions over big tiles
 /// can take as long as millions of small ones.
-pub fn too_many_elements(program: &Program, limit: u64) -> Option<Diagnostic> {
-    let work = sim::work(program);
+pub fn too_many_elements(program: &Program, work: sim::Work, limit: u64) -> Option<Diagnostic> {
     if work.elements <= limit {
         return None;
     }
@@ -206,16 +217,9 @@ pub fn too_many_elements(program: &Program, limit: u64) -> Option<Diagnostic> {
         "the kernel would touch {} tile elements, over the playground's limit of {limit}",
         work.elements
     );
-    let heaviest = work
-        .heaviest_loop
-        .and_then(|l| Some((l, program.instrs.get(l.instr)?.prov.span?)));
-    let d = match heaviest {
-        Some((l, span)) => Diagnostic::error(message, span).with_note(format!(
-            "this loop runs {} iterations over its tiles",
-            l.iterations
-        )),
-        None => Diagnostic::global(message),
-    };
+    let d = at_heaviest_loop(program, work, message, |l| {
+        format!("this loop runs {} iterations over its tiles", l.iterations)
+    });
     Some(d.with_note(
         "use fewer iterations or smaller tiles; the `tilescope` command line has no such limit",
     ))

@@ -281,14 +281,23 @@ impl WorkerLink {
     }
 
     /// Sends `request` to the worker (held until it listens).
-    fn post(&self, request: &Request) {
-        // Fails only for serde shapes postcard cannot write, which the protocol's
-        // round-trip test rules out for every message type.
-        let Ok(bytes) = codec::to_bytes(request) else {
-            return;
-        };
-        if let Some(connection) = self.connection.borrow_mut().as_mut() {
-            connection.post(bytes);
+    fn post(self: &Rc<Self>, request: &Request) {
+        match codec::to_bytes(request) {
+            Ok(bytes) => {
+                if let Some(connection) = self.connection.borrow_mut().as_mut() {
+                    connection.post(bytes);
+                }
+            }
+            // The protocol's round-trip test rules this out for every message type; if
+            // it happened, the request is answered as a crash, not left to the watchdog.
+            Err(e) => {
+                let link = Rc::clone(self);
+                let crash = Response::Crashed {
+                    id: request.id(),
+                    message: format!("the page could not encode a request: {e}"),
+                };
+                Timeout::new(0, move || link.received(crash)).forget();
+            }
         }
     }
 
@@ -387,7 +396,7 @@ impl WorkerLink {
 
     /// Sends the newest unanswered compile to the (new) worker: requests queued behind
     /// the one that crashed died with the old worker.
-    fn resend_newest(&self) {
+    fn resend_newest(self: &Rc<Self>) {
         let newest = self.unanswered.borrow().back().cloned();
         if let Some(request) = newest {
             self.post(&request);
@@ -416,7 +425,7 @@ impl WorkerLink {
     /// Sends a request that is not a compile (a trace, a grade, an ablation, a
     /// comparison) and returns its id. A compile sent while it has run long cancels it
     /// like any run (`send`).
-    pub fn send_other(&self, make: impl FnOnce(RequestId) -> Request) -> RequestId {
+    pub fn send_other(self: &Rc<Self>, make: impl FnOnce(RequestId) -> Request) -> RequestId {
         let id = self.next_id.get() + 1;
         self.next_id.set(id);
         if self.busy_since.get().is_none() {
@@ -439,7 +448,7 @@ impl WorkerLink {
     }
 
     /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
-    pub fn request_trace(&self) {
+    pub fn request_trace(self: &Rc<Self>) {
         self.send_other(|id| Request::Trace { id });
     }
 

@@ -324,11 +324,12 @@ impl Compiled {
             Source::Kernel { result, cx } => {
                 // A run past the instruction limit is refused by `run_compiled`, which
                 // says that more precisely; elements are checked within it.
-                let refused = result
-                    .program
-                    .as_ref()
-                    .filter(|p| tilescope::sim::work(p).instructions <= PLAYGROUND_MAX_INSTRUCTIONS)
-                    .and_then(|p| run::too_many_elements(p, PLAYGROUND_MAX_ELEMENTS));
+                let refused = result.program.as_ref().and_then(|p| {
+                    let work = tilescope::sim::work(p);
+                    (work.instructions <= PLAYGROUND_MAX_INSTRUCTIONS)
+                        .then(|| run::too_many_elements(p, work, PLAYGROUND_MAX_ELEMENTS))
+                        .flatten()
+                });
                 let mut result = match refused {
                     // As `run_compiled` reports: the compile's diagnostics, then its own.
                     Some(d) => RunResult {

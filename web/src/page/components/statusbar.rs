@@ -79,6 +79,7 @@ impl StatusLine {
 
 #[function_component]
 pub fn StatusBar(props: &StatusLine) -> Html {
+    let open_problems = props.on_problems.reform(|_: MouseEvent| ());
     let status = match props.status {
         CompileStatus::Unavailable => {
             html! { <span class="st st-error" data-testid="worker-unavailable">{"✕ compiler not loaded"}</span> }
@@ -90,12 +91,12 @@ pub fn StatusBar(props: &StatusLine) -> Html {
             html! { <span class="st st-busy" data-testid="status-busy">{"● compiled · simulating…"}</span> }
         }
         CompileStatus::RunStopped => html! {
-            <button class="st st-error st-link" data-testid="status-run-stopped" onclick={props.on_problems.reform(|_| ())}
+            <button class="st st-error st-link" data-testid="status-run-stopped" onclick={open_problems.clone()}
                 title="Open Problems">{"✕ the run stopped"}</button>
         },
         CompileStatus::Waiting => html! { <span class="st">{"waiting for the compiler"}</span> },
         CompileStatus::Errors(n) => html! {
-            <button class="st st-error st-link" data-testid="status-errors" onclick={props.on_problems.reform(|_| ())}
+            <button class="st st-error st-link" data-testid="status-errors" onclick={open_problems.clone()}
                 title="Open Problems">{format!("✕ {n} error{}", if n == 1 { "" } else { "s" })}</button>
         },
         CompileStatus::Compiled {
@@ -106,7 +107,7 @@ pub fn StatusBar(props: &StatusLine) -> Html {
             <>
                 <span class="st st-ok" data-testid="compile-status" data-micros={micros.to_string()}>{format!("✓ compiled · {passes} passes · {:.2} ms", micros as f64 / 1000.0)}</span>
                 if run_problems > 0 {
-                    <button class="st st-error st-link" data-testid="status-run-problems" onclick={props.on_problems.reform(|_| ())}
+                    <button class="st st-error st-link" data-testid="status-run-problems" onclick={open_problems.clone()}
                         title="Open Problems">{format!("✕ {run_problems} problem{} in the run", if run_problems == 1 { "" } else { "s" })}</button>
                 }
             </>
