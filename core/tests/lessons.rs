@@ -72,7 +72,12 @@ budgets = { silver = 10, gold = 20 }
     let unknown = minimal.replace("gold = 20", "gold = 5 }\nbudget = { a = 1");
     assert!(err(&unknown).contains("unknown field"), "{}", err(&unknown));
     let preset = minimal.replace("gold = 20", "gold = 5") + "preset = \"nope\"\n";
-    assert!(err(&preset).contains("unknown preset `nope`"));
+    let preset = Lesson::parse("99-bad", &preset).unwrap_or_else(|e| panic!("{e}"));
+    let preset = lesson::check_preset(&preset).err().unwrap_or_default();
+    assert!(
+        preset.contains("99-bad.toml: unknown preset `nope`"),
+        "{preset}"
+    );
     let kind = minimal
         .replace("gold = 20", "gold = 5")
         .replace("\"kernel\"", "\"python\"");
@@ -419,5 +424,30 @@ fn print_reference_cycles_and_budgets() {
             l.budgets.gold,
             l.budgets.silver
         );
+    }
+}
+
+/// The track the build script encoded reads back as the files themselves read.
+#[test]
+fn the_built_in_track_is_every_lesson_file_in_name_order() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../static/lessons");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let built = lessons();
+    assert_eq!(built.len(), files.len());
+    for (i, (path, built)) in files.iter().zip(&built).enumerate() {
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let mut read = Lesson::parse(id, &text).unwrap_or_else(|e| panic!("{e}"));
+        read.number = i + 1;
+        assert_eq!(&read, built, "{id}");
     }
 }

@@ -1,0 +1,59 @@
+//! Reads the lesson track (`static/lessons/*.toml`, in file-name order) at build time,
+//! so a malformed lesson file fails the build with its name and nothing that ships
+//! parses TOML. `src/lesson/mod.rs` reads the result back.
+
+use std::path::Path;
+use tilescope_lesson_schema::Lesson;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../static/lessons");
+    println!("cargo::rerun-if-changed={}", dir.display());
+    match read_track(&dir) {
+        Ok(json) => {
+            let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+                .join("lessons.json");
+            if let Err(e) = std::fs::write(&out, json) {
+                fail(&format!("cannot write {}: {e}", out.display()));
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(message: &str) -> ! {
+    println!("cargo::error=static/lessons/{message}");
+    std::process::exit(1);
+}
+
+/// Every lesson file as `[[id, lesson], ...]` in track order.
+fn read_track(dir: &Path) -> Result<String, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!(": {e}"))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| format!(": {e}"))?.path();
+        println!("cargo::rerun-if-changed={}", path.display());
+        if path.extension().is_some_and(|x| x == "toml") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut track = Vec::new();
+    for path in files {
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .ok_or_else(|| format!("{}: not a UTF-8 file name", path.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{id}.toml: {e}"))?;
+        let lesson = Lesson::parse(id, &text)?;
+        let mut json =
+            serde_json::to_value(&lesson).map_err(|e| format!("{id}.toml: cannot encode: {e}"))?;
+        // The file's fields only: the id travels beside the lesson and the number is its
+        // place in the track, as when the file itself is read.
+        if let Some(fields) = json.as_object_mut() {
+            fields.remove("id");
+            fields.remove("number");
+        }
+        track.push(serde_json::json!([id, json]));
+    }
+    serde_json::to_string(&track).map_err(|e| format!("cannot encode the track: {e}"))
+}
