@@ -15,4 +15,5 @@ pub mod share;
 pub mod state;
 pub mod text;
 pub mod timeline_draw;
+pub mod tracker;
 pub mod worker_link;

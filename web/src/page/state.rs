@@ -16,8 +16,9 @@ use crate::catalog;
 use crate::page::lessons::Grade;
 use crate::page::lessons::{self, Lesson, Progress};
 use crate::page::share::{Panel, ViewState};
+use crate::page::tracker::Purpose;
 use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncMode};
-use crate::protocol::{CompileOutput, PassRecord, RequestId, Response, SimOutput};
+use crate::protocol::{CompileOutput, PassRecord, Response, SimOutput};
 use tilescope::run::Ablation;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -197,25 +198,28 @@ pub struct Results {
     pub compare_sim: Option<Rc<Compared>>,
 }
 
-/// The requests in flight, by kind; an answer to any other id is stale and ignored.
+/// What the page waits for from the worker, by purpose. The ids are the worker link's
+/// (`tracker.rs`), which passes on only the answer to the newest request of each
+/// purpose; the state ignores an answer it has stopped waiting for (an edit made the
+/// ablation or comparison pointless, a lesson closed before its grade came).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Requests {
-    /// The newest compile sent to the worker; older responses are stale.
-    pub compile: Option<RequestId>,
+    /// A compile (or its simulation) is in flight.
+    pub compile: bool,
     /// The compile answered and the simulation of the same request is running.
     pub simulating: bool,
-    /// The ablation request for the result on screen.
-    pub ablation: Option<RequestId>,
-    /// The Compare panel's request.
-    pub compare: Option<RequestId>,
-    /// The open lesson's grade request.
-    pub grade: Option<RequestId>,
+    /// Ablation runs for the result on screen.
+    pub ablation: bool,
+    /// The Compare panel's run.
+    pub compare: bool,
+    /// The open lesson's grade.
+    pub grade: bool,
 }
 
 impl Requests {
     /// A compile (or its simulation) is in flight.
     pub fn is_busy(&self) -> bool {
-        self.compile.is_some()
+        self.compile
     }
 
     /// The worker is gone: nothing it was asked will answer.
@@ -223,20 +227,29 @@ impl Requests {
         *self = Requests::default();
     }
 
-    /// The worker crashed on request `id`: it will not answer. True when `id` was the
-    /// compile in flight; the other requests stay in flight.
-    fn crashed(&mut self, id: RequestId) -> bool {
-        let compile = self.compile == Some(id);
-        if compile {
-            self.compile = None;
-            self.simulating = false;
+    /// Whether the page waits for an answer for `purpose`.
+    fn waits_for(&self, purpose: Purpose) -> bool {
+        match purpose {
+            Purpose::Compile => self.compile,
+            Purpose::Grade => self.grade,
+            Purpose::Ablation => self.ablation,
+            Purpose::Compare => self.compare,
+            Purpose::Trace => false,
         }
-        for slot in [&mut self.grade, &mut self.ablation, &mut self.compare] {
-            if *slot == Some(id) {
-                *slot = None;
+    }
+
+    /// No answer will come for `purpose`.
+    fn forget(&mut self, purpose: Purpose) {
+        match purpose {
+            Purpose::Compile => {
+                self.compile = false;
+                self.simulating = false;
             }
+            Purpose::Grade => self.grade = false,
+            Purpose::Ablation => self.ablation = false,
+            Purpose::Compare => self.compare = false,
+            Purpose::Trace => {}
         }
-        compile
     }
 }
 
@@ -326,15 +339,18 @@ pub enum Action {
     ShowOverlay(Overlay),
     ToggleHideUnchanged,
     ToggleDiff,
-    RequestSent(RequestId),
-    /// Boxed: results are large next to every other action.
-    Received(Box<Response>),
+    /// The worker link sent a request for this purpose.
+    Sent(Purpose),
+    /// The answer to the newest request of this purpose (the link drops the others);
+    /// boxed: results are large next to every other action.
+    Received(Purpose, Box<Response>),
     /// The worker died or stopped answering; it has been restarted.
     WorkerRestarted(String),
-    /// The worker panicked on request `id`, whose source was `input`; it has been
-    /// restarted.
+    /// The worker panicked on a request whose source was `input`; it has been
+    /// restarted. `purpose` is what the request was for, if its answer still counted;
+    /// the newest request of every other purpose was sent to the new worker.
     WorkerCrashed {
-        id: RequestId,
+        purpose: Option<Purpose>,
         message: String,
         input: String,
     },
@@ -363,12 +379,8 @@ pub enum Action {
     HideExampleNote,
     /// Turn an optional pass off, or back on.
     TogglePass(String),
-    /// An ablation request for the result on screen went to the worker.
-    AblateSent(RequestId),
     /// Set (or clear) the Compare panel's second option set.
     SetCompare(Option<CompileOptions>),
-    /// A compare request went to the worker.
-    CompareSent(RequestId),
     /// Set one option (`preset`, `sync`, `alias`) of the Compare panel's second set by
     /// its name; an unknown value changes nothing.
     SetCompareOption(&'static str, String),
@@ -382,8 +394,6 @@ pub enum LessonAction {
     Open(String),
     /// Leave the lesson; the code stays in the editor.
     Close,
-    /// A grade request for the open lesson went to the worker.
-    GradeSent(RequestId),
     ShowHint,
     ShowSolution,
     /// Put the lesson's starter code back in the editor.
@@ -456,9 +466,9 @@ impl AppState {
     fn invalidate(&mut self) {
         self.results.sim = None;
         self.results.ablation = None;
-        self.requests.ablation = None;
+        self.requests.ablation = false;
         self.results.compare_sim = None;
-        self.requests.compare = None;
+        self.requests.compare = false;
     }
 
     pub fn apply(&mut self, action: Action) {
@@ -538,11 +548,8 @@ impl AppState {
             }
             Action::ToggleHideUnchanged => self.ui.hide_unchanged = !self.ui.hide_unchanged,
             Action::ToggleDiff => self.ui.show_diff = !self.ui.show_diff,
-            Action::RequestSent(id) => {
-                self.requests.compile = Some(id);
-                self.results.run_stopped = None;
-            }
-            Action::Received(response) => self.receive(*response),
+            Action::Sent(purpose) => self.sent(purpose),
+            Action::Received(purpose, response) => self.receive(purpose, *response),
             Action::WorkerRestarted(message) => {
                 if self.requests.simulating && self.results.sim.is_none() {
                     self.results.run_stopped =
@@ -575,11 +582,20 @@ impl AppState {
                 )));
                 self.ui.worker_unavailable = Some(message);
             }
-            Action::WorkerCrashed { id, message, input } => {
+            Action::WorkerCrashed {
+                purpose,
+                message,
+                input,
+            } => {
                 // An older request's crash leaves the newest one in flight (it is resent
                 // to the new worker).
-                if self.requests.crashed(id) {
-                    self.results.stale = self.results.compile.is_some();
+                if let Some(purpose) = purpose {
+                    self.requests.forget(purpose);
+                }
+                match purpose {
+                    Some(Purpose::Compile) => self.results.stale = self.results.compile.is_some(),
+                    Some(Purpose::Grade) => self.lessons.session.grading_source = None,
+                    _ => {}
                 }
                 self.ui.worker_restarts += 1;
                 self.ui.banner = Some(Banner {
@@ -620,13 +636,11 @@ impl AppState {
                 toggle_pass(&mut self.view.options.disabled_passes, name);
                 self.invalidate();
             }
-            Action::AblateSent(id) => self.requests.ablation = Some(id),
             Action::SetCompare(options) => {
                 self.view.compare = options;
                 self.results.compare_sim = None;
-                self.requests.compare = None;
+                self.requests.compare = false;
             }
-            Action::CompareSent(id) => self.requests.compare = Some(id),
             Action::SetCompareOption(field, value) => {
                 let Some(mut b) = self.view.compare.clone() else {
                     return;
@@ -655,11 +669,6 @@ impl AppState {
             LessonAction::Close => {
                 self.view.lesson = None;
                 self.new_lesson_session();
-            }
-            LessonAction::GradeSent(id) => {
-                self.requests.grade = Some(id);
-                self.lessons.session.grading_source = Some(self.view.source.clone());
-                self.lessons.session.tries += 1;
             }
             LessonAction::ShowHint => {
                 let hints = self.open_lesson().map_or(0, |l| l.hints.len());
@@ -701,7 +710,7 @@ impl AppState {
             Some(work) => {
                 self.view.source = work.source.clone();
                 self.lessons.session = LessonSession::of(work);
-                self.requests.grade = None;
+                self.requests.grade = false;
             }
             None => {
                 self.view.source = lesson.starter.clone();
@@ -732,7 +741,7 @@ impl AppState {
     /// the lesson before, will not count.
     fn new_lesson_session(&mut self) {
         self.lessons.session = LessonSession::default();
-        self.requests.grade = None;
+        self.requests.grade = false;
     }
 
     fn select_step(&mut self, step: Option<u32>) {
@@ -750,49 +759,67 @@ impl AppState {
         }
     }
 
-    fn receive(&mut self, response: Response) {
-        // Grades answer their own requests, independent of the compile in flight.
-        if let Response::Graded { id, grade } = response {
-            self.graded(id, grade);
+    fn sent(&mut self, purpose: Purpose) {
+        match purpose {
+            Purpose::Compile => {
+                self.requests.compile = true;
+                self.results.run_stopped = None;
+            }
+            Purpose::Grade => {
+                self.requests.grade = true;
+                self.lessons.session.grading_source = Some(self.view.source.clone());
+                self.lessons.session.tries += 1;
+            }
+            Purpose::Ablation => self.requests.ablation = true,
+            Purpose::Compare => self.requests.compare = true,
+            Purpose::Trace => {}
+        }
+    }
+
+    fn receive(&mut self, purpose: Purpose, response: Response) {
+        if !self.requests.waits_for(purpose) {
             return;
         }
-        // The Compare panel's run answers as a simulation of its own request.
-        if self.requests.compare.is_some() && self.requests.compare == Some(response.id()) {
-            if let Response::Simulated { sim, .. } = response {
-                self.requests.compare = None;
+        match (purpose, response) {
+            (_, Response::Crashed { message, .. }) => {
+                let input = self.view.source.clone();
+                self.apply(Action::WorkerCrashed {
+                    purpose: Some(purpose),
+                    message,
+                    input,
+                });
+            }
+            (Purpose::Grade, Response::Graded { grade, .. }) => self.graded(grade),
+            // The Compare panel's run answers as a simulation of its own request.
+            (Purpose::Compare, Response::Simulated { sim, .. }) => {
+                self.requests.compare = false;
                 let failed = sim.lanes.is_empty() && !sim.diagnostics.is_empty();
                 self.results.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
                     Some(d) if failed => Compared::Failed(d.message.clone()),
                     _ => Compared::Ran(Box::new(sim)),
                 }));
             }
-            return;
-        }
-        if let Response::Ablated { id, ablation } = response {
-            if self.requests.ablation == Some(id) {
-                self.requests.ablation = None;
+            (Purpose::Ablation, Response::Ablated { ablation, .. }) => {
+                self.requests.ablation = false;
                 self.results.ablation = Some(Rc::new(ablation));
             }
-            return;
-        }
-        if self.requests.compile != Some(response.id()) {
-            return;
-        }
-        match response {
-            Response::Compiled {
-                output, simulating, ..
-            } => {
+            (
+                Purpose::Compile,
+                Response::Compiled {
+                    output, simulating, ..
+                },
+            ) => {
                 let previous = self.results.compile.replace(Rc::new(output));
                 self.results.stale = false;
                 self.requests.simulating = simulating;
                 if !simulating {
-                    self.requests.compile = None;
+                    self.requests.compile = false;
                     self.results.sim = None;
                 }
                 self.forget_stale_selection(previous.as_deref());
             }
-            Response::Simulated { sim, .. } => {
-                self.requests.compile = None;
+            (Purpose::Compile, Response::Simulated { sim, .. }) => {
+                self.requests.compile = false;
                 self.requests.simulating = false;
                 self.results.run_stopped = None;
                 if self.ui.banner.as_ref().is_some_and(|b| b.until_next_run) {
@@ -802,23 +829,21 @@ impl AppState {
                 self.results.sim = Some(Rc::new(sim));
                 self.results.sim_generation += 1;
             }
-            // Answered straight to the download, never through the state.
-            Response::Trace { .. } => {}
-            // Handled above, whatever compile is in flight.
-            Response::Ablated { .. } => {}
-            Response::Graded { .. } => {}
-            Response::Crashed { id, message } => {
-                let input = self.view.source.clone();
-                self.apply(Action::WorkerCrashed { id, message, input });
+            // The worker answers each request with its own kind: another is a bug in
+            // the page or the worker, said as one rather than waited on for ever.
+            (purpose, other) => {
+                self.requests.forget(purpose);
+                self.ui.banner = Some(Banner::error(format!(
+                    "Internal error: the compiler answered a {purpose:?} request with {}. \
+                     Please report it; your text is kept.",
+                    other.kind()
+                )));
             }
         }
     }
 
-    fn graded(&mut self, id: RequestId, grade: Grade) {
-        if self.requests.grade != Some(id) {
-            return;
-        }
-        self.requests.grade = None;
+    fn graded(&mut self, grade: Grade) {
+        self.requests.grade = false;
         if let (Some(lesson), Some(medal)) = (self.open_lesson(), grade.medal) {
             self.lessons.progress.record(&lesson.id, medal);
         }
@@ -925,39 +950,62 @@ mod tests {
     }
 
     #[test]
-    fn stale_responses_are_ignored() {
+    fn an_answer_the_state_stopped_waiting_for_is_ignored() {
         let mut s = AppState::default();
-        s.apply(Action::RequestSent(1));
-        s.apply(Action::RequestSent(2));
         let out = CompileOutput {
             total_micros: 5,
             ..CompileOutput::default()
         };
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 1,
-            output: out.clone(),
-            simulating: false,
-        })));
-        assert!(s.results.compile.is_none());
+        let answer = |output: CompileOutput| {
+            Action::Received(
+                Purpose::Compile,
+                Box::new(Response::Compiled {
+                    id: 1,
+                    output,
+                    simulating: false,
+                }),
+            )
+        };
+        s.apply(answer(out.clone()));
+        assert!(s.results.compile.is_none(), "nothing was asked");
+        s.apply(Action::Sent(Purpose::Compile));
         assert!(s.requests.is_busy());
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 2,
-            output: out,
-            simulating: false,
-        })));
+        s.apply(answer(out));
         assert_eq!(s.results.compile.as_ref().map(|c| c.total_micros), Some(5));
         assert!(!s.requests.is_busy());
+    }
+
+    #[test]
+    fn an_answer_of_the_wrong_kind_is_an_internal_error_not_a_wait() {
+        let mut s = AppState::default();
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Ablated {
+                id: 1,
+                ablation: Vec::new(),
+            }),
+        ));
+        assert!(!s.requests.is_busy());
+        let banner = s.ui.banner.map(|b| b.text).unwrap_or_default();
+        assert!(
+            banner.contains("Internal error") && banner.contains("Ablated"),
+            "{banner}"
+        );
     }
 
     #[test]
     fn a_crash_shows_a_banner_and_keeps_the_text() {
         let mut s = AppState::default();
         s.apply(Action::SetSource("my text".into()));
-        s.apply(Action::RequestSent(7));
-        s.apply(Action::Received(Box::new(Response::Crashed {
-            id: 7,
-            message: "boom".into(),
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Crashed {
+                id: 7,
+                message: "boom".into(),
+            }),
+        ));
         assert_eq!(s.view.source, "my text");
         assert_eq!(s.ui.worker_restarts, 1);
         assert!(s
@@ -977,11 +1025,14 @@ mod tests {
         let mut s = AppState::default();
         let mut generations = Vec::new();
         for id in 1..=3 {
-            s.apply(Action::RequestSent(id));
-            s.apply(Action::Received(Box::new(Response::Simulated {
-                id,
-                sim: Default::default(),
-            })));
+            s.apply(Action::Sent(Purpose::Compile));
+            s.apply(Action::Received(
+                Purpose::Compile,
+                Box::new(Response::Simulated {
+                    id,
+                    sim: Default::default(),
+                }),
+            ));
             generations.push(s.results.sim_generation);
             // An edit drops the run on screen before the next one arrives.
             s.apply(Action::SetSource(format!("// edit {id}")));
@@ -992,39 +1043,48 @@ mod tests {
     #[test]
     fn a_crash_marks_the_last_good_results_stale_until_the_next_compile() {
         let mut s = AppState::default();
-        s.apply(Action::RequestSent(1));
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 1,
-            output: Default::default(),
-            simulating: false,
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id: 1,
+                output: Default::default(),
+                simulating: false,
+            }),
+        ));
         assert!(!s.results.stale);
-        s.apply(Action::RequestSent(2));
-        s.apply(Action::Received(Box::new(Response::Crashed {
-            id: 2,
-            message: "boom".into(),
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Crashed {
+                id: 2,
+                message: "boom".into(),
+            }),
+        ));
         assert!(s.results.stale && s.results.compile.is_some());
-        s.apply(Action::RequestSent(3));
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 3,
-            output: Default::default(),
-            simulating: false,
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id: 3,
+                output: Default::default(),
+                simulating: false,
+            }),
+        ));
         assert!(!s.results.stale);
     }
 
     #[test]
     fn an_older_requests_crash_keeps_the_newest_in_flight() {
         let mut s = AppState::default();
-        s.apply(Action::RequestSent(3));
-        s.apply(Action::RequestSent(4));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Sent(Purpose::Compile));
         s.apply(Action::WorkerCrashed {
-            id: 3,
+            purpose: None,
             message: "boom".into(),
             input: "old text".into(),
         });
-        assert_eq!(s.requests.compile, Some(4));
+        assert!(s.requests.compile);
         assert_eq!(s.ui.worker_restarts, 1);
         assert_eq!(
             s.ui.banner.and_then(|b| b.input).as_deref(),
@@ -1057,20 +1117,26 @@ mod tests {
     fn compile_then_simulation_stream_into_the_state() {
         let mut s = AppState::default();
         s.view.cursor = 10_000;
-        s.apply(Action::RequestSent(4));
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 4,
-            output: CompileOutput::default(),
-            simulating: true,
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id: 4,
+                output: CompileOutput::default(),
+                simulating: true,
+            }),
+        ));
         assert!(s.results.compile.is_some() && s.requests.simulating && s.requests.is_busy());
-        s.apply(Action::Received(Box::new(Response::Simulated {
-            id: 4,
-            sim: SimOutput {
-                cycles: 500,
-                ..SimOutput::default()
-            },
-        })));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Simulated {
+                id: 4,
+                sim: SimOutput {
+                    cycles: 500,
+                    ..SimOutput::default()
+                },
+            }),
+        ));
         assert!(!s.requests.simulating && !s.requests.is_busy());
         assert_eq!(s.results.sim.as_ref().map(|x| x.cycles), Some(500));
         assert_eq!(s.view.cursor, 500, "the cursor is clamped to the run");
@@ -1114,12 +1180,15 @@ mod tests {
 
     /// What the worker answers for `source` under the default options, as a response to
     /// request `id`.
-    fn compiled(id: RequestId, source: &str) -> Action {
-        Action::Received(Box::new(Response::Compiled {
-            id,
-            output: crate::worker::engine::compile(source, &CompileOptions::default()),
-            simulating: false,
-        }))
+    fn compiled(id: crate::protocol::RequestId, source: &str) -> Action {
+        Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id,
+                output: crate::worker::engine::compile(source, &CompileOptions::default()),
+                simulating: false,
+            }),
+        )
     }
 
     #[test]
@@ -1127,12 +1196,12 @@ mod tests {
         let softmax = crate::catalog::find("softmax").expect("softmax");
         let mut s = AppState::default();
         s.apply(Action::LoadExample("softmax".into()));
-        s.apply(Action::RequestSent(1));
+        s.apply(Action::Sent(Purpose::Compile));
         s.apply(compiled(1, softmax.source));
         s.apply(Action::SelectInstr(Some(12)));
         assert_eq!(s.ui.selected_instr, Some(12));
         // The same program compiled again (an edit to a comment) keeps the pick.
-        s.apply(Action::RequestSent(2));
+        s.apply(Action::Sent(Purpose::Compile));
         s.apply(compiled(2, softmax.source));
         assert_eq!(s.ui.selected_instr, Some(12));
         // Another example: instruction 12 would be something unrelated.
@@ -1140,11 +1209,11 @@ mod tests {
         assert_eq!((s.ui.selected_instr, s.ui.selected_step), (None, None));
         assert!(s.ui.linked_span.is_none());
         // A pick in an edited program is dropped when the program changes under it.
-        s.apply(Action::RequestSent(3));
+        s.apply(Action::Sent(Purpose::Compile));
         s.apply(compiled(3, softmax.source));
         s.apply(Action::SelectInstr(Some(12)));
         let flash = crate::catalog::find("flash_attention").expect("flash_attention");
-        s.apply(Action::RequestSent(4));
+        s.apply(Action::Sent(Purpose::Compile));
         s.apply(compiled(4, flash.source));
         assert_eq!(
             s.ui.selected_instr, None,
@@ -1153,15 +1222,18 @@ mod tests {
     }
 
     /// The grader's answer to request `id`: passed, with gold.
-    fn gold(id: RequestId) -> Action {
-        Action::Received(Box::new(Response::Graded {
-            id,
-            grade: Grade {
-                passed: true,
-                medal: Some(lessons::Medal::Gold),
-                ..Grade::default()
-            },
-        }))
+    fn gold(id: crate::protocol::RequestId) -> Action {
+        Action::Received(
+            Purpose::Grade,
+            Box::new(Response::Graded {
+                id,
+                grade: Grade {
+                    passed: true,
+                    medal: Some(lessons::Medal::Gold),
+                    ..Grade::default()
+                },
+            }),
+        )
     }
 
     #[test]
@@ -1170,7 +1242,7 @@ mod tests {
         let mut s = AppState::default();
         s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
         s.apply(Action::SetSource(lesson.solution.clone()));
-        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        s.apply(Action::Sent(Purpose::Grade));
         // Typing while the grade runs: the verdict judges the text that was sent.
         s.apply(Action::SetSource("wrong".into()));
         s.apply(gold(1));
@@ -1194,7 +1266,7 @@ mod tests {
         assert!(!s.ui.start_here, "opening a lesson retires the start card");
         s.apply(Action::SetSource(first.solution.clone()));
         s.apply(Action::Lesson(LessonAction::ShowHint));
-        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        s.apply(Action::Sent(Purpose::Grade));
         s.apply(gold(1));
         assert_eq!(
             s.next_lesson().map(|l| l.id.as_str()),
@@ -1264,22 +1336,26 @@ mod tests {
         // The solution stays locked until a pass or enough tries.
         s.apply(Action::Lesson(LessonAction::ShowSolution));
         assert!(!s.lessons.session.solution_shown);
-        s.apply(Action::Lesson(LessonAction::GradeSent(5)));
-        // A compile answer does not end the grade; an older grade's answer is ignored.
-        s.apply(Action::Received(Box::new(Response::Graded {
-            id: 4,
-            grade: Grade::default(),
-        })));
-        assert_eq!(s.requests.grade, Some(5));
+        s.apply(Action::Sent(Purpose::Grade));
+        // A compile's answer does not end the grade.
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id: 4,
+                output: CompileOutput::default(),
+                simulating: false,
+            }),
+        ));
+        assert!(s.requests.grade);
         let fail = Grade {
             passed: false,
             ..Grade::default()
         };
-        s.apply(Action::Received(Box::new(Response::Graded {
-            id: 5,
-            grade: fail,
-        })));
-        assert_eq!(s.requests.grade, None);
+        s.apply(Action::Received(
+            Purpose::Grade,
+            Box::new(Response::Graded { id: 5, grade: fail }),
+        ));
+        assert!(!s.requests.grade);
         assert!(s.lessons.session.grade.as_ref().is_some_and(|g| !g.passed));
         assert_eq!(s.lessons.progress.medal(&lesson.id), None);
 
@@ -1288,11 +1364,11 @@ mod tests {
             medal: Some(lessons::Medal::Silver),
             ..Grade::default()
         };
-        s.apply(Action::Lesson(LessonAction::GradeSent(6)));
-        s.apply(Action::Received(Box::new(Response::Graded {
-            id: 6,
-            grade: pass,
-        })));
+        s.apply(Action::Sent(Purpose::Grade));
+        s.apply(Action::Received(
+            Purpose::Grade,
+            Box::new(Response::Graded { id: 6, grade: pass }),
+        ));
         assert_eq!(
             s.lessons.progress.medal(&lesson.id),
             Some(lessons::Medal::Silver)
@@ -1334,15 +1410,15 @@ mod tests {
         s.apply(Action::Lesson(LessonAction::Open("18-asm-race".into())));
         assert!(s.is_asm());
         assert_eq!(s.view.panel, Panel::Timeline);
-        for id in 1..=SOLUTION_TRIES {
-            s.apply(Action::Lesson(LessonAction::GradeSent(id)));
+        for _ in 1..=SOLUTION_TRIES {
+            s.apply(Action::Sent(Purpose::Grade));
         }
         s.apply(Action::WorkerCrashed {
-            id: SOLUTION_TRIES,
+            purpose: Some(Purpose::Grade),
             message: "boom".into(),
             input: String::new(),
         });
-        assert_eq!(s.requests.grade, None);
+        assert!(!s.requests.grade);
         s.apply(Action::Lesson(LessonAction::ShowSolution));
         assert!(s.lessons.session.solution_shown);
         s.apply(Action::Lesson(LessonAction::Open("no-such".into())));
@@ -1353,13 +1429,16 @@ mod tests {
     fn leaving_a_lesson_drops_its_grade_in_flight() {
         let mut s = AppState::default();
         s.apply(Action::Lesson(LessonAction::Open("18-asm-race".into())));
-        s.apply(Action::Lesson(LessonAction::GradeSent(1)));
+        s.apply(Action::Sent(Purpose::Grade));
         s.apply(Action::Lesson(LessonAction::Close));
-        assert_eq!(s.requests.grade, None);
-        s.apply(Action::Received(Box::new(Response::Graded {
-            id: 1,
-            grade: Grade::default(),
-        })));
+        assert!(!s.requests.grade);
+        s.apply(Action::Received(
+            Purpose::Grade,
+            Box::new(Response::Graded {
+                id: 1,
+                grade: Grade::default(),
+            }),
+        ));
         assert!(s.lessons.session.grade.is_none(), "the old lesson's answer");
     }
 
@@ -1386,17 +1465,18 @@ mod tests {
                 ablation: Vec::new(),
             })
         };
-        s.apply(Action::AblateSent(3));
-        s.apply(Action::Received(ablation(2)));
-        assert!(s.results.ablation.is_none(), "an older request's answer");
-        s.apply(Action::Received(ablation(3)));
-        assert!(s.results.ablation.is_some() && s.requests.ablation.is_none());
+        // Before it is asked for (the link passes only the newest request's answer).
+        s.apply(Action::Received(Purpose::Ablation, ablation(2)));
+        assert!(s.results.ablation.is_none(), "not waited for");
+        s.apply(Action::Sent(Purpose::Ablation));
+        s.apply(Action::Received(Purpose::Ablation, ablation(3)));
+        assert!(s.results.ablation.is_some() && !s.requests.ablation);
         // An edit drops it: it measured the previous text.
         s.apply(Action::SetSource("edited".into()));
         assert!(s.results.ablation.is_none());
-        s.apply(Action::AblateSent(4));
+        s.apply(Action::Sent(Purpose::Ablation));
         s.apply(Action::SetSource("edited again".into()));
-        s.apply(Action::Received(ablation(4)));
+        s.apply(Action::Received(Purpose::Ablation, ablation(4)));
         assert!(s.results.ablation.is_none(), "answered for an edited text");
     }
 
@@ -1418,10 +1498,10 @@ mod tests {
                 },
             })
         };
-        s.apply(Action::CompareSent(2));
-        s.apply(Action::Received(compared(1)));
-        assert!(s.results.compare_sim.is_none(), "an older request's answer");
-        s.apply(Action::Received(compared(2)));
+        s.apply(Action::Received(Purpose::Compare, compared(1)));
+        assert!(s.results.compare_sim.is_none(), "not waited for");
+        s.apply(Action::Sent(Purpose::Compare));
+        s.apply(Action::Received(Purpose::Compare, compared(2)));
         assert!(
             matches!(s.results.compare_sim.as_deref(), Some(Compared::Ran(sim)) if sim.cycles == 9)
         );

@@ -1,6 +1,7 @@
 //! The page's end of the link to the compile worker: postcard messages over the
-//! worker's `postMessage`, request ids, the watchdog, crash recovery, cancelling a
-//! long run, and the worker's start.
+//! worker's `postMessage`, the request tracker (`tracker.rs`, the page's only record of
+//! request ids), the watchdog, crash recovery, cancelling a long run, and the worker's
+//! start.
 //!
 //! The page takes the worker before it renders anything (`WorkerLink::start`, called
 //! first in the page's `main`). Until the app attaches its dispatcher, whatever the worker says waits in
@@ -22,8 +23,7 @@
 //! performance mark: the browser budget test reads how the worker's files arrived
 //! there, since a worker's downloads are not in the page's own timeline.
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo::timers::callback::Timeout;
@@ -34,6 +34,7 @@ use yew::UseReducerDispatcher;
 use crate::clock;
 use crate::page::dom;
 use crate::page::state::{Action, AppState};
+use crate::page::tracker::{Answer, Purpose, Tracker};
 use crate::protocol::{codec, Request, RequestId, Response, WORKER_READY};
 
 /// A worker that has not answered in this long is replaced.
@@ -43,9 +44,6 @@ pub const WORKER_TIMEOUT_MS: u32 = 15_000;
 /// worker is replaced rather than left to finish runs nobody will see. Shorter work
 /// finishes first (replacing the worker costs the new one's start, some tens of ms).
 pub const CANCEL_AFTER_MS: f64 = 300.0;
-/// Unanswered requests remembered for crash reports; more only pile up if the worker
-/// hangs, and the watchdog replaces it then.
-const MAX_UNANSWERED: usize = 8;
 /// What index.html's script started while the page's module downloaded: `{ worker,
 /// channel, inbox, loaded, failed }`.
 const BOOT_WORKER: &str = "tilescopeWorker";
@@ -59,8 +57,9 @@ pub const WORKER_REPLACED_MARK: &str = "tilescope:worker-replaced";
 
 /// What the worker link tells the app.
 enum Event {
-    /// Boxed: results are large next to a message.
-    Response(Box<Response>),
+    /// An answer the tracker found current, with its purpose; boxed: results are large
+    /// next to a message.
+    Response(Purpose, Box<Response>),
     /// The worker's script or module could not be loaded; the text says why.
     LoadFailed(String),
 }
@@ -98,17 +97,8 @@ impl Drop for Connection {
 #[derive(Default)]
 pub struct WorkerLink {
     connection: RefCell<Option<Connection>>,
-    next_id: Cell<RequestId>,
-    /// Newest id answered (or abandoned): the watchdog restarts only if it falls behind.
-    answered: Cell<RequestId>,
-    /// The newest compile request (trace requests take ids too).
-    newest_compile: Cell<RequestId>,
-    /// When the oldest compile still unanswered was sent (`clock::now_ms`).
-    busy_since: Cell<Option<f64>>,
-    /// Compile requests sent and not yet answered, oldest first (at most
-    /// `MAX_UNANSWERED`): a crash is reported with its input, and the newest is resent
-    /// to the replacement worker.
-    unanswered: RefCell<VecDeque<Request>>,
+    /// Every request's id and purpose, and which are unanswered.
+    tracker: RefCell<Tracker>,
     /// Where events go once the app has mounted.
     dispatcher: RefCell<Option<UseReducerDispatcher<AppState>>>,
     /// Events that arrived before the app attached, oldest first.
@@ -168,7 +158,9 @@ impl WorkerLink {
             return;
         };
         match event {
-            Event::Response(response) => dispatcher.dispatch(Action::Received(response)),
+            Event::Response(purpose, response) => {
+                dispatcher.dispatch(Action::Received(purpose, response))
+            }
             Event::LoadFailed(message) => dispatcher.dispatch(Action::WorkerUnavailable(message)),
         }
     }
@@ -256,6 +248,7 @@ impl WorkerLink {
     }
 
     fn load_failed(&self, reason: String) {
+        self.tracker.borrow_mut().abandon_all();
         self.connection.borrow_mut().take();
         self.load_watch.borrow_mut().take();
         self.deliver(Event::LoadFailed(reason));
@@ -274,7 +267,7 @@ impl WorkerLink {
         }
         let bytes = js_sys::Uint8Array::new(&data).to_vec();
         let response = codec::from_bytes(&bytes).unwrap_or_else(|e| Response::Crashed {
-            id: self.newest_compile.get(),
+            id: self.tracker.borrow().newest_compile(),
             message: format!("a message from the worker did not decode: {e}"),
         });
         self.received(response);
@@ -302,104 +295,62 @@ impl WorkerLink {
     }
 
     fn received(self: &Rc<Self>, response: Response) {
-        // A compile that goes on to simulate is answered only by `Simulated`.
-        let done = !matches!(
-            response,
-            Response::Compiled {
-                simulating: true,
-                ..
+        if let Response::Crashed { id, message } = response {
+            let (purpose, input) = self.tracker.borrow_mut().crashed(id);
+            if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
+                dispatcher.dispatch(Action::WorkerCrashed {
+                    purpose,
+                    message,
+                    input,
+                });
             }
-        );
-        let id = response.id();
-        if done {
-            // The worker answers in order: everything up to `id` is done.
-            self.answered.set(self.answered.get().max(id));
-            if self.answered.get() >= self.next_id.get() {
-                self.busy_since.set(None);
-            }
-        }
-        if let Response::Trace { json, .. } = &response {
-            if !json.is_empty() {
-                dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
-            }
+            // The crashed worker closed itself; replace it outside its own callback,
+            // and ask the new worker what the old one had not reached.
+            let link = Rc::clone(self);
+            Timeout::new(0, move || {
+                link.spawn();
+                let requests = link.tracker.borrow().to_resend();
+                for request in &requests {
+                    link.post(request);
+                }
+            })
+            .forget();
             return;
         }
-        let Response::Crashed { id, message } = response else {
-            if done {
-                self.forget_answered();
+        let answer = self.tracker.borrow_mut().answer(&response);
+        match (answer, &response) {
+            (Answer::Current(Purpose::Trace), Response::Trace { json, .. }) => {
+                if !json.is_empty() {
+                    dom::download("tilescope-trace.json", json.as_bytes(), "application/json");
+                }
             }
-            self.deliver(Event::Response(Box::new(response)));
-            return;
-        };
-        let input = self.input_of(id);
-        self.forget_answered();
-        if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
-            dispatcher.dispatch(Action::WorkerCrashed { id, message, input });
+            (Answer::Current(purpose), _) => {
+                self.deliver(Event::Response(purpose, Box::new(response)))
+            }
+            (Answer::Stale, _) => {}
         }
-        // The crashed worker closed itself; replace the bridge outside its own
-        // callback, and give the new worker what the old one had not reached.
-        let link = Rc::clone(self);
-        Timeout::new(0, move || {
-            link.spawn();
-            link.resend_newest();
-        })
-        .forget();
     }
 
-    /// Sends a compile request made by `make` with a fresh id, and watches for its
-    /// answer.
-    pub fn send(self: &Rc<Self>, make: impl FnOnce(RequestId) -> Request) {
+    /// Sends the request `make` builds for `purpose` with a fresh id, and tells the app
+    /// it went. A compile cancels work that has run for `CANCEL_AFTER_MS`, and the
+    /// watchdog waits for its answer.
+    pub fn send(self: &Rc<Self>, purpose: Purpose, make: impl FnOnce(RequestId) -> Request) {
         let now = clock::now_ms();
-        if self
-            .busy_since
-            .get()
-            .is_some_and(|since| now - since > CANCEL_AFTER_MS)
+        let busy_since = self.tracker.borrow().busy_since();
+        if purpose == Purpose::Compile
+            && busy_since.is_some_and(|since| now - since > CANCEL_AFTER_MS)
         {
             self.cancel();
         }
-        let id = self.next_id.get() + 1;
-        self.next_id.set(id);
-        self.newest_compile.set(id);
-        if self.busy_since.get().is_none() {
-            self.busy_since.set(Some(now));
-        }
-        let request = make(id);
+        let request = self.tracker.borrow_mut().send(purpose, now, make);
         self.post(&request);
-        let mut unanswered = self.unanswered.borrow_mut();
-        unanswered.push_back(request);
-        if unanswered.len() > MAX_UNANSWERED {
-            unanswered.pop_front();
+        if purpose != Purpose::Trace {
+            if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
+                dispatcher.dispatch(Action::Sent(purpose));
+            }
         }
-        drop(unanswered);
-        if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
-            dispatcher.dispatch(Action::RequestSent(id));
-        }
-        self.watch(id);
-    }
-
-    /// The source of compile request `id`, if it is still remembered.
-    fn input_of(&self, id: RequestId) -> String {
-        self.unanswered
-            .borrow()
-            .iter()
-            .find_map(|r| match r {
-                Request::Compile { id: i, source, .. } if *i == id => Some(source.clone()),
-                _ => None,
-            })
-            .unwrap_or_default()
-    }
-
-    fn forget_answered(&self) {
-        let answered = self.answered.get();
-        self.unanswered.borrow_mut().retain(|r| r.id() > answered);
-    }
-
-    /// Sends the newest unanswered compile to the (new) worker: requests queued behind
-    /// the one that crashed died with the old worker.
-    fn resend_newest(self: &Rc<Self>) {
-        let newest = self.unanswered.borrow().back().cloned();
-        if let Some(request) = newest {
-            self.post(&request);
+        if purpose == Purpose::Compile {
+            self.watch(request.id());
         }
     }
 
@@ -412,9 +363,7 @@ impl WorkerLink {
             // Still loading: nothing runs yet, and a new worker would only start over.
             return;
         }
-        self.answered.set(self.next_id.get());
-        self.unanswered.borrow_mut().clear();
-        self.busy_since.set(None);
+        self.tracker.borrow_mut().abandon_all();
         self.spawn();
         dom::mark(WORKER_REPLACED_MARK);
         if let Some(dispatcher) = self.dispatcher.borrow().as_ref() {
@@ -422,34 +371,21 @@ impl WorkerLink {
         }
     }
 
-    /// Sends a request that is not a compile (a trace, a grade, an ablation, a
-    /// comparison) and returns its id. A compile sent while it has run long cancels it
-    /// like any run (`send`).
-    pub fn send_other(self: &Rc<Self>, make: impl FnOnce(RequestId) -> Request) -> RequestId {
-        let id = self.next_id.get() + 1;
-        self.next_id.set(id);
-        if self.busy_since.get().is_none() {
-            self.busy_since.set(Some(clock::now_ms()));
-        }
-        self.post(&make(id));
-        id
-    }
-
-    /// Sends `make`'s request after `delay` ms, then reports its id to `sent`; dropping
-    /// the returned timeout (an edit in between) cancels it.
+    /// Sends `make`'s request for `purpose` after `delay` ms; dropping the returned
+    /// timeout (an edit in between) cancels it.
     pub fn send_later(
         self: &Rc<Self>,
         delay: u32,
+        purpose: Purpose,
         make: impl FnOnce(RequestId) -> Request + 'static,
-        sent: impl FnOnce(RequestId) + 'static,
     ) -> Timeout {
         let link = Rc::clone(self);
-        Timeout::new(delay, move || sent(link.send_other(make)))
+        Timeout::new(delay, move || link.send(purpose, make))
     }
 
     /// Asks for the newest simulation's Chrome trace; the answer becomes a download.
     pub fn request_trace(self: &Rc<Self>) {
-        self.send_other(|id| Request::Trace { id });
+        self.send(Purpose::Trace, |id| Request::Trace { id });
     }
 
     fn watch(self: &Rc<Self>, id: RequestId) {
@@ -457,9 +393,8 @@ impl WorkerLink {
         Timeout::new(WORKER_TIMEOUT_MS, move || {
             // A worker that never loaded has been reported already; no restart helps.
             let loaded = link.connection.borrow().is_some();
-            if loaded && link.answered.get() < id && link.newest_compile.get() == id {
-                link.answered.set(id);
-                link.busy_since.set(None);
+            if loaded && link.tracker.borrow().is_waiting_compile(id) {
+                link.tracker.borrow_mut().abandon_all();
                 if let Some(dispatcher) = link.dispatcher.borrow().as_ref() {
                     dispatcher.dispatch(Action::WorkerRestarted(format!(
                         "no answer in {} s",

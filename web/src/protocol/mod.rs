@@ -126,6 +126,18 @@ impl Response {
             Response::Graded { id, .. } => *id,
         }
     }
+
+    /// The answer's kind, for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Response::Compiled { .. } => "Compiled",
+            Response::Simulated { .. } => "Simulated",
+            Response::Trace { .. } => "Trace",
+            Response::Ablated { .. } => "Ablated",
+            Response::Crashed { .. } => "Crashed",
+            Response::Graded { .. } => "Graded",
+        }
+    }
 }
 
 /// One compiler pass as the Passes panel shows it.

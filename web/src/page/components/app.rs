@@ -23,6 +23,7 @@ use super::{
 use crate::page::dom;
 use crate::page::share::{self, Panel};
 use crate::page::state::{default_view, Action, AppState, Banner, Overlay};
+use crate::page::tracker::Purpose;
 use crate::page::worker_link::WorkerLink;
 use crate::protocol::Request;
 
@@ -120,7 +121,7 @@ pub fn App(props: &AppProps) -> Html {
                 let delay = if quiet { 0 } else { DEBOUNCE_MS };
                 let timeout = Timeout::new(delay, move || {
                     *last_sent.borrow_mut() = crate::clock::now_ms();
-                    link.send(|id| Request::Compile {
+                    link.send(Purpose::Compile, |id| Request::Compile {
                         id,
                         source,
                         options,
@@ -136,7 +137,6 @@ pub fn App(props: &AppProps) -> Html {
     // The Compare panel's second run, after the first (the worker answers in order).
     {
         let link = Rc::clone(&link);
-        let dispatcher = state.dispatcher();
         let key = (
             state.view.source.clone(),
             state.view.options.clone(),
@@ -148,16 +148,12 @@ pub fn App(props: &AppProps) -> Html {
                 .clone()
                 .map(|options| (source.clone(), options, *seed));
             let timeout = request.map(|(source, options, seed)| {
-                link.send_later(
-                    DEBOUNCE_MS,
-                    move |id| Request::Compare {
-                        id,
-                        source,
-                        options,
-                        seed,
-                    },
-                    move |id| dispatcher.dispatch(Action::CompareSent(id)),
-                )
+                link.send_later(DEBOUNCE_MS, Purpose::Compare, move |id| Request::Compare {
+                    id,
+                    source,
+                    options,
+                    seed,
+                })
             });
             move || drop(timeout)
         });
@@ -185,16 +181,14 @@ pub fn App(props: &AppProps) -> Html {
                     state.view.options.clone(),
                     state.view.seed,
                 );
-                link.send_later(
-                    ABLATE_AFTER_MS,
-                    move |id| Request::Ablate {
+                link.send_later(ABLATE_AFTER_MS, Purpose::Ablation, move |id| {
+                    Request::Ablate {
                         id,
                         source,
                         options,
                         seed,
-                    },
-                    move |id| state.dispatch(Action::AblateSent(id)),
-                )
+                    }
+                })
             });
             move || drop(timeout)
         });
@@ -264,12 +258,13 @@ pub fn App(props: &AppProps) -> Html {
         <ContextProvider<AppContext> context={state.clone()}>
             <div class={classes!("app", theme_class)}>
                 <Toolbar {on_trace} />
-                <BannerBar />
+                <BannerBar banner={state.ui.banner.clone()} dispatch={state.dispatcher()} />
                 <main class="workspace">
                     <section class="pane pane-editor" aria-label="Kernel source">
-                        <StartHere />
+                        <StartHere shown={state.ui.start_here} dispatch={state.dispatcher()} />
                         {lesson}
-                        <ExampleNote />
+                        <ExampleNote example={super::example_note::ExampleNoteProps::of(&state)}
+                            dispatch={state.dispatcher()} />
                         <Editor />
                     </section>
                     <section class="pane pane-panels" aria-label="Compiler output">
@@ -299,10 +294,7 @@ fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Htm
                 return;
             };
             let source = state.view.source.clone();
-            let id = link.send_other(|id| Request::Grade { id, lesson, source });
-            state.dispatch(Action::Lesson(crate::page::state::LessonAction::GradeSent(
-                id,
-            )));
+            link.send(Purpose::Grade, |id| Request::Grade { id, lesson, source });
         })
     };
     html! { <LessonPane {on_check} /> }

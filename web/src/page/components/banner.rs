@@ -3,24 +3,30 @@
 
 use yew::prelude::*;
 
-use super::use_app;
 use crate::page::dom;
-use crate::page::state::{Action, BannerKind};
+use crate::page::state::{Action, AppState, Banner, BannerKind};
 
 /// The crash report shows at most this much of the input (all of it is copied).
 const MAX_SHOWN_INPUT_CHARS: usize = 4000;
 
+#[derive(Properties, PartialEq)]
+pub struct BannerProps {
+    pub banner: Option<Banner>,
+    pub dispatch: UseReducerDispatcher<AppState>,
+}
+
+/// Takes only its banner, so typing does not re-render it.
 #[function_component]
-pub fn BannerBar() -> Html {
-    let app = use_app();
-    let Some(banner) = app.ui.banner.clone() else {
+pub fn BannerBar(props: &BannerProps) -> Html {
+    let Some(banner) = props.banner.clone() else {
         return html! {};
     };
     let class = match banner.kind {
         BannerKind::Info => "banner banner-info",
         BannerKind::Error => "banner banner-error",
     };
-    let dismiss = Callback::from(move |_| app.dispatch(Action::DismissBanner));
+    let dispatch = props.dispatch.clone();
+    let dismiss = Callback::from(move |_| dispatch.dispatch(Action::DismissBanner));
     let input = banner.input.map(|input| {
         let shown: String = input.chars().take(MAX_SHOWN_INPUT_CHARS).collect();
         let copy = Callback::from(move |_| dom::copy_to_clipboard(&input));

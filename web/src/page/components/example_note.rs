@@ -4,21 +4,31 @@
 
 use yew::prelude::*;
 
-use super::use_app;
 use crate::catalog;
-use crate::page::state::Action;
+use crate::page::state::{Action, AppState};
+
+#[derive(Properties, PartialEq)]
+pub struct ExampleNoteProps {
+    /// The gallery example in the editor, if its note shows (no lesson is open and the
+    /// note was not hidden).
+    pub example: Option<String>,
+    pub dispatch: UseReducerDispatcher<AppState>,
+}
+
+impl ExampleNoteProps {
+    pub fn of(app: &AppState) -> Option<String> {
+        let shown = app.view.lesson.is_none() && !app.ui.example_note_hidden;
+        app.view.example.clone().filter(|_| shown)
+    }
+}
 
 #[function_component]
-pub fn ExampleNote() -> Html {
-    let app = use_app();
-    let example = app.view.example.as_deref().and_then(catalog::find);
-    let Some(example) =
-        example.filter(|_| app.view.lesson.is_none() && !app.ui.example_note_hidden)
-    else {
+pub fn ExampleNote(props: &ExampleNoteProps) -> Html {
+    let Some(example) = props.example.as_deref().and_then(catalog::find) else {
         return html! {};
     };
-    let app = app.clone();
-    let dismiss = Callback::from(move |_| app.dispatch(Action::HideExampleNote));
+    let dispatch = props.dispatch.clone();
+    let dismiss = Callback::from(move |_| dispatch.dispatch(Action::HideExampleNote));
     html! {
         <div class="example-note" data-testid="example-note">
             // The teaching text opens with the example's name.

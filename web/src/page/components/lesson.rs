@@ -40,7 +40,7 @@ pub fn LessonPane(props: &LessonProps) -> Html {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(action.clone()))
     };
-    let checking = app.requests.grade.is_some();
+    let checking = app.requests.grade;
     let on_check = props.on_check.reform(|_: MouseEvent| ());
     // The verdict of the newest check; the previous one is hidden while it runs. Once
     // the code is edited it judged other code, and says so.

@@ -3,25 +3,30 @@
 
 use yew::prelude::*;
 
-use super::use_app;
 use crate::page::lessons;
-use crate::page::state::{Action, LessonAction};
+use crate::page::state::{Action, AppState, LessonAction};
+
+#[derive(Properties, PartialEq)]
+pub struct StartHereProps {
+    /// The card has not been dismissed and no lesson opened yet.
+    pub shown: bool,
+    pub dispatch: UseReducerDispatcher<AppState>,
+}
 
 #[function_component]
-pub fn StartHere() -> Html {
-    let app = use_app();
+pub fn StartHere(props: &StartHereProps) -> Html {
     let first = lessons::all().iter().min_by_key(|l| l.number);
-    let Some(first) = first.filter(|_| app.ui.start_here) else {
+    let Some(first) = first.filter(|_| props.shown) else {
         return html! {};
     };
     let open = {
-        let app = app.clone();
+        let dispatch = props.dispatch.clone();
         let id = first.id.clone();
-        Callback::from(move |_| app.dispatch(Action::Lesson(LessonAction::Open(id.clone()))))
+        Callback::from(move |_| dispatch.dispatch(Action::Lesson(LessonAction::Open(id.clone()))))
     };
     let dismiss = {
-        let app = app.clone();
-        Callback::from(move |_| app.dispatch(Action::DismissStartHere))
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |_| dispatch.dispatch(Action::DismissStartHere))
     };
     html! {
         <div class="start-here" data-testid="start-here">

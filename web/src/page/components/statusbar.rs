@@ -134,6 +134,7 @@ pub fn StatusBar(props: &StatusLine) -> Html {
 mod tests {
     use super::*;
     use crate::page::state::Action;
+    use crate::page::tracker::Purpose;
     use crate::protocol::{CompileOutput, Response, SimOutput};
 
     #[test]
@@ -141,7 +142,7 @@ mod tests {
         let line = |s: &AppState| StatusLine::of(s, Callback::noop());
         let mut s = AppState::default();
         assert_eq!(line(&s).status, CompileStatus::Waiting);
-        s.apply(Action::RequestSent(1));
+        s.apply(Action::Sent(Purpose::Compile));
         assert_eq!(line(&s).status, CompileStatus::Busy);
         s.apply(Action::SetSource("ab\ncd".into()));
         s.apply(Action::Caret(4));
@@ -154,12 +155,15 @@ mod tests {
     fn a_run_that_never_finishes_is_not_reported_as_fine() {
         let line = |s: &AppState| StatusLine::of(s, Callback::noop());
         let mut s = AppState::default();
-        s.apply(Action::RequestSent(1));
-        s.apply(Action::Received(Box::new(Response::Compiled {
-            id: 1,
-            output: CompileOutput::default(),
-            simulating: true,
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Compiled {
+                id: 1,
+                output: CompileOutput::default(),
+                simulating: true,
+            }),
+        ));
         assert_eq!(line(&s).status, CompileStatus::Simulating);
         s.apply(Action::WorkerRestarted("no answer in 15 s".into()));
         assert_eq!(line(&s).status, CompileStatus::RunStopped);
@@ -168,11 +172,14 @@ mod tests {
         s.apply(Action::Escape);
         assert!(s.ui.banner.is_none());
         s.apply(Action::WorkerRestarted("no answer in 15 s".into()));
-        s.apply(Action::RequestSent(2));
-        s.apply(Action::Received(Box::new(Response::Simulated {
-            id: 2,
-            sim: SimOutput::default(),
-        })));
+        s.apply(Action::Sent(Purpose::Compile));
+        s.apply(Action::Received(
+            Purpose::Compile,
+            Box::new(Response::Simulated {
+                id: 2,
+                sim: SimOutput::default(),
+            }),
+        ));
         assert!(
             s.ui.banner.is_none(),
             "a finished run ends the worker's trouble"
