@@ -9,6 +9,7 @@ use crate::machine::Machine;
 use crate::passes::Context;
 use crate::sim::{self, PipeStats, Race, SimError, SimMode, TraceEntry};
 use crate::tensor::{compare, Tensor};
+use crate::types::MemSpace;
 use serde::{Deserialize, Serialize};
 
 /// One output tensor and how it compares with the reference.
@@ -109,6 +110,7 @@ pub fn run_compiled(
     let inputs = crate::inputs::with_scratch(&program, inputs);
     let sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
     result.record(&sim);
+    name_race_tiles(&mut result.races, &compile.buffers, &cx.source);
     match interp {
         Err(d) => {
             result.diagnostics.push(d);
@@ -167,6 +169,45 @@ impl RunResult {
             .max()
             .unwrap_or(0);
         self.bound = busiest.max(sim.gm_transfer_cycles);
+    }
+}
+
+/// Names the tile an on-chip race is on, as the student knows it (`t`, or the
+/// expression that made a temporary), in place of the bare address the simulator
+/// knows: the buffers of the race's space that overlap its bytes. Where plan-memory let
+/// several tiles share those bytes at different times, the ones the racing instructions
+/// define come first, else all are named.
+fn name_race_tiles(races: &mut [sim::Race], buffers: &[crate::compile::BufferInfo], source: &str) {
+    for race in races.iter_mut().filter(|r| r.space != MemSpace::GM) {
+        let (lo, hi) = race.overlap;
+        let overlapping: Vec<&crate::compile::BufferInfo> = buffers
+            .iter()
+            .filter(|b| b.space == race.space)
+            .filter(|b| b.addrs.iter().any(|&a| a < hi && lo < a + b.bytes))
+            .collect();
+        let spans = [race.first.instr.prov.span, race.second.instr.prov.span];
+        let defined: Vec<&crate::compile::BufferInfo> = overlapping
+            .iter()
+            .copied()
+            .filter(|b| b.span.is_some() && spans.contains(&b.span))
+            .collect();
+        let named = if defined.is_empty() {
+            overlapping
+        } else {
+            defined
+        };
+        if named.is_empty() {
+            continue;
+        }
+        let mut labels: Vec<String> = named
+            .iter()
+            .map(|b| crate::explain::buffer_label(&b.name, b.span, source))
+            .collect();
+        labels.dedup();
+        let label = labels.join("` or `");
+        let memory = format!("`{label}` ({}[{lo:#x}..{hi:#x}))", race.space.name());
+        race.message = race.describe(&memory);
+        race.buffer = Some(labels.join(" or "));
     }
 }
 

@@ -3,6 +3,7 @@
 
 use tilescope::compile::{AliasMode, CompileOptions, SyncStrategy};
 use tilescope::run::run;
+use tilescope::types::MemSpace;
 
 mod examples_support;
 mod flags_support;
@@ -165,6 +166,41 @@ fn without_sync_a_pipelined_example_shows_its_races() {
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
     assert!(!r.races.is_empty(), "no races reported without sync");
     assert_eq!(r.syncs, 0);
+}
+
+/// A race in on-chip memory names the tile there as the student wrote it, not only its
+/// address: every example, run without sync.
+#[test]
+fn an_on_chip_race_names_its_tile() {
+    let options = CompileOptions {
+        sync: SyncStrategy::None,
+        ..CompileOptions::default()
+    };
+    let mut unnamed = Vec::new();
+    for path in examples() {
+        let source = std::fs::read_to_string(&path).expect("readable example");
+        let r = run(&source, &options, Vec::new(), 7);
+        for race in r.races.iter().filter(|r| r.space != MemSpace::GM) {
+            let named = race.buffer.as_deref().filter(|b| {
+                !b.is_empty() && !b.starts_with('%') && race.message.contains(&format!("`{b}`"))
+            });
+            if named.is_none() {
+                unnamed.push(format!("{}: {}", path.display(), race.message));
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "{}", unnamed.join("\n"));
+    let softmax = include_str!("../../static/examples/softmax.tile");
+    let r = run(softmax, &options, Vec::new(), 7);
+    let first = r
+        .races
+        .first()
+        .map(|r| r.message.as_str())
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("V reads `t` (ub[0x0..0x4000)) at #6 written by MTE2 at #5"),
+        "{first}"
+    );
 }
 
 #[test]

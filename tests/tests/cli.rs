@@ -324,7 +324,9 @@ fn race_lines_name_the_source_line_of_both_accesses() {
         .arg(&file)
         .assert()
         .success()
-        .stdout(predicate::str::contains("race: V reads ub"))
+        .stdout(predicate::str::contains(
+            "race: V reads `t` (ub[0x0..0x4000))",
+        ))
         .stdout(predicate::str::contains("  MTE2 #5: "))
         .stdout(predicate::str::contains(
             "softmax.tile:8:17: let t = load x[r .. r + R, :];",

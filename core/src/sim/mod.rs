@@ -172,11 +172,41 @@ pub struct Race {
     pub space: MemSpace,
     /// Overlapping bytes `[start, end)` (of the tensor, for GM).
     pub overlap: (u64, u64),
-    /// The GM tensor's name, when the race is in GM.
+    /// The GM tensor's name, when the race is in GM; for a compiled kernel's on-chip
+    /// race, the tile there as the student knows it (`run::run` names it).
     pub buffer: Option<String>,
     pub message: String,
     /// How many dynamic instances of this pair of static instructions raced.
     pub count: u64,
+}
+
+impl Race {
+    /// The race as a sentence, naming the memory as `memory` (`ub[0x0..0x400)`, or the
+    /// tile a compiled kernel keeps there).
+    pub fn describe(&self, memory: &str) -> String {
+        let (fp, sp) = (self.first.instr.pipe, self.second.instr.pipe);
+        let verb = |k: AccessKind| {
+            if k == AccessKind::Write {
+                "writes"
+            } else {
+                "reads"
+            }
+        };
+        let past = |k: AccessKind| {
+            if k == AccessKind::Write {
+                "written"
+            } else {
+                "read"
+            }
+        };
+        format!(
+            "{sp} {} {memory} at #{} {} by {fp} at #{} with no set_flag({fp}, {sp}) / wait_flag({fp}, {sp}) between them",
+            verb(self.second.kind),
+            self.second.instr.index,
+            past(self.first.kind),
+            self.first.instr.index,
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -39,10 +39,6 @@ pub struct RaceDetector {
     active: [bool; 7],
 }
 
-fn pipe_at(i: u8) -> Pipe {
-    Pipe::ALL.get(i as usize).copied().unwrap_or(Pipe::S)
-}
-
 impl RaceDetector {
     pub fn new(prog: &Program) -> RaceDetector {
         let mut active = [false; 7];
@@ -163,18 +159,8 @@ impl RaceDetector {
         }
         let lo = first.fp.lo.max(second.fp.lo);
         let hi = first.fp.hi.min(second.fp.hi);
-        let (fp, sp) = (pipe_at(first.pipe), pipe_at(second.pipe));
         let space = region.space();
         let name = prog.region_name(region);
-        let verb = |w: bool| if w { "writes" } else { "reads" };
-        let past = |w: bool| if w { "written" } else { "read" };
-        let message = format!(
-            "{sp} {} {name}[{lo:#x}..{hi:#x}) at #{} {} by {fp} at #{} with no set_flag({fp}, {sp}) / wait_flag({fp}, {sp}) between them",
-            verb(second.write),
-            second.instr,
-            past(first.write),
-            first.instr,
-        );
         let kind = |w: bool| {
             if w {
                 AccessKind::Write
@@ -184,7 +170,7 @@ impl RaceDetector {
         };
         self.seen
             .insert((first.instr, second.instr), self.races.len());
-        self.races.push(Race {
+        let mut race = Race {
             first: RaceAccess {
                 instr: InstrRef::new(prog, first.instr),
                 kind: kind(first.write),
@@ -195,9 +181,12 @@ impl RaceDetector {
             },
             space,
             overlap: (lo, hi),
-            buffer: matches!(region, Region::Tensor(_)).then_some(name),
-            message,
+            buffer: None,
+            message: String::new(),
             count: 1,
-        });
+        };
+        race.message = race.describe(&format!("{name}[{lo:#x}..{hi:#x})"));
+        race.buffer = matches!(region, Region::Tensor(_)).then_some(name);
+        self.races.push(race);
     }
 }
