@@ -25,7 +25,7 @@ fn fail(message: &str) -> ! {
     std::process::exit(1);
 }
 
-/// Every lesson file as `[[id, lesson], ...]` in track order.
+/// Every lesson file, numbered in track order, as a JSON array.
 fn read_track(dir: &Path) -> Result<String, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!(": {e}"))?;
     let mut files = Vec::new();
@@ -44,16 +44,9 @@ fn read_track(dir: &Path) -> Result<String, String> {
             .and_then(|s| s.to_str())
             .ok_or_else(|| format!("{}: not a UTF-8 file name", path.display()))?;
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{id}.toml: {e}"))?;
-        let lesson = Lesson::parse(id, &text)?;
-        let mut json =
-            serde_json::to_value(&lesson).map_err(|e| format!("{id}.toml: cannot encode: {e}"))?;
-        // The file's fields only: the id travels beside the lesson and the number is its
-        // place in the track, as when the file itself is read.
-        if let Some(fields) = json.as_object_mut() {
-            fields.remove("id");
-            fields.remove("number");
-        }
-        track.push(serde_json::json!([id, json]));
+        let mut lesson = Lesson::parse(id, &text)?;
+        lesson.number = track.len() + 1;
+        track.push(lesson);
     }
     serde_json::to_string(&track).map_err(|e| format!("cannot encode the track: {e}"))
 }

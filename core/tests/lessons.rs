@@ -82,6 +82,12 @@ budgets = { silver = 10, gold = 20 }
         .replace("gold = 20", "gold = 5")
         .replace("\"kernel\"", "\"python\"");
     assert!(err(&kind).contains("99-bad.toml"));
+    let named = minimal.replace("gold = 20", "gold = 5") + "id = \"01-mine\"\n";
+    assert!(
+        err(&named).contains("come from the file's name"),
+        "{}",
+        err(&named)
+    );
     let ok = Lesson::parse("99-ok", &minimal.replace("gold = 20", "gold = 5"));
     let ok = ok.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ok.preset, "teach");

@@ -125,4 +125,27 @@ fn two_modules_within_their_guards_and_the_page_holds_no_compiler() {
             "the page's module holds {marker:?}"
         );
     }
+    // The page holds the lesson track and sends a lesson with each grade request: the
+    // worker has no lesson's texts.
+    let lessons = tilescope::lesson::all().expect("the lesson track");
+    for lesson in &lessons {
+        // A run of the text that JSON (the track's form in the module) keeps verbatim.
+        let probe: String = lesson
+            .idea
+            .chars()
+            .take_while(|c| !matches!(c, '\n' | '"' | '\\'))
+            .take(40)
+            .collect();
+        assert!(probe.len() >= 20, "lesson {}: {probe:?}", lesson.id);
+        assert!(
+            contains(&page.1, &probe),
+            "the page lacks lesson {}",
+            lesson.id
+        );
+        assert!(
+            !contains(&worker.1, &probe),
+            "the worker's module holds lesson {}'s texts",
+            lesson.id
+        );
+    }
 }

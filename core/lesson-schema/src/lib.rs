@@ -64,11 +64,11 @@ pub struct Budgets {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct Lesson {
-    /// 1-based position in the track (set from the file order, not read from the file).
-    #[serde(skip_deserializing, default)]
+    /// 1-based position in the track, from the file order; a file may not set it.
+    #[serde(default)]
     pub number: usize,
-    /// The file stem, e.g. `01-load-store` (set from the file name).
-    #[serde(skip_deserializing, default)]
+    /// The file stem, e.g. `01-load-store`, from the file name; a file may not set it.
+    #[serde(default)]
     pub id: String,
     pub title: String,
     pub idea: String,
@@ -109,6 +109,11 @@ impl Lesson {
     #[cfg(feature = "parse")]
     pub fn parse(id: &str, text: &str) -> Result<Lesson, String> {
         let mut lesson: Lesson = toml::from_str(text).map_err(|e| format!("{id}.toml: {e}"))?;
+        if lesson.number != 0 || !lesson.id.is_empty() {
+            return Err(format!(
+                "{id}.toml: `id` and `number` come from the file's name and place in the track"
+            ));
+        }
         lesson.id = id.to_string();
         lesson.check().map_err(|e| format!("{id}.toml: {e}"))?;
         Ok(lesson)

@@ -10,7 +10,7 @@ pub use tilescope_lesson_schema::{Budgets, Lesson, LessonKind};
 
 use crate::machine::Machine;
 
-/// The track as the build script wrote it: `[[id, lesson], ...]` in file-name order.
+/// The track as the build script wrote it: every lesson, numbered, in file-name order.
 const TRACK: &str = include_str!(concat!(env!("OUT_DIR"), "/lessons.json"));
 
 /// What the build script cannot check: the lesson's machine preset exists.
@@ -30,19 +30,13 @@ pub fn check_preset(lesson: &Lesson) -> Result<(), String> {
 /// every file; an error here is a lesson naming an unknown preset (the lesson tests read
 /// the whole track, so it never reaches a user) or an internal error.
 pub fn all() -> Result<Vec<Lesson>, String> {
-    let track: Vec<(String, Lesson)> = serde_json::from_str(TRACK).map_err(|e| {
+    let track: Vec<Lesson> = serde_json::from_str(TRACK).map_err(|e| {
         format!("internal error: the built-in lesson track does not read back: {e}")
     })?;
-    track
-        .into_iter()
-        .enumerate()
-        .map(|(i, (id, mut lesson))| {
-            lesson.id = id;
-            lesson.number = i + 1;
-            check_preset(&lesson)?;
-            Ok(lesson)
-        })
-        .collect()
+    for lesson in &track {
+        check_preset(lesson)?;
+    }
+    Ok(track)
 }
 
 /// Lesson `number` (1-based), or why there is none.

@@ -222,7 +222,7 @@ mod tests {
         tracker
             .send(Purpose::Grade, now, |id| Request::Grade {
                 id,
-                lesson: "01-load-store".into(),
+                lesson: Box::new(crate::catalog::lessons()[0].clone()),
                 source: "graded".into(),
             })
             .id()

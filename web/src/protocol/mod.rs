@@ -42,10 +42,11 @@ pub enum Request {
         /// assembled and simulated, with no passes.
         asm: bool,
     },
-    /// Grade `source` for the lesson with id `lesson`; answered by `Graded`.
+    /// Grade `source` for `lesson`; answered by `Graded`. The page holds the lesson
+    /// track and sends the lesson, so the worker's module carries no lesson texts.
     Grade {
         id: RequestId,
-        lesson: String,
+        lesson: Box<tilescope::lesson::Lesson>,
         source: String,
     },
     /// Compile and simulate under a second option set (the Compare panel); answered by
@@ -405,6 +406,10 @@ mod tests {
     use super::*;
     use crate::protocol::codec;
 
+    fn first_lesson() -> &'static tilescope::lesson::Lesson {
+        crate::catalog::lesson("01-load-store").expect("lesson 1")
+    }
+
     /// Page and worker move messages with postcard, which cannot represent some serde
     /// attributes (`flatten`, `skip_serializing_if`, internal tags): every message
     /// shape must survive it. The real shapes come from compiling and simulating an
@@ -436,7 +441,7 @@ mod tests {
             },
             Response::Graded {
                 id: 4,
-                grade: crate::worker::engine::grade("01-load-store", "kernel k() {}"),
+                grade: tilescope::lesson::grade(first_lesson(), "kernel k() {}"),
             },
         ];
         for message in messages {
@@ -454,7 +459,7 @@ mod tests {
             },
             Request::Grade {
                 id: 11,
-                lesson: "01-load-store".into(),
+                lesson: Box::new(first_lesson().clone()),
                 source: "k".into(),
             },
             Request::Trace { id: 10 },

@@ -11,7 +11,6 @@ use tilescope::sim::{self, StallReason};
 use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
-use crate::catalog::{self, Grade};
 use crate::protocol::options::{CompileOptions, SyncMode};
 use crate::protocol::{
     AsmLine, CompileOutput, FlagEvent, InstrRef, Lane, OutputTensor, PassRecord, Race, SimOutput,
@@ -400,22 +399,6 @@ fn race_fixes(options: &compile::CompileOptions, text: &str, races: &[sim::Race]
         .collect()
 }
 
-/// Grades `source` for the lesson with id `lesson` with core's grader (the one
-/// `tilescope lesson check` runs).
-pub fn grade(lesson: &str, source: &str) -> Grade {
-    match catalog::lesson(lesson) {
-        Some(lesson) => tilescope::lesson::grade(lesson, source),
-        None => Grade {
-            checks: vec![tilescope::lesson::Check {
-                name: "lesson".into(),
-                passed: false,
-                message: format!("there is no lesson `{lesson}`"),
-            }],
-            ..Grade::default()
-        },
-    }
-}
-
 /// Compiles and simulates `source` with inputs from `seed`: the compile result, the
 /// simulation (when the kernel compiled) and what the trace download needs.
 pub fn run(
@@ -672,7 +655,7 @@ mod tests {
             d.message
         );
         // Every gallery kernel stays well under the limit.
-        for e in catalog::EXAMPLES {
+        for e in crate::catalog::EXAMPLES {
             let out =
                 tilescope::compile::compile(e.source, &core_options(&CompileOptions::default()));
             let p = out.program.expect("the example compiles");
@@ -698,7 +681,7 @@ mod tests {
     }
 
     fn example(name: &str) -> &'static str {
-        catalog::find(name).map_or("", |e| e.source)
+        crate::catalog::find(name).map_or("", |e| e.source)
     }
 
     #[test]
@@ -750,7 +733,7 @@ mod tests {
 
     #[test]
     fn every_example_step_graph_is_laid_out() {
-        for e in catalog::EXAMPLES {
+        for e in crate::catalog::EXAMPLES {
             let out = compile(e.source, &CompileOptions::default());
             let g = out.steps.expect("a step graph");
             assert_laid_out(&g);
@@ -863,17 +846,6 @@ mod tests {
         let bad = Compiled::for_source("nonsense r1", &options, true);
         assert!(bad.output().error_count() > 0);
         assert!(bad.simulate(1).is_none());
-    }
-
-    #[test]
-    fn grading_uses_cores_grader() {
-        let lesson = crate::page::lessons::find("01-load-store").expect("lesson 1");
-        let gold = grade(&lesson.id, &lesson.solution);
-        assert!(gold.passed, "{:?}", gold.checks);
-        assert_eq!(gold.medal, Some(crate::page::lessons::Medal::Gold));
-        assert!(!grade(&lesson.id, &lesson.starter).passed);
-        let unknown = grade("no-such", "x");
-        assert!(!unknown.passed && unknown.checks[0].message.contains("no-such"));
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl CompileWorker {
                 ..
             } => self.compile_and_run(respond, id, (&source, &options, seed, false), false),
             Request::Grade { lesson, source, .. } => {
-                let grade = engine::grade(&lesson, &source);
+                let grade = tilescope::lesson::grade(&lesson, &source);
                 respond(Response::Graded { id, grade });
             }
             Request::Ablate {

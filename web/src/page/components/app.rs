@@ -290,9 +290,10 @@ fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Htm
         let link = Rc::clone(link);
         let state = state.clone();
         Callback::from(move |_| {
-            let Some(lesson) = state.view.lesson.clone() else {
+            let Some(lesson) = state.open_lesson() else {
                 return;
             };
+            let lesson = Box::new(lesson.clone());
             let source = state.view.source.clone();
             link.send(Purpose::Grade, |id| Request::Grade { id, lesson, source });
         })
