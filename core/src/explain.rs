@@ -59,20 +59,12 @@ pub struct SyncRow {
     pub wait_index: Option<usize>,
 }
 
-/// 1-based line and column (in characters) of `span` in `source`.
-pub fn line_col(source: &str, span: Span) -> Option<(usize, usize)> {
-    let before = source.get(..span.start as usize)?;
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    Some((line, before.get(start..)?.chars().count() + 1))
-}
-
 fn site(pipe: Pipe, span: Option<Span>, source: &str) -> Site {
-    let at = span.and_then(|s| line_col(source, s));
+    let at = span.map(|s| s.line_col(source));
     Site {
         pipe,
-        line: at.map(|a| a.0),
-        col: at.map(|a| a.1),
+        line: at.map(|a| a.line),
+        col: at.map(|a| a.col),
     }
 }
 

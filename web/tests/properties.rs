@@ -103,7 +103,7 @@ proptest! {
 
     #[test]
     fn positions_clamp(src in ".{0,60}", at in 0usize..200, units in 0u32..200) {
-        let (line, col) = text::line_col(&src, at);
+        let tilescope::diag::LineCol { line, col, .. } = tilescope::diag::LineCol::at(&src, at);
         prop_assert!(line >= 1 && col >= 1 && line <= text::line_count(&src));
         let byte = text::utf16_to_byte(&src, units);
         prop_assert!(src.is_char_boundary(byte));

@@ -34,7 +34,7 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
             .get(&v)
             .map_or_else(|| format!("value {}", v.index()), |n| format!("%{n}"));
         match k.def_span(v) {
-            Some(span) => format!("{n} ({})", line_col(source, span)),
+            Some(span) => format!("{n} (line {})", span.line_col(source)),
             None => n,
         }
     };
@@ -120,7 +120,10 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         Owner::Value(v) => name(v),
         Owner::Scratch(op) => {
             let span = k.ops.get(op).map_or(Span::default(), |x| x.span);
-            format!("the scratch of the fused op at {}", line_col(source, span))
+            format!(
+                "the scratch of the fused op at line {}",
+                span.line_col(source)
+            )
         }
     };
     // Capacity and alignment.
@@ -231,20 +234,6 @@ struct Entry {
     start: u64,
     end: u64,
     span: Span,
-}
-
-/// `line:col` (1-based) of `span` in `source`.
-fn line_col(source: &str, span: Span) -> String {
-    let at = (span.start as usize).min(source.len());
-    let before = source.get(..at).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before, |i| before.get(i + 1..).unwrap_or(""))
-        .chars()
-        .count()
-        + 1;
-    format!("line {line}:{col}")
 }
 
 /// Positions and live ranges, computed here from the IR alone (plan-memory has its own).

@@ -349,10 +349,7 @@ pub fn print(p: &Program) -> String {
 /// The program as people read it: each instruction's source position as `!at
 /// LINE:COL` of `source` instead of a byte span (`parse` accepts and skips it).
 pub fn print_located(p: &Program, source: &str) -> String {
-    print_with(p, &|sp| match crate::explain::line_col(source, sp) {
-        Some((line, col)) => format!(" !at {line}:{col}"),
-        None => String::new(),
-    })
+    print_with(p, &|sp| format!(" !at {}", sp.line_col(source)))
 }
 
 fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {

@@ -498,12 +498,9 @@ enum Locator<'a> {
 impl Locator<'_> {
     fn describe(&self, r: &InstrRef) -> String {
         let place = match self {
-            Locator::Kernel(source) => r.prov.span.and_then(|s| {
-                let at = source.get(..s.start as usize)?;
-                let line = at.matches('\n').count() + 1;
-                let start = at.rfind('\n').map_or(0, |i| i + 1);
-                let text = source.get(start..)?.lines().next().unwrap_or("").trim();
-                Some(format!("from line {line}: `{text}`"))
+            Locator::Kernel(source) => r.prov.span.map(|s| {
+                let at = s.line_col(source);
+                format!("from line {}: `{}`", at.line, at.line_text(source).trim())
             }),
             Locator::Asm(lines) => lines
                 .get(r.index as usize)

@@ -36,10 +36,10 @@ pub fn chrome_trace_located(program: &Program, result: &SimResult, source: Optio
             args["step"] = json!(step);
         }
         if let Some(span) = e.prov.span {
-            match source.and_then(|src| crate::explain::line_col(src, span)) {
-                Some((line, col)) => {
-                    args["line"] = json!(line);
-                    args["col"] = json!(col);
+            match source.map(|src| span.line_col(src)) {
+                Some(at) => {
+                    args["line"] = json!(at.line);
+                    args["col"] = json!(at.col);
                 }
                 None => args["span"] = json!([span.start, span.end]),
             }

@@ -1,17 +1,8 @@
 //! Position arithmetic on the editor text. Spans from core are byte offsets; the
-//! textarea's selection is in UTF-16 code units; diagnostics print 1-based line:col.
+//! textarea's selection is in UTF-16 code units; lines and columns come from core
+//! (`tilescope::diag::LineCol`), as diagnostics print them.
 //! All functions clamp out-of-range input instead of panicking, since spans may come
 //! from an older version of the text than the one on screen.
-
-/// 1-based line and column (column in characters) of byte offset `at`.
-pub fn line_col(source: &str, at: usize) -> (usize, usize) {
-    let at = floor_char_boundary(source, at);
-    let before = &source[..at];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = before[line_start..].chars().count() + 1;
-    (line, col)
-}
 
 /// The largest char boundary `<= at` (clamped to the text length).
 pub fn floor_char_boundary(source: &str, at: usize) -> usize {
@@ -59,18 +50,6 @@ pub fn line_count(source: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_col_counts_lines_and_chars() {
-        let s = "ab\ncδe\n";
-        assert_eq!(line_col(s, 0), (1, 1));
-        assert_eq!(line_col(s, 3), (2, 1));
-        // 'e' is after the two-byte 'δ': byte 6, column 3.
-        assert_eq!(line_col(s, 6), (2, 3));
-        assert_eq!(line_col(s, 99), (3, 1));
-        // Inside a multi-byte char: rounds down.
-        assert_eq!(line_col(s, 5), (2, 2));
-    }
 
     #[test]
     fn utf16_round_trip() {

@@ -127,15 +127,10 @@ pub struct SimArgs {
 /// `file:line:col: the line's text` for a span of `source` (1-based, the column in
 /// characters), as diagnostics print positions.
 pub fn locate(file: &Path, source: &str, span: diag::Span) -> Option<String> {
-    let at = source.get(..span.start as usize)?;
-    let line = at.matches('\n').count() + 1;
-    let line_start = at.rfind('\n').map_or(0, |i| i + 1);
-    let col = at.get(line_start..)?.chars().count() + 1;
-    let text = source
-        .get(line_start..)?
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim();
-    Some(format!("{}:{line}:{col}: {text}", file.display()))
+    let at = span.line_col(source);
+    Some(format!(
+        "{}:{at}: {}",
+        file.display(),
+        at.line_text(source).trim()
+    ))
 }

@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+use tilescope::diag::LineCol;
 use tilescope::diag::Severity;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlTextAreaElement;
@@ -55,11 +56,11 @@ pub fn Editor() -> Html {
         marks
             .iter()
             .filter(|(_, m)| m & mark != 0)
-            .map(|(r, _)| text::line_col(source, r.start).0)
+            .map(|(r, _)| LineCol::at(source, r.start).line)
             .collect()
     };
     let (error_lines, warning_lines) = (lines_with(MARK_ERROR), lines_with(MARK_WARNING));
-    let caret_line = text::line_col(source, app.ui.caret).0;
+    let caret_line = LineCol::at(source, app.ui.caret).line;
 
     let decorated = source.len() <= MAX_DECORATED_BYTES;
     // Undecorated, the textarea shows its own text and the layer under it stays empty:
@@ -220,7 +221,7 @@ pub fn Editor() -> Html {
                 let at = text::byte_to_utf16(&source, jump.at);
                 let _ = ta.focus();
                 let _ = ta.set_selection_range(at, at);
-                let line = text::line_col(&source, jump.at).0 as i32 - 1;
+                let line = LineCol::at(&source, jump.at).line as i32 - 1;
                 let target = line * LINE_HEIGHT_PX - ta.client_height() / 3;
                 ta.set_scroll_top(target.max(0));
             }

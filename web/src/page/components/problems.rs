@@ -1,13 +1,13 @@
 //! Everything wrong, in one list: compile diagnostics (jump to the source), races and
 //! simulation errors (jump to the timeline cycle and the instruction's source line).
 
+use tilescope::diag::LineCol;
 use tilescope::diag::{Diagnostic, Severity};
 use tilescope::lesson::LessonKind;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, use_app, AppContext};
 use crate::page::state::Action;
-use crate::page::text;
 use crate::protocol::InstrRef;
 
 #[function_component]
@@ -65,7 +65,7 @@ pub fn ProblemsPanel() -> Html {
 
 /// `file:line:col` of `at`, named as the grader names the student's file.
 fn location(app: &AppContext, at: u32) -> String {
-    let (line, col) = text::line_col(&app.view.source, at as usize);
+    let LineCol { line, col, .. } = LineCol::at(&app.view.source, at as usize);
     format!("{}:{line}:{col}", file_name(app))
 }
 

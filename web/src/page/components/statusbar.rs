@@ -2,10 +2,10 @@
 //! as props (`StatusLine::of` reads them from the state), so typing re-renders it only
 //! when one of them changes.
 
+use tilescope::diag::LineCol;
 use yew::prelude::*;
 
 use crate::page::state::AppState;
-use crate::page::text;
 use crate::protocol::options::{Preset, SyncMode};
 
 /// The compiler's state, as the status line says it.
@@ -63,7 +63,7 @@ impl StatusLine {
                 run_problems: app.results.sim.as_ref().map_or(0, |s| s.problem_count()),
             },
         };
-        let (line, col) = text::line_col(&app.view.source, app.ui.caret);
+        let LineCol { line, col, .. } = LineCol::at(&app.view.source, app.ui.caret);
         StatusLine {
             status,
             on_problems,

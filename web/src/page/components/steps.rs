@@ -3,12 +3,12 @@
 //! selects it everywhere: its source span, its IR lines and its instructions on the
 //! timeline.
 
+use tilescope::diag::LineCol;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
-use crate::page::text;
 use crate::protocol::{StepEdge, StepEdgeKind, StepGraph, StepNode};
 
 #[function_component]
@@ -69,7 +69,7 @@ pub fn StepsPanel() -> Html {
     let detail = selected
         .and_then(|id| graph.node(id))
         .map(|n| {
-            let (line, _) = text::line_col(&app.view.source, n.step.span.start as usize);
+            let LineCol { line, .. } = LineCol::at(&app.view.source, n.step.span.start as usize);
             html! {
                 <div class="step-detail">
                     <span class="step-detail-id">{format!("step {}", n.step.id)}</span>

@@ -9,6 +9,7 @@ use tilescope::dense::DenseSet;
 
 use gloo::events::{EventListener, EventListenerOptions};
 use gloo::timers::callback::Interval;
+use tilescope::diag::LineCol;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
@@ -18,7 +19,6 @@ use super::{panels::EmptyState, sync_card::SyncCard, use_app, AppContext};
 use crate::page::lanes::{self, StepUnit, Window};
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
-use crate::page::text;
 use crate::page::timeline_draw::{self, canvas_height, Scene, AXIS_H, LANE_H};
 use crate::protocol::{Race, SimOutput};
 
@@ -493,7 +493,7 @@ fn slice_tooltip(app: &AppContext, sim: &SimOutput, instr: u32, cycle: u64) -> S
         }
         if let Some(span) = l.span {
             let source = &app.view.source;
-            let (n, _) = text::line_col(source, span.start as usize);
+            let LineCol { line: n, .. } = LineCol::at(source, span.start as usize);
             let text = source.lines().nth(n.saturating_sub(1)).unwrap_or("").trim();
             out.push_str(&format!("\nline {n}: {text}"));
         }
@@ -591,7 +591,7 @@ pub fn race_row(app: &AppContext, r: &Race) -> Html {
         });
         let line = i
             .span
-            .map(|s| text::line_col(&app.view.source, s.start as usize).0);
+            .map(|s| LineCol::at(&app.view.source, s.start as usize).line);
         html! {
             <button class="race-side" {onclick} title="Show on the timeline and in the source">
                 <span class="ro-pipe" style={format!("color:{}", pipe_color(i.pipe))}>{i.pipe.name()}</span>
