@@ -242,6 +242,72 @@ fn render_located(
     out.push('\n');
 }
 
+/// Where a verifier found a problem, in the representation it checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// The program as a whole (no one place).
+    Program,
+    /// A tile-IR operation, by its index in the kernel's op arena.
+    Op(u32),
+    /// A tile-IR value, by its printed name (`%t`).
+    Value(String),
+    /// An instruction of the lowered per-pipe program: its text and the item path
+    /// (indices from the pipe's top level into nested loops) that reaches it.
+    Lowered { text: String, path: Vec<usize> },
+    /// An instruction of the final program: its index and text.
+    Instr { index: usize, text: String },
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Program => write!(f, "the program"),
+            Location::Op(index) => write!(f, "op #{index}"),
+            Location::Value(name) => write!(f, "{name}"),
+            Location::Lowered { text, path } => write!(f, "`{text}` at {path:?}"),
+            Location::Instr { index, text } => write!(f, "#{index} `{text}`"),
+        }
+    }
+}
+
+/// What every verifier reports (the tile IR's, the address plan's, the lowered
+/// program's and the final program's): where, the source it came from, and what is
+/// wrong. A verifier's failure is the compiler's own bug, so these are rendered as
+/// internal errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifierError {
+    pub location: Location,
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+pub type VerifierErrors = Vec<VerifierError>;
+
+impl VerifierError {
+    pub fn new(location: Location, span: Option<Span>, message: impl Into<String>) -> Self {
+        VerifierError {
+            location,
+            span,
+            message: message.into(),
+        }
+    }
+
+    /// An internal-error diagnostic at the error's source position, if it has one.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let message = format!("internal error: {self}");
+        match self.span {
+            Some(span) => Diagnostic::error(message, span),
+            None => Diagnostic::global(message),
+        }
+    }
+}
+
+impl std::fmt::Display for VerifierError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ fn errors(k: &Kernel) -> String {
         Ok(()) => panic!("broken IR verified:\n{}", ir::print(k).text),
         Err(es) => es
             .iter()
-            .map(|e| e.message.clone())
+            .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("\n"),
     }
@@ -59,7 +59,7 @@ fn first_loop(k: &mut Kernel) -> &mut ir::ForOp {
 fn op_handle_out_of_range() {
     let mut k = lowered(ir_support::colsum_tail());
     k.body.items.push(BlockItem::Op(Handle::from_index(999)));
-    assert_error(&k, "op #999 is out of range");
+    assert_error(&k, "op #999: out of range");
 }
 
 #[test]

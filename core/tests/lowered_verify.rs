@@ -42,7 +42,7 @@ fn instr(op: Op) -> Item {
 fn errors(l: &Lowered) -> Vec<String> {
     match verify(l) {
         Ok(()) => panic!("a broken program verified"),
-        Err(es) => es,
+        Err(es) => es.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -117,7 +117,10 @@ fn every_example_verifies_under_every_sync_strategy_on_both_presets() {
                     Err(es) => problems.push(format!(
                         "{} ({preset}, {sync:?}):\n  {}",
                         path.display(),
-                        es.join("\n  ")
+                        es.iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join("\n  ")
                     )),
                 }
             }
@@ -282,9 +285,18 @@ fn a_written_buffer_without_its_annotation_is_reported() {
     let (path, ins) = first_vector_unary(&mut l);
     ins.accesses
         .retain(|a| !(a.write && matches!(a.target, Target::Buffer(_))));
+    let span = ins.prov.span;
     let es = errors(&l);
     assert_mentions(&es, "no access annotation writes the ub buffer at");
     assert_mentions(&es, &format!("at {path:?}"));
+    // Located: the instruction's item path and the source it came from.
+    let located = verify(&l).err().unwrap_or_default();
+    assert!(span.is_some());
+    assert!(
+        located.iter().any(|e| e.span == span
+            && matches!(&e.location, tilescope::diag::Location::Lowered { path: p, .. } if *p == path)),
+        "{located:?}"
+    );
 }
 
 #[test]

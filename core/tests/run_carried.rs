@@ -300,7 +300,15 @@ fn the_plan_verifier_catches_a_plan_edited_to_overlap() {
         &source,
     )
     .expect_err("an overlapping plan");
-    let text = messages(&err);
+    let text: Vec<String> = err.iter().map(ToString::to_string).collect();
+    let text = text.join("\n");
+    // Located at the later tile, whose definition's span it carries.
+    assert!(
+        err.iter().any(
+            |e| e.location == tilescope::diag::Location::Value("%s".into()) && e.span.is_some()
+        ),
+        "{err:?}"
+    );
     assert!(text.contains("%e (line 4:"), "{text}");
     assert!(text.contains("%s (line 5:"), "{text}");
     assert!(text.contains("while both are live"), "{text}");

@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 
 use crate::dense::{DenseMap, DenseSet};
 pub use print::{print, Printed};
-pub use verify::{verify, VerifyError};
+pub use verify::verify;
 
 /// A typed index into an [`Arena`]. Handles are created only by `Arena::push`, so a
 /// handle is in range of the arena that made it; the verifier checks that no pass mixed

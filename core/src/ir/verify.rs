@@ -9,31 +9,17 @@ use super::{
     Block, DenseSet, ForOp, Index, IndexExpr, Kernel, OpId, OpKind, OpSet, ValueDef, ValueId,
     ValueSet, VarSet,
 };
-use crate::diag::{Diagnostic, Span};
+use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::types::{DType, MemSpace, TileType};
 
 /// Loop nesting deeper than this is reported rather than walked (the walk recurses).
 const MAX_DEPTH: usize = 256;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VerifyError {
-    pub message: String,
-    pub span: Option<Span>,
-}
-
-impl VerifyError {
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        match self.span {
-            Some(s) => Diagnostic::error(self.message.clone(), s),
-            None => Diagnostic::global(self.message.clone()),
-        }
-    }
-}
-
-pub fn verify(kernel: &Kernel) -> Result<(), Vec<VerifyError>> {
+pub fn verify(kernel: &Kernel) -> Result<(), VerifierErrors> {
     let mut v = Verifier {
         k: kernel,
         errors: Vec::new(),
+        current: None,
         placed: DenseSet::new(),
         transposed_store: false,
         defined: DenseSet::new(),
@@ -50,7 +36,9 @@ pub fn verify(kernel: &Kernel) -> Result<(), Vec<VerifyError>> {
 
 struct Verifier<'a> {
     k: &'a Kernel,
-    errors: Vec<VerifyError>,
+    errors: VerifierErrors,
+    /// The op being checked, where an error is located.
+    current: Option<OpId>,
     placed: OpSet,
     /// The op being checked is a transposing store.
     transposed_store: bool,
@@ -63,10 +51,11 @@ struct Verifier<'a> {
 
 impl Verifier<'_> {
     fn err(&mut self, span: Span, message: impl Into<String>) {
-        self.errors.push(VerifyError {
-            message: message.into(),
-            span: Some(span),
-        });
+        let location = self
+            .current
+            .map_or(Location::Program, |id| Location::Op(id.index() as u32));
+        self.errors
+            .push(VerifierError::new(location, Some(span), message));
     }
 
     fn block(&mut self, block: &Block, depth: usize) {
@@ -143,11 +132,18 @@ impl Verifier<'_> {
     }
 
     fn op(&mut self, id: OpId, depth: usize, local: &mut Vec<ValueId>) {
+        let outer = self.current.replace(id);
+        self.check_op(id, depth, local);
+        self.current = outer;
+    }
+
+    fn check_op(&mut self, id: OpId, depth: usize, local: &mut Vec<ValueId>) {
         let Some(op) = self.k.ops.get(id) else {
-            return self.errors.push(VerifyError {
-                message: format!("op #{} is out of range", id.index()),
-                span: None,
-            });
+            return self.errors.push(VerifierError::new(
+                Location::Op(id.index() as u32),
+                None,
+                "out of range",
+            ));
         };
         let span = op.span;
         if !self.placed.insert(id) {
@@ -514,10 +510,7 @@ impl Verifier<'_> {
         let mut want = |v: ValueId, s: MemSpace, role: &str| {
             if let Some(have) = space(v) {
                 if have != s {
-                    self.errors.push(VerifyError {
-                        message: format!("{role} is in {have}, expected {s}"),
-                        span: Some(span),
-                    });
+                    self.err(span, format!("{role} is in {have}, expected {s}"));
                 }
             }
         };

@@ -16,7 +16,7 @@
 //! and under `--verify`.
 
 use super::{Kernel, OpId, OpKind, ValueDef, ValueId};
-use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
@@ -26,19 +26,27 @@ pub fn is_planned(k: &Kernel) -> bool {
 }
 
 /// Checks the address plan of `k` for `machine`; `source` names positions in errors.
-pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Diagnostics> {
+pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), VerifierErrors> {
     let live = Live::new(k);
     let names = super::print::value_names(k);
-    let name = |v: ValueId| {
-        let n = names
+    let printed = |v: ValueId| {
+        names
             .get(&v)
-            .map_or_else(|| format!("value {}", v.index()), |n| format!("%{n}"));
+            .map_or_else(|| format!("value {}", v.index()), |n| format!("%{n}"))
+    };
+    let value = |v: ValueId| Location::Value(printed(v));
+    let owner = |o: Owner| match o {
+        Owner::Value(v) => value(v),
+        Owner::Scratch(op) => Location::Op(op.index() as u32),
+    };
+    let name = |v: ValueId| {
+        let n = printed(v);
         match k.def_span(v) {
             Some(span) => format!("{n} (line {})", span.line_col(source)),
             None => n,
         }
     };
-    let mut errors: Diagnostics = Vec::new();
+    let mut errors = VerifierErrors::new();
     let mut entries: Vec<Entry> = Vec::new();
     // A tile that lives in a slot of a `buffers` tile shares its bytes by design: it
     // must sit exactly at the buffer's slots, and counts as the buffer.
@@ -57,26 +65,28 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
         let slots = slots.unwrap_or(1).max(1) as usize;
         let span = k.def_span(v).unwrap_or_default();
         if let Some((b, bv)) = buffer.filter(|(_, bv)| bv.attrs.addresses != val.attrs.addresses) {
-            errors.push(Diagnostic::error(
+            errors.push(VerifierError::new(
+                value(v),
+                Some(span),
                 format!(
-                    "internal error: plan-memory put {}, which lives in a slot of {}, at {:x?} instead of its slots {:x?}",
+                    "plan-memory put {}, which lives in a slot of {}, at {:x?} instead of its slots {:x?}",
                     name(v),
                     name(b),
                     val.attrs.addresses,
                     bv.attrs.addresses
                 ),
-                span,
             ));
             continue;
         }
         if val.attrs.addresses.len() != slots {
-            errors.push(Diagnostic::error(
+            errors.push(VerifierError::new(
+                value(v),
+                Some(span),
                 format!(
-                    "internal error: plan-memory gave {} {} address(es) for {slots} slot(s)",
+                    "plan-memory gave {} {} address(es) for {slots} slot(s)",
                     name(v),
                     val.attrs.addresses.len()
                 ),
-                span,
             ));
             continue;
         }
@@ -133,9 +143,11 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
             .size
             .is_some_and(|cap| e.addr.saturating_add(e.bytes) > cap);
         if over || (mem.alignment > 0 && e.addr % mem.alignment != 0) {
-            errors.push(Diagnostic::error(
+            errors.push(VerifierError::new(
+                owner(e.owner),
+                Some(e.span),
                 format!(
-                    "internal error: plan-memory put {} at {:#x} ({} bytes), outside {} of {} or off its {}-byte alignment",
+                    "plan-memory put {} at {:#x} ({} bytes), outside {} of {} or off its {}-byte alignment",
                     describe(e.owner),
                     e.addr,
                     e.bytes,
@@ -143,7 +155,6 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
                     machine.name,
                     mem.alignment
                 ),
-                e.span,
             ));
         }
     }
@@ -161,9 +172,11 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
             if p.owner == q.owner || live.meets(k, p, q) || live.meets(k, q, p) {
                 continue;
             }
-            errors.push(Diagnostic::error(
+            errors.push(VerifierError::new(
+                owner(q.owner),
+                Some(q.span),
                 format!(
-                    "internal error: plan-memory gave {} and {} overlapping bytes of {} ({:#x}..{:#x} and {:#x}..{:#x}) while both are live",
+                    "plan-memory gave {} and {} overlapping bytes of {} ({:#x}..{:#x} and {:#x}..{:#x}) while both are live",
                     describe(p.owner),
                     describe(q.owner),
                     p.space.name().to_ascii_uppercase(),
@@ -172,7 +185,6 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
                     q.addr,
                     q.addr + q.bytes
                 ),
-                q.span,
             ));
             if errors.len() >= crate::limits::MAX_DIAGNOSTICS {
                 return Err(errors);
@@ -201,13 +213,14 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Di
                 continue;
             }
             if let Some(&other) = g.iter().find(|&&v| addrs(v) != addrs(first)) {
-                errors.push(Diagnostic::error(
+                errors.push(VerifierError::new(
+                    Location::Op(id.index() as u32),
+                    k.ops.get(id).map(|o| o.span),
                     format!(
-                        "internal error: the lowering keeps {} and {} in one buffer, but plan-memory gave them different addresses",
+                        "the lowering keeps {} and {} in one buffer, but plan-memory gave them different addresses",
                         name(first),
                         name(other)
                     ),
-                    k.ops.get(id).map_or(Span::default(), |o| o.span),
                 ));
             }
         }

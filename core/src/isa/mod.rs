@@ -77,7 +77,7 @@
 pub mod asm;
 pub mod operands;
 
-use crate::diag::Span;
+use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::types::{CmpOp, DType, MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 
@@ -620,24 +620,34 @@ fn op_rules(op: &Op) -> Result<(), String> {
 
 impl Program {
     /// Every instruction well formed and loops balanced; errors name the instruction.
-    pub fn validate(&self) -> Result<(), Vec<String>> {
-        let mut errs = Vec::new();
+    pub fn validate(&self) -> Result<(), VerifierErrors> {
+        let mut errs = VerifierErrors::new();
         let mut depth = 0usize;
+        let at = |i: usize| Location::Instr {
+            index: i,
+            text: self.instr_text(i),
+        };
         for (i, ins) in self.instrs.iter().enumerate() {
             if let Err(e) = validate_op(self, &ins.op) {
-                errs.push(format!("#{i} `{}`: {e}", self.instr_text(i)));
+                errs.push(VerifierError::new(at(i), ins.prov.span, e));
             }
             match ins.op {
                 Op::Loop { .. } => depth += 1,
-                Op::EndLoop if depth == 0 => {
-                    errs.push(format!("#{i} `endloop` without a matching `loop`"))
-                }
+                Op::EndLoop if depth == 0 => errs.push(VerifierError::new(
+                    at(i),
+                    ins.prov.span,
+                    "no `loop` opens it",
+                )),
                 Op::EndLoop => depth -= 1,
                 _ => {}
             }
         }
         if depth > 0 {
-            errs.push(format!("{depth} `loop` without a matching `endloop`"));
+            errs.push(VerifierError::new(
+                Location::Program,
+                None,
+                format!("{depth} `loop` without a matching `endloop`"),
+            ));
         }
         if errs.is_empty() {
             Ok(())

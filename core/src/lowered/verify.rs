@@ -30,14 +30,15 @@
 //!   immediate ids are not counted either (the simulator checks every flag at run time).
 
 use super::{Access, Item, Loop, Lowered, Target};
+use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::isa::operands::{self, MemOperand, RegRole};
 use crate::isa::{self, AluOp, Op, Reg, Region, Val};
 use crate::passes::sync::tree::MAX_DEPTH;
 use crate::types::Pipe;
 
-/// Checks `l`; every problem is one message naming the instruction and its item path
-/// (indices into `Lowered::body`, then into loop bodies).
-pub fn verify(l: &Lowered) -> Result<(), Vec<String>> {
+/// Checks `l`; every problem names the instruction (or loop) and its item path
+/// (indices into `Lowered::body`, then into loop bodies), and its source span.
+pub fn verify(l: &Lowered) -> Result<(), VerifierErrors> {
     let mut v = Verifier {
         l,
         names: l.names(),
@@ -52,17 +53,24 @@ pub fn verify(l: &Lowered) -> Result<(), Vec<String>> {
     for pair in loop_ids.windows(2) {
         if let [a, b] = pair {
             if a == b {
-                v.errors
-                    .push(format!("loop id {a} names more than one loop"));
+                v.errors.push(VerifierError::new(
+                    Location::Program,
+                    None,
+                    format!("loop id {a} names more than one loop"),
+                ));
             }
         }
     }
     for (i, b) in l.buffers.iter().enumerate() {
         if let Some(id) = b.rotates_with {
             if loop_ids.binary_search(&id.0).is_err() {
-                v.errors.push(format!(
-                    "buffer b{i} %{} rotates with loop {}, which does not exist",
-                    b.name, id.0
+                v.errors.push(VerifierError::new(
+                    Location::Program,
+                    b.span,
+                    format!(
+                        "buffer b{i} %{} rotates with loop {}, which does not exist",
+                        b.name, id.0
+                    ),
                 ));
             }
         }
@@ -84,7 +92,7 @@ struct Verifier<'a> {
     l: &'a Lowered,
     /// The tensor declarations, for instruction text and validation.
     names: isa::Program,
-    errors: Vec<String>,
+    errors: VerifierErrors,
     /// The item path of the item being checked.
     path: Vec<usize>,
     nest_too_deep: bool,
@@ -94,17 +102,55 @@ impl Verifier<'_> {
     /// `problem`, prefixed with where it is.
     fn error_at(&mut self, op: &Op, problem: impl std::fmt::Display) {
         let text = isa::asm::op_text(&self.names, op);
+        let location = Location::Lowered {
+            text,
+            path: self.path.clone(),
+        };
+        let span = self.span_at_path();
         self.errors
-            .push(format!("`{text}` at {:?}: {problem}", self.path));
+            .push(VerifierError::new(location, span, problem.to_string()));
+    }
+
+    /// An error about the loop `lp` at the current path.
+    fn loop_error(&mut self, lp: &Loop, problem: impl std::fmt::Display) {
+        let location = Location::Lowered {
+            text: format!("loop {}", lp.id.0),
+            path: self.path.clone(),
+        };
+        self.errors.push(VerifierError::new(
+            location,
+            Some(lp.span),
+            problem.to_string(),
+        ));
+    }
+
+    /// The source span of the item at the current path.
+    fn span_at_path(&self) -> Option<Span> {
+        let (&last, outer) = self.path.split_last()?;
+        let mut items = &self.l.body;
+        for &i in outer {
+            match items.get(i)? {
+                Item::Loop(lp) => items = &lp.body,
+                Item::Instr(_) => return None,
+            }
+        }
+        match items.get(last)? {
+            Item::Instr(ins) => ins.prov.span,
+            Item::Loop(lp) => Some(lp.span),
+        }
     }
 
     fn too_deep(&mut self) -> bool {
         if self.path.len() <= MAX_DEPTH {
             return false;
         }
-        self.errors.push(format!(
-            "loops nest deeper than {MAX_DEPTH} at {:?}",
-            self.path
+        self.errors.push(VerifierError::new(
+            Location::Lowered {
+                text: "a loop".into(),
+                path: self.path.clone(),
+            },
+            self.span_at_path(),
+            format!("loops nest deeper than {MAX_DEPTH}"),
         ));
         self.nest_too_deep = true;
         true
@@ -182,8 +228,7 @@ impl Verifier<'_> {
             problems.push("it rotates over zero slots".to_string());
         }
         for p in problems {
-            self.errors
-                .push(format!("loop {} at {:?}: {p}", lp.id.0, self.path));
+            self.loop_error(lp, p);
         }
     }
 
@@ -312,10 +357,13 @@ impl Verifier<'_> {
                 Item::Loop(lp) => {
                     if let Val::Reg(r) = lp.count {
                         if !defined.has(r) {
-                            self.errors.push(format!(
-                                "loop {} at {:?}: its count r{} is used before it is defined on some path",
-                                lp.id.0, self.path, r.0
-                            ));
+                            self.loop_error(
+                                lp,
+                                format!(
+                                    "its count r{} is used before it is defined on some path",
+                                    r.0
+                                ),
+                            );
                         }
                     }
                     // What the body defines stays inside: it may run zero times.
@@ -344,9 +392,13 @@ impl Verifier<'_> {
         self.flags_in(&l.body, &nodes, &keys, &mut pending);
         for (&(src, dst, id), &n) in keys.statics.iter().zip(&pending) {
             if n > 0 && !keys.phased(src, dst) {
-                self.errors.push(format!(
-                    "set_flag {src}, {dst}, {id} is still set at the end of the program: \
-                     no wait_flag consumes it"
+                self.errors.push(VerifierError::new(
+                    Location::Program,
+                    None,
+                    format!(
+                        "set_flag {src}, {dst}, {id} is still set at the end of the program: \
+                         no wait_flag consumes it"
+                    ),
                 ));
             }
         }

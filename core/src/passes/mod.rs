@@ -25,7 +25,7 @@ pub mod subtile;
 pub mod sync;
 pub mod vector_peephole;
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, VerifierErrors};
 use crate::front::{self, hir};
 use crate::ir::{self, Printed};
 use serde::{Deserialize, Serialize};
@@ -114,18 +114,12 @@ impl Context {
     }
 
     /// Verifies the most lowered representation present.
-    pub fn verify(&self) -> Result<(), Diagnostics> {
+    pub fn verify(&self) -> Result<(), VerifierErrors> {
         if let Some(p) = &self.program {
-            return p
-                .validate()
-                .map_err(|es| es.into_iter().map(Diagnostic::global).collect());
+            return p.validate();
         }
         if let Some(k) = &self.ir {
-            ir::verify(k).map_err(|es| {
-                es.iter()
-                    .map(|e| e.to_diagnostic())
-                    .collect::<Diagnostics>()
-            })?;
+            ir::verify(k)?;
             // Once addresses exist, check them (the IR no longer changes after
             // plan-memory, so once is enough).
             if self.lowered.is_none() && ir::verify_plan::is_planned(k) {
@@ -134,11 +128,7 @@ impl Context {
         }
         // After lower-to-pipes and insert-sync (emit sets `program`, checked above).
         if let Some(l) = &self.lowered {
-            crate::lowered::verify::verify(l).map_err(|es| {
-                es.into_iter()
-                    .map(Diagnostic::global)
-                    .collect::<Diagnostics>()
-            })?;
+            crate::lowered::verify::verify(l)?;
         }
         Ok(())
     }
@@ -311,7 +301,10 @@ impl PassManager {
                         pass.name()
                     ));
                     for e in &errors {
-                        d = d.with_note(e.message.clone());
+                        d = d.with_note(match e.span {
+                            Some(span) => format!("{e} (line {})", span.line_col(&cx.source)),
+                            None => e.to_string(),
+                        });
                     }
                     return (records, Err(vec![d]));
                 }

@@ -318,6 +318,7 @@ pub fn simulate(
         return invalid(format!("invalid machine: {e}"));
     }
     if let Err(errs) = program.validate() {
+        let errs: Vec<String> = errs.iter().map(ToString::to_string).collect();
         return invalid(format!("invalid program: {}", errs.join("; ")));
     }
     for (i, ins) in program.instrs.iter().enumerate() {

@@ -124,7 +124,7 @@ pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagno
     program.validate().map_err(|errs| {
         vec![errs.into_iter().fold(
             Diagnostic::global("internal error: emit produced an invalid program"),
-            |d, e| d.with_note(e),
+            |d, e| d.with_note(e.to_string()),
         )]
     })?;
     Ok(program)
