@@ -37,5 +37,9 @@ fn compile_all_passes(bencher: divan::Bencher, name: &str) {
 fn compile_and_simulate(bencher: divan::Bencher, name: &str) {
     let source = example(name).source;
     let options = options();
-    bencher.bench(|| tilescope::run::run(divan::black_box(source), &options, Vec::new(), 1).cycles);
+    bencher.bench(|| {
+        tilescope::run::run(divan::black_box(source), &options, Vec::new(), 1)
+            .sim
+            .cycles
+    });
 }

@@ -25,7 +25,7 @@ fn simulate_alias(source: &str, preset: &str, sync: SyncStrategy, alias: AliasMo
 /// Set/wait pairs placed, and pairs met at run time.
 fn syncs(r: &RunResult) -> String {
     let pairs = r.compile.sync.as_ref().map_or(0, |s| s.pair_count());
-    format!("{pairs} / {}", r.syncs)
+    format!("{pairs} / {}", r.sim.syncs)
 }
 
 /// The ablation of alias information: `auto` with precise and coarse aliasing, and
@@ -52,19 +52,19 @@ fn alias_table(preset: &str) {
         let barrier = simulate(example.source, preset, SyncStrategy::Barrier);
         let clean = [&precise, &coarse, &barrier].iter().all(|r| {
             r.diagnostics.is_empty()
-                && r.errors.is_empty()
-                && r.races.is_empty()
+                && r.sim.errors.is_empty()
+                && r.sim.races.is_empty()
                 && r.reference_match
         });
         println!(
             "| {} | {} | {} | {} | {} | {} | {:.2}x | {} |",
             example.name,
-            precise.cycles,
+            precise.sim.cycles,
             syncs(&precise),
-            coarse.cycles,
+            coarse.sim.cycles,
             syncs(&coarse),
-            barrier.cycles,
-            coarse.cycles as f64 / precise.cycles.max(1) as f64,
+            barrier.sim.cycles,
+            coarse.sim.cycles as f64 / precise.sim.cycles.max(1) as f64,
             clean,
         );
     }
@@ -81,29 +81,29 @@ fn main() {
     for example in tilescope::examples::ALL {
         let auto = simulate(example.source, &preset, SyncStrategy::Auto);
         let barrier = simulate(example.source, &preset, SyncStrategy::Barrier);
-        if !auto.diagnostics.is_empty() || !auto.errors.is_empty() {
+        if !auto.diagnostics.is_empty() || !auto.sim.errors.is_empty() {
             let why: Vec<String> = auto
                 .diagnostics
                 .iter()
                 .map(|d| d.message.clone())
-                .chain(auto.errors.iter().map(|e| e.message.clone()))
+                .chain(auto.sim.errors.iter().map(|e| e.message.clone()))
                 .collect();
             println!("| {} | does not run: {} |", example.name, why.join("; "));
             continue;
         }
-        let ratio = auto.bound as f64 / auto.cycles.max(1) as f64;
+        let ratio = auto.bound as f64 / auto.sim.cycles.max(1) as f64;
         log_sum += ratio.ln();
         count += 1;
         println!(
             "| {} | {} | {} | {:.2} | {} | {} | {:.2}x | {} |",
             example.name,
-            auto.cycles,
+            auto.sim.cycles,
             auto.bound,
             ratio,
-            auto.syncs,
-            barrier.cycles,
-            barrier.cycles as f64 / auto.cycles.max(1) as f64,
-            auto.reference_match && auto.races.is_empty(),
+            auto.sim.syncs,
+            barrier.sim.cycles,
+            barrier.sim.cycles as f64 / auto.sim.cycles.max(1) as f64,
+            auto.reference_match && auto.sim.races.is_empty(),
         );
     }
     if count > 0 {

@@ -7,7 +7,7 @@ use crate::diag::Diagnostic;
 use crate::isa::Program;
 use crate::machine::Machine;
 use crate::passes::Context;
-use crate::sim::{self, PipeStats, Race, SimError, SimMode, TraceEntry};
+use crate::sim::{self, SimMode, SimResult};
 use crate::tensor::{compare, Tensor};
 use crate::types::MemSpace;
 use serde::{Deserialize, Serialize};
@@ -29,12 +29,11 @@ pub struct OutputReport {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunResult {
-    pub cycles: u64,
-    pub pipes: Vec<PipeStats>,
-    /// Set/wait pairs that executed.
-    pub syncs: u64,
-    pub races: Vec<Race>,
-    pub errors: Vec<SimError>,
+    /// The simulation as the simulator returned it: totals, trace, flags, races and
+    /// errors (the default when the kernel did not run). Held, not copied; its fields
+    /// stay at the top level of the JSON.
+    #[serde(flatten)]
+    pub sim: SimResult,
     pub reference_match: bool,
     pub max_abs_err: f64,
     /// Cycle lower bound: the busiest pipe's busy cycles (without the stretch of shared
@@ -42,10 +41,6 @@ pub struct RunResult {
     /// (they share the bandwidth).
     pub bound: u64,
     pub outputs: Vec<OutputReport>,
-    pub trace: Vec<TraceEntry>,
-    /// On-chip accesses of the trace entries (`sim::SimResult::accesses`).
-    pub accesses: Vec<sim::TraceAccess>,
-    pub flags: Vec<sim::FlagEvent>,
     pub compile: CompileResult,
     /// Compile, input or interpreter errors (the simulation's are in `errors`).
     pub diagnostics: Vec<Diagnostic>,
@@ -108,9 +103,8 @@ pub fn run_compiled(
     let mut reference = inputs.clone();
     let interp = crate::interp::run(hir, &mut reference);
     let inputs = crate::inputs::with_scratch(&program, inputs);
-    let sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
-    result.record(&sim);
-    name_race_tiles(&mut result.races, &compile.buffers, &cx.source);
+    let mut sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
+    name_race_tiles(&mut sim.races, &compile.buffers, &cx.source);
     match interp {
         Err(d) => {
             result.diagnostics.push(d);
@@ -144,22 +138,15 @@ pub fn run_compiled(
             result.reference_match = all;
         }
     }
+    result.record(sim);
     result.compile = compile;
     result
 }
 
 impl RunResult {
-    /// The simulation's totals, trace and problems (not its outputs, which `run`
-    /// compares with the reference).
-    fn record(&mut self, sim: &sim::SimResult) {
-        self.cycles = sim.cycles;
-        self.pipes = sim.pipes.clone();
-        self.syncs = sim.syncs;
-        self.races = sim.races.clone();
-        self.errors = sim.errors.clone();
-        self.trace = sim.trace.clone();
-        self.accesses = sim.accesses.clone();
-        self.flags = sim.flags.clone();
+    /// Keeps the simulation, and its lower bound: the busiest pipe's busy cycles, or
+    /// the GM transfers at full rate one after another.
+    fn record(&mut self, sim: SimResult) {
         // Bandwidth sharing stretched some transfers by an amount another schedule could
         // avoid, so it is not counted here; the sharing itself is `gm_transfer_cycles`.
         let busiest = sim
@@ -169,6 +156,7 @@ impl RunResult {
             .max()
             .unwrap_or(0);
         self.bound = busiest.max(sim.gm_transfer_cycles);
+        self.sim = sim;
     }
 }
 
@@ -272,7 +260,7 @@ pub fn too_many_elements(program: &Program, work: sim::Work, limit: u64) -> Opti
 pub fn run_program(program: &Program, machine: &Machine, seed: u64) -> RunResult {
     let mut result = RunResult::default();
     match crate::inputs::for_program(program, seed) {
-        Ok(inputs) => result.record(&sim::simulate(program, machine, inputs, SimMode::FULL)),
+        Ok(inputs) => result.record(sim::simulate(program, machine, inputs, SimMode::FULL)),
         Err(e) => result.diagnostics.push(Diagnostic::global(e)),
     }
     result
@@ -313,18 +301,18 @@ pub fn ablate(
                 .diagnostics
                 .first()
                 .map(|d| d.message.clone())
-                .or_else(|| r.errors.first().map(|e| e.message.clone()));
+                .or_else(|| r.sim.errors.first().map(|e| e.message.clone()));
             Ablation {
                 pass: pass.to_string(),
-                cycles: r.cycles,
-                syncs: r.syncs,
+                cycles: r.sim.cycles,
+                syncs: r.sim.syncs,
                 peak_bytes: r
                     .compile
                     .buffers
                     .iter()
                     .map(|b| b.bytes.saturating_mul(b.addrs.len() as u64))
                     .sum(),
-                matches_reference: r.reference_match && r.races.is_empty() && error.is_none(),
+                matches_reference: r.reference_match && r.sim.races.is_empty() && error.is_none(),
                 error,
             }
         })

@@ -134,7 +134,7 @@ fn ten_thousand_term_expression() {
     let r = on_stack(MIB, move || {
         tilescope::run::run(&source, &options(), Vec::new(), 1)
     });
-    assert!(r.reference_match, "{:?} {:?}", r.diagnostics, r.errors);
+    assert!(r.reference_match, "{:?} {:?}", r.diagnostics, r.sim.errors);
 }
 
 #[test]
@@ -367,7 +367,7 @@ fn the_deepest_accepted_expression_runs_on_a_one_mib_stack() {
         tilescope::run::run(&source, &options(), Vec::new(), 1)
     });
     assert!(r.compile.ok(), "{}", messages(&r.compile));
-    assert!(r.reference_match, "{:?} {:?}", r.diagnostics, r.errors);
+    assert!(r.reference_match, "{:?} {:?}", r.diagnostics, r.sim.errors);
 }
 
 #[test]

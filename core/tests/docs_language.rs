@@ -96,10 +96,10 @@ fn every_tile_block_compiles_runs_and_matches_the_reference() {
     for b in tiles {
         let r = run(&b.source, &CompileOptions::default(), Vec::new(), 7);
         let diags: Vec<&str> = r.diagnostics.iter().map(|d| d.message.as_str()).collect();
-        let errors: Vec<&str> = r.errors.iter().map(|e| e.message.as_str()).collect();
+        let errors: Vec<&str> = r.sim.errors.iter().map(|e| e.message.as_str()).collect();
         let ok = diags.is_empty()
             && errors.is_empty()
-            && r.races.is_empty()
+            && r.sim.races.is_empty()
             && !r.outputs.is_empty()
             && r.reference_match;
         if !ok {
@@ -107,7 +107,7 @@ fn every_tile_block_compiles_runs_and_matches_the_reference() {
                 "{DOC}:{}: diagnostics {diags:?}, simulation errors {errors:?}, {} races, \
                  outputs {:?}",
                 b.line,
-                r.races.len(),
+                r.sim.races.len(),
                 r.outputs
                     .iter()
                     .map(|o| (&o.name, o.matches, o.max_abs_err))

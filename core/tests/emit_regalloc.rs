@@ -177,9 +177,13 @@ fn the_spills_example_spills_on_teach_and_matches_the_reference() {
     };
     let r = tilescope::run::run(spills_source(), &teach, Vec::new(), 1);
     assert!(r.diagnostics.is_empty(), "{:#?}", r.diagnostics);
-    assert!(r.errors.is_empty() && r.races.is_empty(), "{:#?}", r.errors);
+    assert!(
+        r.sim.errors.is_empty() && r.sim.races.is_empty(),
+        "{:#?}",
+        r.sim.errors
+    );
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
-    assert!(r.bound <= r.cycles);
+    assert!(r.bound <= r.sim.cycles);
     let p = r.compile.program.as_ref().expect("compiled");
     assert!(count_ops(p, |o| matches!(o, Op::Sst { .. })) > 0);
     assert!(count_ops(p, |o| matches!(o, Op::Sld { .. })) > 0);
@@ -191,7 +195,12 @@ fn the_spills_example_spills_on_teach_and_matches_the_reference() {
         count_ops(q, |o| matches!(o, Op::Sld { .. } | Op::Sst { .. })),
         0
     );
-    assert!(roomy.cycles < r.cycles, "{} vs {}", roomy.cycles, r.cycles);
+    assert!(
+        roomy.sim.cycles < r.sim.cycles,
+        "{} vs {}",
+        roomy.sim.cycles,
+        r.sim.cycles
+    );
 }
 
 /// The assembly students read: the loop variable `r` stored once per iteration of its
@@ -274,12 +283,12 @@ fn pinned_loop_counters_never_spill() {
         }
         let run = tilescope::run::run(e.source, &options(teach_with(regs)), Vec::new(), 1);
         assert!(
-            run.reference_match && run.errors.is_empty() && run.races.is_empty(),
+            run.reference_match && run.sim.errors.is_empty() && run.sim.races.is_empty(),
             "{} with {regs} registers: {:?}",
             e.name,
-            run.errors
+            run.sim.errors
         );
-        assert!(run.bound <= run.cycles, "{}", e.name);
+        assert!(run.bound <= run.sim.cycles, "{}", e.name);
     }
 }
 

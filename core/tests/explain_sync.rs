@@ -180,7 +180,7 @@ fn ids_too_few_to_order_the_program_fall_back_to_barriers_with_a_note() {
     source.push('}');
     let r = tilescope::run::run(&source, &CompileOptions::default(), Vec::new(), 1);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    assert!(r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty());
     let notes = r
         .compile
         .sync
@@ -214,7 +214,7 @@ fn straight_line_chains_after_a_loop_reuse_ids_instead_of_falling_back() {
     source.push('}');
     let r = tilescope::run::run(&source, &CompileOptions::default(), Vec::new(), 1);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    assert!(r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty());
     let report = r.compile.sync.as_ref().expect("a sync report");
     let notes = tilescope::explain::notes(report);
     assert!(notes.iter().all(|n| !n.contains("ran out")), "{notes:?}");

@@ -45,14 +45,14 @@ fn a_disabled_pass_is_not_run_and_its_effect_shows_in_cycles() {
     let source = include_str!("../../static/examples/softmax.tile");
     let with = run(source, &CompileOptions::default(), Vec::new(), 0);
     let r = run(source, &without(&["vector-peephole"]), Vec::new(), 0);
-    assert!(r.reference_match && r.races.is_empty());
+    assert!(r.reference_match && r.sim.races.is_empty());
     assert!(!r.compile.passes.iter().any(|p| p.name == "vector-peephole"));
     // The division by the row sum stays a division (4x the vector slope).
     assert!(
-        r.cycles > with.cycles + 1000,
+        r.sim.cycles > with.sim.cycles + 1000,
         "{} vs {}",
-        r.cycles,
-        with.cycles
+        r.sim.cycles,
+        with.sim.cycles
     );
 }
 

@@ -82,7 +82,11 @@ fn one_dimensional_dma_peels_rows_into_loops() {
     let ir = pass_ir(source, &options, "decompose-transfer");
     assert!(ir.contains("loop[16, 128, 64] dma[64, 1, 1]"), "{ir}");
     let r = tilescope::run::run(source, &options, Vec::new(), 5);
-    assert!(r.reference_match && r.errors.is_empty(), "{:?}", r.errors);
+    assert!(
+        r.reference_match && r.sim.errors.is_empty(),
+        "{:?}",
+        r.sim.errors
+    );
     // Rows of 16 f32 would start at 64-byte steps: rejected, not misaligned at run time.
     let narrow = source
         .replace("64 .. 128", "64 .. 80")

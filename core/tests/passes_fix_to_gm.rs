@@ -30,8 +30,8 @@ fn stores_from_l0c(source: &str, preset: &str) -> bool {
 fn stores_from_l0c_with(source: &str, options: &CompileOptions) -> bool {
     let r = run(source, options, Vec::new(), 3);
     assert!(r.diagnostics.is_empty(), "{:#?}", r.diagnostics);
-    assert!(r.errors.is_empty(), "{:?}", r.errors);
-    assert!(r.races.is_empty(), "{} races", r.races.len());
+    assert!(r.sim.errors.is_empty(), "{:?}", r.sim.errors);
+    assert!(r.sim.races.is_empty(), "{} races", r.sim.races.len());
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
     let result = compile(source, options);
     assert!(result.diagnostics.is_empty(), "{:#?}", result.diagnostics);

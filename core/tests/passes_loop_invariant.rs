@@ -18,7 +18,10 @@ fn line_of(text: &str, needle: &str) -> usize {
 fn assert_runs_clean(source: &str) {
     let r = run(source, &CompileOptions::default(), Vec::new(), 7);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.errors.is_empty() && r.races.is_empty(), "{source}");
+    assert!(
+        r.sim.errors.is_empty() && r.sim.races.is_empty(),
+        "{source}"
+    );
     assert!(r.reference_match, "{source}\nerr {}", r.max_abs_err);
 }
 

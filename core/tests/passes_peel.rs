@@ -38,11 +38,11 @@ fn line_of(text: &str, needle: &str) -> usize {
 fn clean_run(source: &str, seed: u64) -> tilescope::run::RunResult {
     let r = run(source, &CompileOptions::default(), Vec::new(), seed);
     assert!(
-        r.reference_match && r.races.is_empty() && r.errors.is_empty(),
+        r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty(),
         "{source}\n{:?} {:?} {:?}",
         r.diagnostics,
-        r.races,
-        r.errors
+        r.sim.races,
+        r.sim.errors
     );
     r
 }
@@ -51,7 +51,7 @@ fn clean_run(source: &str, seed: u64) -> tilescope::run::RunResult {
 /// peel-first; asserts the run is clean and matches the reference.
 fn cycles(source: &str, peel: bool) -> u64 {
     if peel {
-        return clean_run(source, 5).cycles;
+        return clean_run(source, 5).sim.cycles;
     }
     let mut cx = Context::new(source, None);
     cx.auto_multi_buffer = CompileOptions::default().auto_multi_buffer;

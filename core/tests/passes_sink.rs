@@ -42,7 +42,7 @@ fn a_matrix_operand_moves_next_to_its_product() {
     );
     assert!(line_of(&ir, "= matmul") < line_of(&ir, "copy %vt"), "{ir}");
     let r = run(source, &CompileOptions::default(), Vec::new(), 3);
-    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    assert!(r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty());
 }
 
 #[test]
@@ -65,17 +65,17 @@ fn the_reordered_scatter_has_no_false_dependence() {
     // Unshared slabs: the index does not overwrite the rows' buffer, so the index load
     // waits for nothing and only the scatter waits for both.
     let auto = run(SCATTER, &CompileOptions::default(), Vec::new(), 1);
-    assert!(auto.reference_match && auto.races.is_empty());
+    assert!(auto.reference_match && auto.sim.races.is_empty());
     let options = CompileOptions {
         sync: SyncStrategy::Barrier,
         ..CompileOptions::default()
     };
     let barrier = run(SCATTER, &options, Vec::new(), 1);
     assert!(
-        auto.cycles <= barrier.cycles,
+        auto.sim.cycles <= barrier.sim.cycles,
         "{} > {}",
-        auto.cycles,
-        barrier.cycles
+        auto.sim.cycles,
+        barrier.sim.cycles
     );
-    assert!(auto.cycles < 700, "{}", auto.cycles);
+    assert!(auto.sim.cycles < 700, "{}", auto.sim.cycles);
 }

@@ -84,15 +84,15 @@ fn the_pass_makes_attention_faster_and_stays_correct() {
         Vec::new(),
         3,
     );
-    assert!(with.diagnostics.is_empty() && with.errors.is_empty() && with.races.is_empty());
+    assert!(with.diagnostics.is_empty() && with.sim.errors.is_empty() && with.sim.races.is_empty());
     assert!(with.reference_match, "err {}", with.max_abs_err);
     let without = cycles_without_the_pass(ATTENTION, &Machine::a3()).expect("the loop compiles");
     // 5325 cycles as a loop, 4484 unrolled and skewed (the vector unit never idles
     // between blocks).
     assert!(
-        with.cycles * 10 < without * 9,
+        with.sim.cycles * 10 < without * 9,
         "{} vs {without}",
-        with.cycles
+        with.sim.cycles
     );
     // The skew keeps every cross-pipe dependence: without sync they race.
     let none = run(
@@ -101,7 +101,7 @@ fn the_pass_makes_attention_faster_and_stays_correct() {
         Vec::new(),
         3,
     );
-    assert!(!none.races.is_empty() || !none.errors.is_empty());
+    assert!(!none.sim.races.is_empty() || !none.sim.errors.is_empty());
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn every_seed_matches_the_reference() {
             seed,
         );
         assert!(
-            r.reference_match && r.races.is_empty() && r.errors.is_empty(),
+            r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty(),
             "seed {seed}"
         );
     }
@@ -156,7 +156,7 @@ fn loops_of_other_shapes_keep_their_loop() {
             Vec::new(),
             1,
         );
-        assert!(r.reference_match && r.races.is_empty(), "{source}");
+        assert!(r.reference_match && r.sim.races.is_empty(), "{source}");
     }
 }
 
@@ -176,7 +176,7 @@ fn an_unrolled_copy_that_would_not_fit_keeps_the_loop() {
     };
     let compiles = |kib: u64| {
         let r = run(&source, &opts(kib), Vec::new(), 1);
-        r.diagnostics.is_empty() && r.reference_match && r.races.is_empty()
+        r.diagnostics.is_empty() && r.reference_match && r.sim.races.is_empty()
     };
     let unrolled =
         |kib: u64| !ir_after_with(&source, &opts(kib), "software-pipeline").contains("for %i");
@@ -237,13 +237,13 @@ proptest! {
         // Large blocks with slots may not fit teach at all, loop or not.
         prop_assume!(!r.diagnostics.iter().any(|d| d.message.contains("overflows")));
         prop_assert!(r.diagnostics.is_empty(), "{src}\n{:?}", r.diagnostics);
-        prop_assert!(r.errors.is_empty() && r.races.is_empty(), "{src}");
+        prop_assert!(r.sim.errors.is_empty() && r.sim.races.is_empty(), "{src}");
         prop_assert!(r.reference_match, "{src}\nerr {}", r.max_abs_err);
         let unrolled = !after(&src, machine.clone()).contains("for %i");
         if let Some(without) = unrolled.then(|| cycles_without_the_pass(&src, &machine)).flatten() {
             // Where the skew gains nothing (transfer-bound shapes) the copies may cost a
             // scalar cycle or two; anything beyond 1% is a wrong decision.
-            prop_assert!(r.cycles * 100 <= without * 101, "{src}\n{} > {without}", r.cycles);
+            prop_assert!(r.sim.cycles * 100 <= without * 101, "{src}\n{} > {without}", r.sim.cycles);
         }
     }
 }
@@ -289,7 +289,7 @@ fn the_capacity_check_sees_the_slots_of_later_loops() {
             if compile_without_the_pass(&source, &m).is_some() {
                 checked += 1;
                 assert!(
-                    r.diagnostics.is_empty() && r.reference_match && r.races.is_empty(),
+                    r.diagnostics.is_empty() && r.reference_match && r.sim.races.is_empty(),
                     "UB {kib} KiB{buffers}: {:?}",
                     r.diagnostics
                 );

@@ -52,8 +52,12 @@ fn after(source: &str, machine: Machine, pass: &str) -> String {
 fn clean_run(source: &str, machine: Machine, sync: SyncStrategy) -> RunResult {
     let r = run(source, &options(machine, sync), Vec::new(), 5);
     assert!(r.diagnostics.is_empty(), "{source}\n{:?}", r.diagnostics);
-    assert!(r.errors.is_empty(), "{source}\n{:?}", r.errors);
-    assert!(r.races.is_empty(), "{source}\n{} races", r.races.len());
+    assert!(r.sim.errors.is_empty(), "{source}\n{:?}", r.sim.errors);
+    assert!(
+        r.sim.races.is_empty(),
+        "{source}\n{} races",
+        r.sim.races.len()
+    );
     assert!(r.reference_match, "{source}\nerr {}", r.max_abs_err);
     r
 }
@@ -84,8 +88,12 @@ fn each_decision_agrees_with_the_simulator() {
     // the hand-split one is slower.
     for (machine, split_wins) in [(Machine::teach(), true), (Machine::a3(), false)] {
         let name = machine.name.clone();
-        let whole = clean_run(SCORES, machine.clone(), SyncStrategy::Auto).cycles;
-        let split = clean_run(SCORES_SPLIT, machine.clone(), SyncStrategy::Auto).cycles;
+        let whole = clean_run(SCORES, machine.clone(), SyncStrategy::Auto)
+            .sim
+            .cycles;
+        let split = clean_run(SCORES_SPLIT, machine.clone(), SyncStrategy::Auto)
+            .sim
+            .cycles;
         if split_wins {
             assert!(
                 whole <= split,
@@ -106,9 +114,13 @@ fn each_decision_agrees_with_the_simulator() {
 fn attention_is_faster_on_teach_and_unchanged_on_a3() {
     // Figures before the pass: 3240 cycles on teach, 2007 on a3 (1992 since fix-to-gm
     // stores the second product from L0C, which subtile-matmul leaves whole on a3).
-    let teach = clean_run(&attention(), Machine::teach(), SyncStrategy::Auto).cycles;
+    let teach = clean_run(&attention(), Machine::teach(), SyncStrategy::Auto)
+        .sim
+        .cycles;
     assert!(teach < 3240, "{teach}");
-    let a3 = clean_run(&attention(), Machine::a3(), SyncStrategy::Auto).cycles;
+    let a3 = clean_run(&attention(), Machine::a3(), SyncStrategy::Auto)
+        .sim
+        .cycles;
     assert_eq!(a3, 1992);
 }
 
@@ -242,8 +254,8 @@ proptest! {
             for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
                 let r = run(&src, &options(machine.clone(), sync), Vec::new(), 3);
                 prop_assert!(r.diagnostics.is_empty(), "{src}\n{:?}", r.diagnostics);
-                prop_assert!(r.errors.is_empty(), "{src}\n{:?}", r.errors);
-                prop_assert!(r.races.is_empty(), "{src}\n{} races", r.races.len());
+                prop_assert!(r.sim.errors.is_empty(), "{src}\n{:?}", r.sim.errors);
+                prop_assert!(r.sim.races.is_empty(), "{src}\n{} races", r.sim.races.len());
                 prop_assert!(r.reference_match, "{src}\nerr {}", r.max_abs_err);
             }
         }
@@ -297,8 +309,12 @@ fn a_third_slot_is_chosen_where_it_gains() {
     let deep = chain_machine(64);
     let ir = after(&skip(""), deep.clone(), "multi-buffer");
     assert!(ir.contains("buffers(3) slot = iteration % 3"), "{ir}");
-    let auto = clean_run(&skip(""), deep.clone(), SyncStrategy::Auto).cycles;
-    let two = clean_run(&skip("@buffers(2)"), deep.clone(), SyncStrategy::Auto).cycles;
+    let auto = clean_run(&skip(""), deep.clone(), SyncStrategy::Auto)
+        .sim
+        .cycles;
+    let two = clean_run(&skip("@buffers(2)"), deep.clone(), SyncStrategy::Auto)
+        .sim
+        .cycles;
     assert!(auto * 100 < two * 95, "three slots {auto}, two slots {two}");
     clean_run(&skip(""), deep, SyncStrategy::Barrier);
 }
@@ -310,8 +326,12 @@ fn two_slots_stay_where_a_third_would_not_gain() {
     let shallow = chain_machine(8);
     let ir = after(&skip(""), shallow.clone(), "multi-buffer");
     assert!(ir.contains("buffers(2) slot = iteration % 2"), "{ir}");
-    let two = clean_run(&skip("@buffers(2)"), shallow.clone(), SyncStrategy::Auto).cycles;
-    let three = clean_run(&skip("@buffers(3)"), shallow, SyncStrategy::Auto).cycles;
+    let two = clean_run(&skip("@buffers(2)"), shallow.clone(), SyncStrategy::Auto)
+        .sim
+        .cycles;
+    let three = clean_run(&skip("@buffers(3)"), shallow, SyncStrategy::Auto)
+        .sim
+        .cycles;
     assert!(three * 100 >= two * 97, "three {three}, two {two}");
     // Every example on both presets keeps two slots where it had them automatically.
     for machine in [Machine::a3(), Machine::teach()] {

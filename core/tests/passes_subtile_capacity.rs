@@ -20,8 +20,12 @@ fn the_gemm_compiles_on_teach_matches_and_has_no_race_under_auto_and_barrier() {
     for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
         let r = run(GEMM, &options(Machine::teach(), sync), Vec::new(), 5);
         assert!(r.diagnostics.is_empty(), "{sync:?}: {:?}", r.diagnostics);
-        assert!(r.errors.is_empty(), "{sync:?}: {:?}", r.errors);
-        assert!(r.races.is_empty(), "{sync:?}: {} races", r.races.len());
+        assert!(r.sim.errors.is_empty(), "{sync:?}: {:?}", r.sim.errors);
+        assert!(
+            r.sim.races.is_empty(),
+            "{sync:?}: {} races",
+            r.sim.races.len()
+        );
         assert!(r.reference_match, "{sync:?}: err {}", r.max_abs_err);
     }
 }
@@ -86,7 +90,10 @@ fn a_top_level_product_too_large_for_l0a_is_split_until_it_fits() {
     for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
         let r = run(source, &options(Machine::teach(), sync), Vec::new(), 5);
         assert!(r.diagnostics.is_empty(), "{sync:?}: {:?}", r.diagnostics);
-        assert!(r.races.is_empty() && r.errors.is_empty(), "{sync:?}");
+        assert!(
+            r.sim.races.is_empty() && r.sim.errors.is_empty(),
+            "{sync:?}"
+        );
         assert!(r.reference_match, "{sync:?}: err {}", r.max_abs_err);
     }
 }

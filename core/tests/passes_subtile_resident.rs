@@ -62,11 +62,15 @@ fn the_pieces_match_the_reference_without_races_under_auto_and_barrier() {
                 "{name} {sync:?}: {:?}",
                 r.diagnostics
             );
-            assert!(r.errors.is_empty(), "{name} {sync:?}: {:?}", r.errors);
             assert!(
-                r.races.is_empty(),
+                r.sim.errors.is_empty(),
+                "{name} {sync:?}: {:?}",
+                r.sim.errors
+            );
+            assert!(
+                r.sim.races.is_empty(),
                 "{name} {sync:?}: {} races",
-                r.races.len()
+                r.sim.races.len()
             );
             assert!(r.reference_match, "{name} {sync:?}: err {}", r.max_abs_err);
         }

@@ -21,7 +21,7 @@ fn asm(source: &str) -> String {
 /// (the exact rules change no rounding), with no simulation error or race.
 fn assert_bit_exact(source: &str, seed: u64, what: &str) {
     let r = run(source, &CompileOptions::default(), Vec::new(), seed);
-    assert!(r.errors.is_empty() && r.races.is_empty(), "{what}");
+    assert!(r.sim.errors.is_empty() && r.sim.races.is_empty(), "{what}");
     assert!(
         r.reference_match && r.max_abs_err == 0.0,
         "{what}: {}",
@@ -32,7 +32,8 @@ fn assert_bit_exact(source: &str, seed: u64, what: &str) {
 fn v_busy(source: &str) -> u64 {
     let r = run(source, &CompileOptions::default(), Vec::new(), 7);
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
-    r.pipes
+    r.sim
+        .pipes
         .iter()
         .find(|p| p.pipe == Pipe::V)
         .map_or(0, |p| p.busy)

@@ -24,8 +24,8 @@ fn assert_matches_reference(source: &str) {
     let r = run_source(source);
     assert!(r.compile.ok(), "{:?}", r.compile.diagnostics);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.errors.is_empty(), "{:#?}", r.errors);
-    assert!(r.races.is_empty(), "{:#?}", r.races);
+    assert!(r.sim.errors.is_empty(), "{:#?}", r.sim.errors);
+    assert!(r.sim.races.is_empty(), "{:#?}", r.sim.races);
     assert!(r.reference_match, "max error {}", r.max_abs_err);
 }
 

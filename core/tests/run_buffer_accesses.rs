@@ -29,10 +29,10 @@ fn slot_of(buffers: &[BufferInfo], a: &TraceAccess) -> Option<(usize, usize)> {
 fn streamed() -> RunResult {
     let r = run(STREAM, &CompileOptions::default(), Vec::new(), 1);
     assert!(
-        r.diagnostics.is_empty() && r.errors.is_empty() && r.reference_match,
+        r.diagnostics.is_empty() && r.sim.errors.is_empty() && r.reference_match,
         "{:?} {:?}",
         r.diagnostics,
-        r.errors
+        r.sim.errors
     );
     r
 }
@@ -55,9 +55,9 @@ fn the_buffer_table_lists_the_double_buffered_tile_with_two_disjoint_slots() {
 #[test]
 fn accesses_fall_inside_slots_and_the_loads_alternate_between_them() {
     let r = streamed();
-    assert!(!r.accesses.is_empty());
-    assert!(r.accesses.windows(2).all(|w| w[0].entry <= w[1].entry));
-    for a in &r.accesses {
+    assert!(!r.sim.accesses.is_empty());
+    assert!(r.sim.accesses.windows(2).all(|w| w[0].entry <= w[1].entry));
+    for a in &r.sim.accesses {
         assert!(a.lo < a.hi && a.space != MemSpace::GM, "{a:?}");
         assert!(
             slot_of(&r.compile.buffers, a).is_some(),
@@ -67,9 +67,10 @@ fn accesses_fall_inside_slots_and_the_loads_alternate_between_them() {
     }
     let t = r.compile.buffers.iter().position(|b| b.name == "t");
     let load_slots: Vec<usize> = r
+        .sim
         .accesses
         .iter()
-        .filter(|a| a.write && r.trace[a.entry as usize].pipe == Pipe::MTE2)
+        .filter(|a| a.write && r.sim.trace[a.entry as usize].pipe == Pipe::MTE2)
         .filter_map(|a| slot_of(&r.compile.buffers, a))
         .filter(|&(b, _)| Some(b) == t)
         .map(|(_, slot)| slot)
@@ -79,9 +80,9 @@ fn accesses_fall_inside_slots_and_the_loads_alternate_between_them() {
         assert_eq!(*slot, load_slots[0] ^ (i % 2), "loads {load_slots:?}");
     }
     // The V pipe's flags touch no memory; each of its 8 exps reads and writes UB.
-    let of = |i: usize| r.accesses.iter().filter(move |a| a.entry as usize == i);
-    let exps: Vec<usize> = (0..r.trace.len())
-        .filter(|&i| r.trace[i].pipe == Pipe::V && of(i).next().is_some())
+    let of = |i: usize| r.sim.accesses.iter().filter(move |a| a.entry as usize == i);
+    let exps: Vec<usize> = (0..r.sim.trace.len())
+        .filter(|&i| r.sim.trace[i].pipe == Pipe::V && of(i).next().is_some())
         .collect();
     assert_eq!(exps.len(), 8);
     for i in exps {
@@ -93,10 +94,10 @@ fn accesses_fall_inside_slots_and_the_loads_alternate_between_them() {
 fn results_without_the_new_fields_still_read() {
     let old: RunResult = serde_json::from_str(r#"{"cycles": 5, "compile": {"kernels": ["k"]}}"#)
         .expect("older JSON reads");
-    assert!(old.accesses.is_empty() && old.compile.buffers.is_empty());
+    assert!(old.sim.accesses.is_empty() && old.compile.buffers.is_empty());
     let r = streamed();
     let back: RunResult =
         serde_json::from_str(&serde_json::to_string(&r).expect("serialises")).expect("reads");
-    assert_eq!(back.accesses, r.accesses);
+    assert_eq!(back.sim.accesses, r.sim.accesses);
     assert_eq!(back.compile.buffers, r.compile.buffers);
 }

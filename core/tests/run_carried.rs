@@ -145,15 +145,15 @@ fn check_everywhere(name: &str, source: &str) {
             };
             let r = run(source, &options, Vec::new(), 11);
             let ok = r.diagnostics.is_empty()
-                && r.errors.is_empty()
-                && r.races.is_empty()
+                && r.sim.errors.is_empty()
+                && r.sim.races.is_empty()
                 && r.reference_match;
             if !ok {
                 failures.push(format!(
                     "{name} on {preset} {sync:?}: diags {:?} errors {:?} races {} max abs err {}",
                     r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),
-                    r.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
-                    r.races.len(),
+                    r.sim.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
+                    r.sim.races.len(),
                     r.max_abs_err
                 ));
             }

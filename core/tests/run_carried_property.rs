@@ -281,9 +281,13 @@ fn check(source: &str, preset: &str) -> Result<(), TestCaseError> {
         let r = run(source, &options, Vec::new(), 5);
         let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
         prop_assert!(diags.is_empty(), "{source}\n{diags:?}");
-        let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+        let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
         prop_assert!(errors.is_empty(), "{source}\n{errors:?}");
-        prop_assert!(r.races.is_empty(), "{source}\n{} races", r.races.len());
+        prop_assert!(
+            r.sim.races.is_empty(),
+            "{source}\n{} races",
+            r.sim.races.len()
+        );
         prop_assert!(
             r.reference_match,
             "{source}\n{preset} {sync:?}: max abs err {}",

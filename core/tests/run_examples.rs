@@ -30,24 +30,24 @@ fn check_alias(sync: SyncStrategy, alias: AliasMode, preset: &str) {
         // Every set of a flag happens after the wait of its previous set, whatever the
         // timing (rebuilt from the trace, independently of insert-sync's ids).
         let unordered = match &r.compile.program {
-            Some(program) => unordered_flag_reuses(program, &r.trace, &r.flags),
+            Some(program) => unordered_flag_reuses(program, &r.sim.trace, &r.sim.flags),
             None => Vec::new(),
         };
         let ok = r.diagnostics.is_empty()
-            && r.errors.is_empty()
-            && r.races.is_empty()
+            && r.sim.errors.is_empty()
+            && r.sim.races.is_empty()
             && r.reference_match
-            && r.bound <= r.cycles
+            && r.bound <= r.sim.cycles
             && unordered.is_empty();
         if !ok {
             failures.push(format!(
                 "{} on {preset}: bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
                 path.display(),
                 r.bound,
-                r.cycles,
+                r.sim.cycles,
                 r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),
-                r.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
-                r.races.len(),
+                r.sim.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
+                r.sim.races.len(),
                 r.reference_match,
                 r.max_abs_err,
                 r.outputs
@@ -102,7 +102,7 @@ fn coarse_aliasing_is_never_faster_than_precise() {
         let (precise, coarse) = (with(AliasMode::Precise), with(AliasMode::Coarse));
         for r in [&precise, &coarse] {
             assert!(
-                r.diagnostics.is_empty() && r.races.is_empty() && r.errors.is_empty(),
+                r.diagnostics.is_empty() && r.sim.races.is_empty() && r.sim.errors.is_empty(),
                 "{}",
                 path.display()
             );
@@ -111,12 +111,12 @@ fn coarse_aliasing_is_never_faster_than_precise() {
         let alias = |r: &tilescope::run::RunResult| r.compile.sync.as_ref().map(|s| s.alias);
         assert_eq!(alias(&precise), Some(AliasMode::Precise));
         assert_eq!(alias(&coarse), Some(AliasMode::Coarse));
-        if coarse.cycles < precise.cycles {
+        if coarse.sim.cycles < precise.sim.cycles {
             slower.push(format!(
                 "{}: precise {} cycles, coarse {}",
                 path.display(),
-                precise.cycles,
-                coarse.cycles
+                precise.sim.cycles,
+                coarse.sim.cycles
             ));
         }
     }
@@ -138,9 +138,9 @@ fn precise_aliasing_overlaps_a_read_modify_write_of_disjoint_blocks() {
         };
         let r = run(source, &options, Vec::new(), 7);
         assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-        assert!(r.races.is_empty() && r.errors.is_empty());
+        assert!(r.sim.races.is_empty() && r.sim.errors.is_empty());
         assert!(r.reference_match);
-        r.cycles
+        r.sim.cycles
     };
     let precise = with(SyncStrategy::Auto, AliasMode::Precise);
     let coarse = with(SyncStrategy::Auto, AliasMode::Coarse);
@@ -164,8 +164,8 @@ fn without_sync_a_pipelined_example_shows_its_races() {
     };
     let r = run(source, &options, Vec::new(), 7);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(!r.races.is_empty(), "no races reported without sync");
-    assert_eq!(r.syncs, 0);
+    assert!(!r.sim.races.is_empty(), "no races reported without sync");
+    assert_eq!(r.sim.syncs, 0);
 }
 
 /// A race in on-chip memory names the tile there as the student wrote it, not only its
@@ -180,7 +180,7 @@ fn an_on_chip_race_names_its_tile() {
     for path in examples() {
         let source = std::fs::read_to_string(&path).expect("readable example");
         let r = run(&source, &options, Vec::new(), 7);
-        for race in r.races.iter().filter(|r| r.space != MemSpace::GM) {
+        for race in r.sim.races.iter().filter(|r| r.space != MemSpace::GM) {
             let named = race.buffer.as_deref().filter(|b| {
                 !b.is_empty() && !b.starts_with('%') && race.message.contains(&format!("`{b}`"))
             });
@@ -193,6 +193,7 @@ fn an_on_chip_race_names_its_tile() {
     let softmax = include_str!("../../static/examples/softmax.tile");
     let r = run(softmax, &options, Vec::new(), 7);
     let first = r
+        .sim
         .races
         .first()
         .map(|r| r.message.as_str())
@@ -214,14 +215,14 @@ fn auto_sync_pairs_are_counted_and_beat_barriers() {
         run(source, &options, Vec::new(), 7)
     };
     let (auto, barrier) = (with(SyncStrategy::Auto), with(SyncStrategy::Barrier));
-    assert!(auto.syncs > 0);
+    assert!(auto.sim.syncs > 0);
     assert!(
-        auto.cycles < barrier.cycles,
+        auto.sim.cycles < barrier.sim.cycles,
         "{} vs {}",
-        auto.cycles,
-        barrier.cycles
+        auto.sim.cycles,
+        barrier.sim.cycles
     );
-    assert!(auto.bound > 0 && auto.bound <= auto.cycles);
+    assert!(auto.bound > 0 && auto.bound <= auto.sim.cycles);
     let json = serde_json::to_value(&auto).expect("serialises");
     for key in [
         "cycles",

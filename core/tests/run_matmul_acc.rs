@@ -16,9 +16,9 @@ fn simulate(source: &str, sync: SyncStrategy) -> RunResult {
 fn assert_matches(r: &RunResult) {
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     assert!(diags.is_empty(), "{diags:?}");
-    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+    let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
     assert!(errors.is_empty(), "{errors:?}");
-    assert!(r.races.is_empty(), "{:?}", r.races);
+    assert!(r.sim.races.is_empty(), "{:?}", r.sim.races);
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
 }
 

@@ -20,15 +20,15 @@ fn simulate(source: &str, preset: &str, sync: SyncStrategy) -> RunResult {
 fn assert_matches(r: &RunResult, what: &str) {
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     assert!(diags.is_empty(), "{what}: {diags:?}");
-    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+    let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
     assert!(errors.is_empty(), "{what}: {errors:?}");
-    assert!(r.races.is_empty(), "{what}: {:?}", r.races);
+    assert!(r.sim.races.is_empty(), "{what}: {:?}", r.sim.races);
     assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
     assert!(
-        r.bound <= r.cycles,
+        r.bound <= r.sim.cycles,
         "{what}: bound {} > {}",
         r.bound,
-        r.cycles
+        r.sim.cycles
     );
 }
 
@@ -104,7 +104,8 @@ fn the_matvec_rate_is_the_presets() {
         };
         let r = run(DECODE, &options, Vec::new(), 7);
         assert_matches(&r, "decode");
-        r.pipes
+        r.sim
+            .pipes
             .iter()
             .find(|p| p.pipe == tilescope::types::Pipe::M)
             .map(|p| p.busy)

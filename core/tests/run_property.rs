@@ -538,20 +538,24 @@ fn check_options(source: &str, options: &CompileOptions) -> Result<(), TestCaseE
     let r = run(source, options, Vec::new(), 3);
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     prop_assert!(diags.is_empty(), "{source}\n{diags:?}");
-    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+    let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
     prop_assert!(errors.is_empty(), "{source}\n{errors:?}");
-    prop_assert!(r.races.is_empty(), "{source}\n{} races", r.races.len());
+    prop_assert!(
+        r.sim.races.is_empty(),
+        "{source}\n{} races",
+        r.sim.races.len()
+    );
     prop_assert!(r.reference_match, "{source}\nmax abs err {}", r.max_abs_err);
-    if let (Some(program), false) = (&r.compile.program, r.trace.is_empty()) {
-        let unordered = unordered_flag_reuses(program, &r.trace, &r.flags);
+    if let (Some(program), false) = (&r.compile.program, r.sim.trace.is_empty()) {
+        let unordered = unordered_flag_reuses(program, &r.sim.trace, &r.sim.flags);
         prop_assert!(unordered.is_empty(), "{source}\n{unordered:?}");
     }
     // The bound is a lower bound: no run of the program beats it.
     prop_assert!(
-        r.bound <= r.cycles,
+        r.bound <= r.sim.cycles,
         "{source}\nbound {} > cycles {}",
         r.bound,
-        r.cycles
+        r.sim.cycles
     );
     Ok(())
 }

@@ -42,7 +42,7 @@ fn the_shuffle_matches_the_reference_under_auto_and_barrier_on_both_presets() {
                 r.diagnostics
             );
             assert!(
-                r.errors.is_empty() && r.races.is_empty(),
+                r.sim.errors.is_empty() && r.sim.races.is_empty(),
                 "{preset} {sync:?}"
             );
             assert!(
@@ -59,11 +59,12 @@ fn without_sync_the_copy_races_on_the_scratch_tensor() {
     for preset in ["a3", "teach"] {
         let r = run(SHUFFLE, &options(SyncStrategy::None, preset), Vec::new(), 4);
         assert!(
-            r.races
+            r.sim
+                .races
                 .iter()
                 .any(|race| race.message.contains("x_relayout")),
             "{preset}: {:?}",
-            r.races.iter().map(|r| &r.message).collect::<Vec<_>>()
+            r.sim.races.iter().map(|r| &r.message).collect::<Vec<_>>()
         );
     }
 }
@@ -100,7 +101,10 @@ fn a_relayout_of_more_copies_than_event_ids_reuses_ids_without_a_barrier() {
     for preset in ["a3", "teach"] {
         let r = run(SHUFFLE, &options(SyncStrategy::Auto, preset), Vec::new(), 4);
         assert!(r.diagnostics.is_empty(), "{preset}: {:?}", r.diagnostics);
-        assert!(r.errors.is_empty() && r.races.is_empty(), "{preset}");
+        assert!(
+            r.sim.errors.is_empty() && r.sim.races.is_empty(),
+            "{preset}"
+        );
         assert!(r.reference_match, "{preset}: max abs err {}", r.max_abs_err);
         let report = r.compile.sync.as_ref().expect("a sync report");
         let notes = tilescope::explain::notes(report);
@@ -131,7 +135,7 @@ fn a_relayout_of_more_copies_than_event_ids_reuses_ids_without_a_barrier() {
             ),
             "{preset}"
         );
-        let unordered = unordered_flag_reuses(program, &r.trace, &r.flags);
+        let unordered = unordered_flag_reuses(program, &r.sim.trace, &r.sim.flags);
         assert!(unordered.is_empty(), "{preset}: {unordered:#?}");
     }
 }

@@ -143,21 +143,28 @@ fn slot_kernels_match_the_reference_and_race_only_without_sync() {
                     r.max_abs_err
                 );
                 assert!(
-                    r.races.is_empty() && r.errors.is_empty(),
+                    r.sim.races.is_empty() && r.sim.errors.is_empty(),
                     "{name}: {:?}",
-                    r.races
+                    r.sim.races
                 );
             }
             let r = run(source, &options(SyncStrategy::None, preset), Vec::new(), 3);
             assert!(r.diagnostics.is_empty(), "{name}: {:?}", r.diagnostics);
-            assert!(!r.races.is_empty(), "{name} {preset}: no race without sync");
+            assert!(
+                !r.sim.races.is_empty(),
+                "{name} {preset}: no race without sync"
+            );
         }
     }
 }
 
 #[test]
 fn the_prefetch_into_the_other_slot_overlaps_the_compute() {
-    let cycles = |sync| run(PREFETCH, &options(sync, "a3"), Vec::new(), 3).cycles;
+    let cycles = |sync| {
+        run(PREFETCH, &options(sync, "a3"), Vec::new(), 3)
+            .sim
+            .cycles
+    };
     let (auto, barrier) = (cycles(SyncStrategy::Auto), cycles(SyncStrategy::Barrier));
     // Per-slot hazards let MTE2 load slot (i + 1) % 2 while V reads slot i % 2.
     assert!(auto * 4 < barrier * 3, "auto {auto} vs barrier {barrier}");
@@ -249,7 +256,7 @@ fn slot_kernels_off_the_beaten_path_match_under_every_strategy() {
                     let r = run(source, &options, Vec::new(), 5);
                     assert!(r.diagnostics.is_empty(), "{name}: {:?}", r.diagnostics);
                     assert!(r.reference_match, "{name} {preset} {sync:?} {alias:?}");
-                    assert!(r.races.is_empty() && r.errors.is_empty(), "{name}");
+                    assert!(r.sim.races.is_empty() && r.sim.errors.is_empty(), "{name}");
                 }
             }
         }
@@ -286,7 +293,7 @@ fn explicit_slots_out_of_event_ids_fall_back_to_barriers_with_a_note() {
 }";
     let r = run(source, &options(SyncStrategy::Auto, "a3"), Vec::new(), 5);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
+    assert!(r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty());
     let notes = &r.compile.sync.as_ref().expect("a sync report").notes;
     assert!(
         notes

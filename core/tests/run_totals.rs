@@ -18,16 +18,20 @@ fn a_long_loop_counts_every_set_wait_pair_past_the_trace_cap() {
     );
     let r = run(&source, &CompileOptions::default(), Vec::new(), 1);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-    assert!(r.errors.is_empty() && r.races.is_empty(), "{:?}", r.errors);
-    assert!(r.flags.len() <= MAX_TRACE_EVENTS && r.trace.len() <= MAX_TRACE_EVENTS);
+    assert!(
+        r.sim.errors.is_empty() && r.sim.races.is_empty(),
+        "{:?}",
+        r.sim.errors
+    );
+    assert!(r.sim.flags.len() <= MAX_TRACE_EVENTS && r.sim.trace.len() <= MAX_TRACE_EVENTS);
     // Each iteration orders load -> compute -> store and hands its buffers back, so it
     // meets several pairs; the kept flag events stop at the cap.
     assert!(
-        r.syncs >= 3 * iterations && r.syncs > MAX_TRACE_EVENTS as u64,
+        r.sim.syncs >= 3 * iterations && r.sim.syncs > MAX_TRACE_EVENTS as u64,
         "syncs {} for {iterations} iterations",
-        r.syncs
+        r.sim.syncs
     );
-    let executed: u64 = r.pipes.iter().map(|p| p.instructions).sum();
+    let executed: u64 = r.sim.pipes.iter().map(|p| p.instructions).sum();
     assert!(executed > MAX_TRACE_EVENTS as u64, "{executed}");
 }
 
@@ -64,5 +68,5 @@ fn a_run_past_the_limit_is_refused_before_it_starts_naming_the_loop() {
         d.notes
     );
     // Nothing ran: no cycles, no trace, no reference outputs.
-    assert!(r.trace.is_empty() && r.cycles == 0 && r.outputs.is_empty());
+    assert!(r.sim.trace.is_empty() && r.sim.cycles == 0 && r.outputs.is_empty());
 }

@@ -10,8 +10,8 @@ fn check(source: &str) -> usize {
     let r = run(source, &CompileOptions::default(), Vec::new(), 9);
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     assert!(diags.is_empty(), "{diags:?}");
-    assert!(r.errors.is_empty(), "{:?}", r.errors);
-    assert!(r.races.is_empty());
+    assert!(r.sim.errors.is_empty(), "{:?}", r.sim.errors);
+    assert!(r.sim.races.is_empty());
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
     let program = r.compile.program.expect("a program");
     program

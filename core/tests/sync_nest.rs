@@ -144,8 +144,8 @@ fn block_permute_rotates_across_its_split_loop_and_beats_barriers() {
             ..CompileOptions::default()
         };
         let r = tilescope::run::run(&source, &options, Vec::new(), 3);
-        assert!(r.reference_match && r.races.is_empty() && r.errors.is_empty());
-        (r.cycles, r.bound)
+        assert!(r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty());
+        (r.sim.cycles, r.bound)
     };
     let ((auto, bound), (barrier, _)) = (cycles(SyncStrategy::Auto), cycles(SyncStrategy::Barrier));
     // Every block is a 200-cycle GM startup on MTE2 and on MTE3 around a few cycles of

@@ -453,23 +453,23 @@ fuzz_target!(|case: Case| {
     }
     let limit =
         |k: SimErrorKind| matches!(k, SimErrorKind::InstructionLimit | SimErrorKind::CycleLimit);
-    if r.errors.iter().any(|e| limit(e.kind)) {
+    if r.sim.errors.iter().any(|e| limit(e.kind)) {
         return;
     }
     assert!(
-        r.errors.is_empty(),
+        r.sim.errors.is_empty(),
         "simulation errors {:#?}\n{case:#?}\n{}",
-        r.errors,
+        r.sim.errors,
         case.source
     );
     if case.sync == SyncStrategy::Auto {
-        assert!(r.races.is_empty(), "races {:#?}\n{}", r.races, case.source);
+        assert!(r.sim.races.is_empty(), "races {:#?}\n{}", r.sim.races, case.source);
     }
     assert!(
-        r.bound <= r.cycles,
+        r.bound <= r.sim.cycles,
         "bound {} above the simulated {} cycles\n{case:#?}",
         r.bound,
-        r.cycles
+        r.sim.cycles
     );
     assert!(
         r.reference_match || within_conditioning(&case, &options, &r),

@@ -184,18 +184,22 @@ pub struct RunOutput {
 impl RunResult {
     fn new(result: tilescope::run::RunResult, options: &CompileOptions, source: &str) -> RunResult {
         let tilescope::run::RunResult {
-            cycles,
-            pipes,
-            syncs,
-            races,
-            errors,
+            sim:
+                tilescope::sim::SimResult {
+                    cycles,
+                    pipes,
+                    syncs,
+                    races,
+                    errors,
+                    trace,
+                    accesses,
+                    flags,
+                    ..
+                },
             reference_match,
             max_abs_err,
             bound,
             outputs,
-            trace,
-            accesses,
-            flags,
             compile,
             diagnostics,
         } = result;

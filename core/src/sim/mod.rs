@@ -246,7 +246,10 @@ pub struct Output {
     pub tensor: Tensor,
 }
 
+/// What a run of the simulator returns. Every field reads with its default when a JSON
+/// result lacks it (a result from an older version, or one nested in `run::RunResult`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SimResult {
     /// Cycle at which the last pipe finished.
     pub cycles: u64,

@@ -47,8 +47,8 @@ pub fn assert_exact_without_races(name: &str, source: &str, machine: &Machine) {
         let r = tilescope::run::run(source, &options(machine.clone(), sync), Vec::new(), 4);
         let at = format!("{name} on {} {sync:?}", machine.name);
         assert!(r.diagnostics.is_empty(), "{at}: {:?}", r.diagnostics);
-        assert!(r.errors.is_empty(), "{at}: {:?}", r.errors);
-        assert!(r.races.is_empty(), "{at}: {} races", r.races.len());
+        assert!(r.sim.errors.is_empty(), "{at}: {:?}", r.sim.errors);
+        assert!(r.sim.races.is_empty(), "{at}: {} races", r.sim.races.len());
         assert!(
             r.reference_match && r.max_abs_err == 0.0,
             "{at}: err {}",
@@ -66,5 +66,5 @@ pub fn assert_races_without_sync(name: &str, source: &str, machine: &Machine) {
         Vec::new(),
         4,
     );
-    assert!(!r.races.is_empty(), "{name}: no race without sync");
+    assert!(!r.sim.races.is_empty(), "{name}: no race without sync");
 }

@@ -10,9 +10,9 @@ pub fn check_against_reference(source: &str, seed: u64) {
     let r = run(source, &CompileOptions::default(), Vec::new(), seed);
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
     assert!(diags.is_empty(), "{diags:?}");
-    let errors: Vec<&String> = r.errors.iter().map(|e| &e.message).collect();
+    let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
     assert!(errors.is_empty(), "{errors:?}");
-    assert!(r.races.is_empty());
+    assert!(r.sim.races.is_empty());
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
-    assert!(r.cycles > 0);
+    assert!(r.sim.cycles > 0);
 }

@@ -357,23 +357,20 @@ impl Compiled {
                 (result, program, Vec::new())
             }
         };
-        let buffers =
-            crate::worker::liveness::slots(&buffers, &self.text, &result.trace, &result.accesses);
-        let fixes = race_fixes(&self.options, &self.text, &result.races);
+        let buffers = crate::worker::liveness::slots(
+            &buffers,
+            &self.text,
+            &result.sim.trace,
+            &result.sim.accesses,
+        );
+        let fixes = race_fixes(&self.options, &self.text, &result.sim.races);
         let mut sim = sim_output(&mut result);
         for (race, fix) in sim.races.iter_mut().zip(fixes) {
             race.fix = Some(fix);
         }
         sim.buffers = buffers;
         let trace = TraceSource {
-            sim: sim::SimResult {
-                cycles: result.cycles,
-                pipes: std::mem::take(&mut result.pipes),
-                trace_truncated: result.trace.len() >= sim::TRACE_LIMIT,
-                trace: std::mem::take(&mut result.trace),
-                flags: std::mem::take(&mut result.flags),
-                ..sim::SimResult::default()
-            },
+            sim: std::mem::take(&mut result.sim),
             program,
             source: self.text,
         };
@@ -446,8 +443,8 @@ fn stall(e: &sim::TraceEntry) -> Option<Stall> {
 fn sim_output(r: &mut RunResult) -> SimOutput {
     // Every instruction the pipes executed, not the trace's length: the simulator keeps
     // at most `sim::TRACE_LIMIT` entries.
-    let total: u64 = r.pipes.iter().map(|p| p.instructions).sum();
-    let mut order: Vec<&sim::TraceEntry> = r.trace.iter().collect();
+    let total: u64 = r.sim.pipes.iter().map(|p| p.instructions).sum();
+    let mut order: Vec<&sim::TraceEntry> = r.sim.trace.iter().collect();
     order.sort_by_key(|e| (e.start, e.end));
     order.truncate(SLICE_CAP);
     let mut first_cycle: DenseMap<u32, u64> = DenseMap::new();
@@ -470,7 +467,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
         .into_iter()
         .zip(by_pipe)
         .filter_map(|(pipe, slices)| {
-            let stats = r.pipes.iter().find(|p| p.pipe == pipe);
+            let stats = r.sim.pipes.iter().find(|p| p.pipe == pipe);
             let instructions = stats.map_or(0, |s| s.instructions);
             if slices.is_empty() && instructions == 0 {
                 return None;
@@ -505,9 +502,9 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
         sim::AccessKind::Write => Some("write"),
     };
     SimOutput {
-        cycles: r.cycles,
+        cycles: r.sim.cycles,
         bound: r.bound,
-        syncs: r.syncs,
+        syncs: r.sim.syncs,
         reference_match: r.reference_match,
         max_abs_err: r.max_abs_err,
         lanes,
@@ -515,6 +512,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
         total_slices: total,
         capped: total > order.len() as u64,
         flags: r
+            .sim
             .flags
             .iter()
             .map(|f| FlagEvent {
@@ -528,6 +526,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
             })
             .collect(),
         races: r
+            .sim
             .races
             .iter()
             .map(|race| Race {
@@ -543,6 +542,7 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
             })
             .collect(),
         errors: r
+            .sim
             .errors
             .iter()
             .map(|e| SimProblem {

@@ -9,7 +9,6 @@ use serde_json::json;
 use tilescope::explain::{race_fix_text, Site};
 use tilescope::npy;
 use tilescope::run::{run as run_kernel, RunResult};
-use tilescope::sim::SimResult;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -37,13 +36,8 @@ pub fn run(args: Args) -> Result<(), Failed> {
         return Err(Failed);
     }
     if let (Some(path), Some(program)) = (&args.io.trace, &result.compile.program) {
-        let sim = SimResult {
-            cycles: result.cycles,
-            trace: result.trace.clone(),
-            flags: result.flags.clone(),
-            ..SimResult::default()
-        };
-        let trace = tilescope::sim::trace::chrome_trace_located(program, &sim, Some(&source));
+        let trace =
+            tilescope::sim::trace::chrome_trace_located(program, &result.sim, Some(&source));
         io::write_bytes(path, trace.to_string().as_bytes())?;
     }
     for (name, path) in &args.io.outputs {
@@ -59,7 +53,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
             })?;
         io::write_bytes(path, &npy::write(tensor))?;
     }
-    let fixes = tilescope::explain::race_fixes(&options, &source, &result.races);
+    let fixes = tilescope::explain::race_fixes(&options, &source, &result.sim.races);
     let ablation = args
         .ablate
         .then(|| tilescope::run::ablate(&source, &options, &provided, args.io.seed));
@@ -90,7 +84,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
                 "without {:<18} {:>8} cycles ({:+}), {} syncs, {} on-chip bytes{}",
                 a.pass,
                 a.cycles,
-                a.cycles as i64 - result.cycles as i64,
+                a.cycles as i64 - result.sim.cycles as i64,
                 a.syncs,
                 a.peak_bytes,
                 match (&a.error, a.matches_reference) {
@@ -101,7 +95,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
             );
         }
     }
-    if result.errors.is_empty() {
+    if result.sim.errors.is_empty() {
         Ok(())
     } else {
         Err(Failed)
@@ -110,15 +104,15 @@ pub fn run(args: Args) -> Result<(), Failed> {
 
 /// The JSON of `run --json`: the run's figures without the per-instruction trace.
 fn summary(r: &RunResult, source: &str) -> serde_json::Value {
-    let pipes = report::pipes_json(&r.pipes);
+    let pipes = report::pipes_json(&r.sim.pipes);
     json!({
         "kernel": r.compile.kernel,
-        "cycles": r.cycles,
+        "cycles": r.sim.cycles,
         "bound": r.bound,
         "pipes": pipes,
-        "syncs": r.syncs,
-        "races": r.races,
-        "errors": r.errors,
+        "syncs": r.sim.syncs,
+        "races": r.sim.races,
+        "errors": r.sim.errors,
         "reference_match": r.reference_match,
         "max_abs_err": r.max_abs_err,
         "outputs": r.outputs,
@@ -128,15 +122,7 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
 }
 
 fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
-    let sim = SimResult {
-        cycles: r.cycles,
-        pipes: r.pipes.clone(),
-        syncs: r.syncs,
-        races: r.races.clone(),
-        errors: r.errors.clone(),
-        ..SimResult::default()
-    };
-    let mut s = report::sim_text(&sim, locate, fixes);
+    let mut s = report::sim_text(&r.sim, locate, fixes);
     if let Some(sync) = &r.compile.sync {
         s.push_str(&format!(
             "sync: {:?}, {} aliasing\n",
@@ -144,10 +130,10 @@ fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
             sync.alias.name()
         ));
     }
-    let ratio = if r.cycles == 0 {
+    let ratio = if r.sim.cycles == 0 {
         0.0
     } else {
-        r.bound as f64 / r.cycles as f64
+        r.bound as f64 / r.sim.cycles as f64
     };
     s.push_str(&format!(
         "bound: {} cycles ({:.0}% of the lower bound reached)\n",
