@@ -184,10 +184,11 @@ pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
 /// Compiles and also returns the pass context (the checked kernel, the IR, the lowered
 /// and final programs), for `run` and for tests.
 pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileResult, Context) {
-    let (file, _) = front::parse(source);
-    let kernels: Vec<String> = file.kernels.iter().map(|k| k.name.name.clone()).collect();
+    let parsed = front::parse(source);
+    let kernels: Vec<String> = parsed.0.kernels.iter().map(|k| k.name.name.clone()).collect();
     let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
     let mut cx = Context::new(source, options.kernel.clone());
+    cx.parsed = Some(parsed);
     cx.sync = options.sync;
     cx.alias = options.alias;
     cx.auto_multi_buffer = options.auto_multi_buffer;

@@ -40,12 +40,22 @@ pub fn kernel_names(file: &ast::File) -> Vec<String> {
 
 /// Parse then check: every diagnostic of both stages, or the checked kernel.
 pub fn frontend(source: &str, kernel: Option<&str>) -> Result<hir::Kernel, Diagnostics> {
-    let (file, mut diags) = parse(source);
+    let (file, diags) = parse(source);
+    frontend_parsed(&file, diags, kernel)
+}
+
+/// [`frontend`] for a file already parsed, with the parser's diagnostics `diags`: the
+/// compile driver parses once, for the kernel list and for the parse pass.
+pub fn frontend_parsed(
+    file: &ast::File,
+    mut diags: Diagnostics,
+    kernel: Option<&str>,
+) -> Result<hir::Kernel, Diagnostics> {
     if !diags.is_empty() && file.kernels.is_empty() {
         // The kernels failed to parse; "the file has no kernel" would only be noise.
         return Err(diags);
     }
-    match check(&file, kernel) {
+    match check(file, kernel) {
         Ok(k) if diags.is_empty() => Ok(k),
         Ok(_) => Err(diags),
         Err(more) => {

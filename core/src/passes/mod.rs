@@ -63,6 +63,9 @@ pub fn default_clock() -> Option<Clock> {
 #[derive(Clone, Debug, Default)]
 pub struct Context {
     pub source: String,
+    /// The source parsed, with the parser's diagnostics, when the driver parsed it
+    /// already (for the kernel list); the parse pass takes it instead of parsing again.
+    pub parsed: Option<(front::ast::File, Diagnostics)>,
     /// The kernel to compile; the first of the file when `None`.
     pub kernel_name: Option<String>,
     pub hir: Option<hir::Kernel>,
@@ -355,7 +358,11 @@ impl Pass for ParsePass {
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
-        let hir = front::frontend(&cx.source, cx.kernel_name.as_deref())?;
+        let (file, diags) = cx
+            .parsed
+            .take()
+            .unwrap_or_else(|| front::parse(&cx.source));
+        let hir = front::frontend_parsed(&file, diags, cx.kernel_name.as_deref())?;
         let ir = ir::lower::lower(&hir)?;
         let ops = ir.ops.len();
         if ops > crate::limits::MAX_IR_OPS {
