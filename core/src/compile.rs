@@ -13,12 +13,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::steps::{step_graph, steps_dot, StepEdge, StepEdgeKind, StepGraph, StepNode};
 
-/// The machine compiled for when neither a preset nor a machine is given. `a3` rather
-/// than `teach`: the examples are sized for a real core, and `teach` exists to show the
-/// capacity error.
-pub fn default_machine() -> Machine {
-    Machine::a3()
-}
+pub use crate::machine::default_machine;
+pub use crate::passes::sync::{AliasMode, SyncStrategy};
 
 /// The machine `options` select, or an error naming the unknown preset.
 pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> {
@@ -35,44 +31,6 @@ pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> 
                 Machine::preset_names().join(", ")
             ))
         }),
-    }
-}
-
-/// How `insert-sync` (pass 10) orders cross-pipe hazards.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum SyncStrategy {
-    #[default]
-    Auto,
-    Barrier,
-    None,
-}
-
-/// What `insert-sync` knows about which accesses can touch the same bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum AliasMode {
-    /// Distinct buffers and slots are disjoint, and GM accesses touch the box their
-    /// indices select in each iteration (affine in the loop counters; the whole tensor
-    /// when an index is indirect or not affine).
-    #[default]
-    Precise,
-    /// The ablation: every buffer of one memory space is one region (slots included),
-    /// and every GM access touches every tensor, as for a compiler without alias
-    /// information.
-    Coarse,
-}
-
-impl AliasMode {
-    pub const ALL: [AliasMode; 2] = [AliasMode::Precise, AliasMode::Coarse];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AliasMode::Precise => "precise",
-            AliasMode::Coarse => "coarse",
-        }
     }
 }
 
@@ -185,7 +143,12 @@ pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
 /// and final programs), for `run` and for tests.
 pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileResult, Context) {
     let parsed = front::parse(source);
-    let kernels: Vec<String> = parsed.0.kernels.iter().map(|k| k.name.name.clone()).collect();
+    let kernels: Vec<String> = parsed
+        .0
+        .kernels
+        .iter()
+        .map(|k| k.name.name.clone())
+        .collect();
     let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
     let mut cx = Context::new(source, options.kernel.clone());
     cx.parsed = Some(parsed);

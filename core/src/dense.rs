@@ -5,7 +5,6 @@
 //! `HashMap` key and value type links its own copy of the hash table into the
 //! playground's wasm. Lookups take `&K` like the std collections they replace.
 
-use crate::ir::Handle;
 use std::marker::PhantomData;
 
 /// A key that is a small index: the collections below are as large as the largest key.
@@ -14,39 +13,12 @@ pub trait DenseKey: Copy + Eq + std::fmt::Debug {
     fn from_index(index: usize) -> Self;
 }
 
-impl<T> DenseKey for Handle<T> {
-    fn index(self) -> usize {
-        Handle::index(self)
-    }
-    fn from_index(index: usize) -> Self {
-        Handle::from_index(index)
-    }
-}
-
 impl DenseKey for usize {
     fn index(self) -> usize {
         self
     }
     fn from_index(index: usize) -> Self {
         index
-    }
-}
-
-impl DenseKey for crate::isa::Reg {
-    fn index(self) -> usize {
-        usize::from(self.0)
-    }
-    fn from_index(index: usize) -> Self {
-        crate::isa::Reg(index as u16)
-    }
-}
-
-impl DenseKey for crate::lowered::LoopId {
-    fn index(self) -> usize {
-        self.0 as usize
-    }
-    fn from_index(index: usize) -> Self {
-        crate::lowered::LoopId(index as u32)
     }
 }
 
@@ -376,6 +348,7 @@ impl<K: DenseKey, V> FromIterator<(K, V)> for DenseMap<K, V> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use crate::ir::Handle;
     use std::collections::BTreeMap;
 
     struct Item;

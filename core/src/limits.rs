@@ -41,6 +41,11 @@ pub const MAX_SIM_INSTRUCTIONS_CEILING: u64 = 1_000_000_000;
 /// checks this on a 1 MiB thread) while leaving room for any hand-written kernel.
 pub const MAX_NESTING_DEPTH: usize = 48;
 
+/// Loops deeper than this are rejected by the passes that walk the loop tree and the
+/// lowered program (the front end's `MAX_LOOP_NESTING` keeps real kernels far below
+/// it); it bounds every recursion over loops after lowering.
+pub const MAX_LOWERED_LOOP_DEPTH: usize = 64;
+
 /// Deepest nesting of `for` loops in one kernel.
 pub const MAX_LOOP_NESTING: usize = 16;
 

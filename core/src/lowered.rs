@@ -20,6 +20,15 @@ pub struct BufferId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct LoopId(pub u32);
 
+impl crate::dense::DenseKey for LoopId {
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+    fn from_index(index: usize) -> Self {
+        LoopId(index as u32)
+    }
+}
+
 /// An on-chip allocation made by plan-memory: one tile, with `addrs.len()` slots.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Buffer {

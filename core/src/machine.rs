@@ -7,11 +7,15 @@
 use crate::types::{MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 
-/// Hard ceiling on DMA dimensions the ISA encodes; presets may allow fewer.
-pub const MAX_DMA_DIMS: u32 = 4;
-/// Hard ceiling on event ids per (src, dst) pipe pair (multi-buffering uses up to 16
-/// slots, `@buffers(16)`).
-pub const MAX_EVENT_IDS: u32 = 16;
+/// The ISA's ceilings, which a preset may lower but not raise.
+pub use crate::isa::{MAX_DMA_DIMS, MAX_EVENT_IDS};
+
+/// The machine compiled for when neither a preset nor a machine is given. `a3` rather
+/// than `teach`: the examples are sized for a real core, and `teach` exists to show the
+/// capacity error.
+pub fn default_machine() -> Machine {
+    Machine::a3()
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -8,6 +8,7 @@
 //! handles; every op carries its source span. Loop-carried values are explicit block
 //! arguments plus a yield (MLIR `scf.for` iter_args), so SSA holds across `acc += ...`.
 
+pub mod analysis;
 pub mod lower;
 pub mod print;
 pub mod slots;
@@ -43,6 +44,15 @@ impl<T> Handle<T> {
             index: index as u32,
             marker: PhantomData,
         }
+    }
+}
+
+impl<T> crate::dense::DenseKey for Handle<T> {
+    fn index(self) -> usize {
+        Handle::index(self)
+    }
+    fn from_index(index: usize) -> Self {
+        Handle::from_index(index)
     }
 }
 

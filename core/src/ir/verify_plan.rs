@@ -413,7 +413,7 @@ impl Live {
             ValueDef::Result { op, index } => match k.ops.get(op) {
                 Some(o) => match &o.kind {
                     OpKind::For(f) => f.yields.get(index as usize) == Some(&pv),
-                    _ => crate::passes::lower::may_overwrite(k, o, pv),
+                    _ => super::analysis::may_overwrite(k, o, pv),
                 },
                 None => false,
             },

@@ -82,11 +82,25 @@ use crate::types::{CmpOp, DType, MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 
 pub const NUM_REGS: u16 = 32;
+/// Hard ceiling on DMA dimensions the ISA encodes; presets may allow fewer.
+pub const MAX_DMA_DIMS: u32 = 4;
+/// Hard ceiling on event ids per (src, dst) pipe pair (multi-buffering uses up to 16
+/// slots, `@buffers(16)`).
+pub const MAX_EVENT_IDS: u32 = 16;
 pub const SPILL_SLOTS: u32 = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Reg(pub u16);
+
+impl crate::dense::DenseKey for Reg {
+    fn index(self) -> usize {
+        usize::from(self.0)
+    }
+    fn from_index(index: usize) -> Self {
+        Reg(index as u16)
+    }
+}
 
 /// A scalar operand: immediate or register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -543,7 +557,7 @@ fn op_rules(op: &Op) -> Result<(), String> {
             need(*slot < SPILL_SLOTS, "spill slot out of range 0..64")
         }
         Op::Dma { dst, src, dims, .. } => need(
-            !dims.is_empty() && dims.len() <= crate::machine::MAX_DMA_DIMS as usize,
+            !dims.is_empty() && dims.len() <= MAX_DMA_DIMS as usize,
             "a DMA has 1 to 4 dimensions",
         )
         .and(need(
@@ -608,7 +622,7 @@ fn op_rules(op: &Op) -> Result<(), String> {
             "flags connect two different non-scalar pipes",
         )
         .and(need(
-            !matches!(id, Val::Imm(i) if !(0..crate::machine::MAX_EVENT_IDS as i64).contains(i)),
+            !matches!(id, Val::Imm(i) if !(0..MAX_EVENT_IDS as i64).contains(i)),
             "event id out of range 0..16",
         )),
         Op::Barrier { pipe } => need(

@@ -26,8 +26,8 @@
 //! source that is a scalar takes a memory position too (its value at `val[2m]`), so the
 //! positions of later operands do not depend on whether a source is a tile or a scalar.
 
+use super::MAX_DMA_DIMS;
 use super::{Addr, DmaDim, Op, Reg, Tile, VSrc, Val};
-use crate::machine::MAX_DMA_DIMS;
 use crate::types::DType;
 
 /// How an instruction uses a scalar register.

@@ -33,7 +33,7 @@ use super::{Access, Item, Loop, Lowered, Target};
 use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::isa::operands::{self, MemOperand, RegRole};
 use crate::isa::{self, AluOp, Op, Reg, Region, Val};
-use crate::passes::sync::tree::MAX_DEPTH;
+use crate::limits::MAX_LOWERED_LOOP_DEPTH as MAX_DEPTH;
 use crate::types::Pipe;
 
 /// Checks `l`; every problem names the instruction (or loop) and its item path

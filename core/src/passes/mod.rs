@@ -75,9 +75,9 @@ pub struct Context {
     /// The final program, from emit on.
     pub program: Option<crate::isa::Program>,
     /// How insert-sync orders the pipes.
-    pub sync: crate::compile::SyncStrategy,
+    pub sync: crate::passes::sync::SyncStrategy,
     /// What insert-sync knows about aliasing.
-    pub alias: crate::compile::AliasMode,
+    pub alias: crate::passes::sync::AliasMode,
     /// The target; `None` means the default preset (`a3`).
     pub machine: Option<crate::machine::Machine>,
     /// What insert-sync inserted, once it ran.
@@ -99,7 +99,7 @@ impl Context {
     pub fn machine(&self) -> crate::machine::Machine {
         self.machine
             .clone()
-            .unwrap_or_else(crate::compile::default_machine)
+            .unwrap_or_else(crate::machine::default_machine)
     }
 
     /// The printed form of the most lowered representation present.
@@ -358,10 +358,7 @@ impl Pass for ParsePass {
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
-        let (file, diags) = cx
-            .parsed
-            .take()
-            .unwrap_or_else(|| front::parse(&cx.source));
+        let (file, diags) = cx.parsed.take().unwrap_or_else(|| front::parse(&cx.source));
         let hir = front::frontend_parsed(&file, diags, cx.kernel_name.as_deref())?;
         let ir = ir::lower::lower(&hir)?;
         let ops = ir.ops.len();

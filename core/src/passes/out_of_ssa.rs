@@ -26,10 +26,10 @@
 
 use std::cmp::Reverse;
 
-use super::lower::may_overwrite;
 use super::plan_memory::Liveness;
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::ir::analysis::may_overwrite;
 use crate::ir::{BlockItem, CopyNote, Kernel, OpId, OpKind, Step, StepKind, ValueDef, ValueId};
 use crate::types::MemSpace;
 

@@ -44,44 +44,6 @@ impl Pass for LowerToPipes {
     }
 }
 
-/// Whether the instructions this pass emits for `op` stay correct when its result shares
-/// bytes with its operand `v`: each element of `v` is read before that element of the
-/// result is written (an elementwise op of one type, a fused expression that reads `v`
-/// before it first writes its destination), or the op updates in place by design
-/// (`update`'s old value, a matmul's accumulator). out-of-ssa coalesces only across such
-/// ops, and the plan verifier allows only them to overlap.
-pub fn may_overwrite(k: &Kernel, op: &crate::ir::Op, v: ValueId) -> bool {
-    use crate::ir::OpKind;
-    let Some(&r) = op.results.first() else {
-        return false;
-    };
-    let same_type = match (k.values.get(r), k.values.get(v)) {
-        (Some(a), Some(b)) => a.ty == b.ty,
-        _ => false,
-    };
-    match &op.kind {
-        OpKind::Unary { arg, .. } => *arg == v && same_type,
-        OpKind::Binary { lhs, rhs, .. } => (*lhs == v || *rhs == v) && same_type,
-        OpKind::Update { old, value, .. } => *old == v && *value != v,
-        OpKind::MatMul { lhs, rhs, acc, .. } => *acc == Some(v) && *lhs != v && *rhs != v,
-        OpKind::Fused { args, expr } => {
-            let shapes: Option<Vec<Vec<u64>>> = args
-                .iter()
-                .map(|a| k.values.get(*a).map(|x| x.ty.shape.clone()))
-                .collect();
-            let Some(shapes) = shapes else {
-                return false;
-            };
-            same_type
-                && args.contains(&v)
-                && (0..args.len())
-                    .filter(|&i| args.get(i) == Some(&v))
-                    .all(|i| super::plan_memory::fused_in_place_ok(expr, &shapes, i as u32))
-        }
-        _ => false,
-    }
-}
-
 pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
     let plan = plan(k, machine).map_err(|d| vec![d])?;
     let names = crate::ir::print::value_names(k);

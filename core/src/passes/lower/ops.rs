@@ -4,10 +4,10 @@
 use super::{Lw, Valid};
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
+use crate::ir::analysis::{fused_layout, Place};
 use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
 use crate::lowered::Access;
-use crate::passes::plan_memory::{fused_layout, Place};
 use crate::passes::vector_peephole::exact_reciprocal;
 use crate::types::{DType, MemSpace};
 

@@ -35,7 +35,6 @@ pub mod tree;
 pub mod walk;
 
 use super::{Context, Pass};
-use crate::compile::{AliasMode, SyncStrategy};
 use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::isa::{AluOp, Op, Provenance, Reg, Val};
@@ -46,6 +45,44 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use tree::{Ids, Kind, NodeId, Sync, Tree};
 use walk::{Finding, Flags, Scenario, Walker};
+
+/// How `insert-sync` (pass 10) orders cross-pipe hazards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum SyncStrategy {
+    #[default]
+    Auto,
+    Barrier,
+    None,
+}
+
+/// What `insert-sync` knows about which accesses can touch the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum AliasMode {
+    /// Distinct buffers and slots are disjoint, and GM accesses touch the box their
+    /// indices select in each iteration (affine in the loop counters; the whole tensor
+    /// when an index is indirect or not affine).
+    #[default]
+    Precise,
+    /// The ablation: every buffer of one memory space is one region (slots included),
+    /// and every GM access touches every tensor, as for a compiler without alias
+    /// information.
+    Coarse,
+}
+
+impl AliasMode {
+    pub const ALL: [AliasMode; 2] = [AliasMode::Precise, AliasMode::Coarse];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AliasMode::Precise => "precise",
+            AliasMode::Coarse => "coarse",
+        }
+    }
+}
 
 pub use tree::{HazardKind, Reason};
 

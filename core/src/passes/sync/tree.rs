@@ -10,9 +10,8 @@ use crate::types::Pipe;
 pub type NodeId = usize;
 pub type PairId = usize;
 
-/// Loops deeper than this are rejected (the front end's limits keep real kernels far
-/// below it); it bounds every recursion over the tree.
-pub const MAX_DEPTH: usize = 64;
+/// Loops deeper than this are rejected; it bounds every recursion over the tree.
+pub const MAX_DEPTH: usize = crate::limits::MAX_LOWERED_LOOP_DEPTH;
 
 #[derive(Clone, Debug)]
 pub struct LoopHead {
@@ -171,7 +170,7 @@ pub struct Tree {
     pub root: Vec<NodeId>,
     pub pairs: Vec<Pair>,
     /// What the walk assumes about aliasing (set by the pass, read by every walk).
-    pub alias: crate::compile::AliasMode,
+    pub alias: crate::passes::sync::AliasMode,
     /// Compare the GM regions accesses record (`auto` with precise aliasing); otherwise
     /// every GM access touches its whole tensor (`barrier`, the conservative baseline,
     /// and `coarse`).
@@ -185,10 +184,13 @@ fn too_deep() -> Diagnostic {
 }
 
 impl Tree {
-    pub fn build(body: Vec<Item>, alias: crate::compile::AliasMode) -> Result<Tree, Diagnostic> {
+    pub fn build(
+        body: Vec<Item>,
+        alias: crate::passes::sync::AliasMode,
+    ) -> Result<Tree, Diagnostic> {
         let mut t = Tree {
             alias,
-            gm_regions: alias == crate::compile::AliasMode::Precise,
+            gm_regions: alias == crate::passes::sync::AliasMode::Precise,
             ..Tree::default()
         };
         t.root = t.add_items(body, None, 0)?;

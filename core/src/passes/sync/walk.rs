@@ -12,7 +12,7 @@
 
 use super::internal;
 use super::tree::{Ids, Kind, NodeId, PairId, Rotation, Sync, Tree};
-use crate::compile::AliasMode;
+use super::AliasMode;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};

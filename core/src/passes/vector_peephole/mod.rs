@@ -44,10 +44,10 @@ use super::{Context, Pass};
 use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
 use crate::front::hir::{BinaryOp, UnaryOp};
+use crate::ir::analysis::fused_shape;
 use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueId, ValueSet};
 use crate::machine::Costs;
 use crate::passes::canonicalize::fuse::{scalar_constant, MAX_FUSED_NODES};
-use crate::passes::plan_memory::fused_shape;
 use crate::types::DType;
 
 pub struct VectorPeephole;

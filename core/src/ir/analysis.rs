@@ -1,0 +1,185 @@
+//! Analyses of the tile IR that more than one pass, and the verifiers, rely on: where a
+//! fused expression computes each node (plan-memory sizes its scratch, lower-to-pipes
+//! emits it, and which operand its destination may overwrite follows from it), and which
+//! ops may write their result over an operand (out-of-ssa coalesces across them, the
+//! plan verifier allows them to overlap). They live here, not in the pass that used
+//! them first, so no pass or verifier imports another pass.
+
+use super::typing::broadcast_shapes;
+use super::{FusedExpr, Kernel, Op, OpKind, ValueId};
+
+/// `x` rounded up to a multiple of `a` (a zero alignment counts as 1).
+pub fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)).saturating_mul(a.max(1))
+}
+
+/// Where each interior node of a fused expression is computed: into the destination,
+/// or at a byte offset of the op's scratch. Left operands of the same shape reuse their
+/// parent's place (elementwise ops may run in place); everything else gets fresh scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Dest,
+    Scratch(u64),
+}
+
+pub struct FusedLayout {
+    /// Per interior node in evaluation (post-)order: place and shape.
+    pub nodes: Vec<(Place, Vec<u64>)>,
+    pub scratch_bytes: u64,
+}
+
+pub fn fused_shape(e: &FusedExpr, args: &[Vec<u64>]) -> Vec<u64> {
+    match e {
+        FusedExpr::Arg(i) => args.get(*i as usize).cloned().unwrap_or_default(),
+        FusedExpr::Const(_) => Vec::new(),
+        FusedExpr::Unary(_, a) => fused_shape(a, args),
+        FusedExpr::Binary(_, a, b) => {
+            broadcast_shapes(&fused_shape(a, args), &fused_shape(b, args)).unwrap_or_default()
+        }
+    }
+}
+
+/// The layout of a fused op's intermediates; `elem` is the element size, `align` the
+/// UB alignment. The expression is capped in size by fusion, bounding the recursion.
+pub fn fused_layout(e: &FusedExpr, args: &[Vec<u64>], elem: u64, align: u64) -> FusedLayout {
+    fn go(
+        e: &FusedExpr,
+        place: Place,
+        args: &[Vec<u64>],
+        elem: u64,
+        align: u64,
+        bump: &mut u64,
+        out: &mut Vec<(Place, Vec<u64>)>,
+    ) {
+        let shape = fused_shape(e, args);
+        let child =
+            |c: &FusedExpr, reuse: bool, bump: &mut u64, out: &mut Vec<(Place, Vec<u64>)>| {
+                if matches!(c, FusedExpr::Arg(_) | FusedExpr::Const(_)) {
+                    return;
+                }
+                let cs = fused_shape(c, args);
+                let p = if reuse && cs == shape {
+                    place
+                } else {
+                    let at = *bump;
+                    let bytes = cs.iter().product::<u64>().max(1) * elem;
+                    *bump += bytes.div_ceil(align) * align;
+                    Place::Scratch(at)
+                };
+                go(c, p, args, elem, align, bump, out);
+            };
+        match e {
+            FusedExpr::Unary(_, a) => child(a, true, bump, out),
+            FusedExpr::Binary(_, a, b) => {
+                child(a, true, bump, out);
+                child(b, false, bump, out);
+            }
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => return,
+        }
+        out.push((place, shape));
+    }
+    let mut bump = 0;
+    let mut nodes = Vec::new();
+    go(
+        e,
+        Place::Dest,
+        args,
+        elem,
+        align.max(1),
+        &mut bump,
+        &mut nodes,
+    );
+    FusedLayout {
+        nodes,
+        scratch_bytes: bump,
+    }
+}
+
+/// Whether a fused op may write its destination over operand `arg` (share its bytes):
+/// true when every read of `arg` happens before the first write of the destination, or
+/// at that same node, which reads each element before writing it. The order is the
+/// lowering's: interior nodes in post-order, each written to its place in
+/// [`fused_layout`].
+pub fn fused_in_place_ok(e: &FusedExpr, args: &[Vec<u64>], arg: u32) -> bool {
+    struct Walk<'a> {
+        nodes: std::vec::IntoIter<(Place, Vec<u64>)>,
+        args: &'a [Vec<u64>],
+        arg: u32,
+        dest_written: bool,
+        ok: bool,
+    }
+    fn go(w: &mut Walk, e: &FusedExpr) {
+        let children: Vec<&FusedExpr> = match e {
+            FusedExpr::Arg(_) | FusedExpr::Const(_) => return,
+            FusedExpr::Unary(_, a) => vec![a],
+            FusedExpr::Binary(_, a, b) => vec![a, b],
+        };
+        for c in &children {
+            go(w, c);
+        }
+        let Some((place, shape)) = w.nodes.next() else {
+            w.ok = false;
+            return;
+        };
+        let reads_arg = children
+            .iter()
+            .any(|c| matches!(c, FusedExpr::Arg(i) if *i == w.arg));
+        if reads_arg {
+            let same_shape = w.args.get(w.arg as usize) == Some(&shape);
+            if w.dest_written || (place == Place::Dest && !same_shape) {
+                w.ok = false;
+            }
+        }
+        if place == Place::Dest {
+            w.dest_written = true;
+        }
+    }
+    let layout = fused_layout(e, args, 4, 1);
+    let mut w = Walk {
+        nodes: layout.nodes.into_iter(),
+        args,
+        arg,
+        dest_written: false,
+        ok: true,
+    };
+    go(&mut w, e);
+    w.ok
+}
+
+/// Whether the instructions lower-to-pipes emits for `op` stay correct when its result shares
+/// bytes with its operand `v`: each element of `v` is read before that element of the
+/// result is written (an elementwise op of one type, a fused expression that reads `v`
+/// before it first writes its destination), or the op updates in place by design
+/// (`update`'s old value, a matmul's accumulator). out-of-ssa coalesces only across such
+/// ops, and the plan verifier allows only them to overlap.
+pub fn may_overwrite(k: &Kernel, op: &Op, v: ValueId) -> bool {
+    use OpKind;
+    let Some(&r) = op.results.first() else {
+        return false;
+    };
+    let same_type = match (k.values.get(r), k.values.get(v)) {
+        (Some(a), Some(b)) => a.ty == b.ty,
+        _ => false,
+    };
+    match &op.kind {
+        OpKind::Unary { arg, .. } => *arg == v && same_type,
+        OpKind::Binary { lhs, rhs, .. } => (*lhs == v || *rhs == v) && same_type,
+        OpKind::Update { old, value, .. } => *old == v && *value != v,
+        OpKind::MatMul { lhs, rhs, acc, .. } => *acc == Some(v) && *lhs != v && *rhs != v,
+        OpKind::Fused { args, expr } => {
+            let shapes: Option<Vec<Vec<u64>>> = args
+                .iter()
+                .map(|a| k.values.get(*a).map(|x| x.ty.shape.clone()))
+                .collect();
+            let Some(shapes) = shapes else {
+                return false;
+            };
+            same_type
+                && args.contains(&v)
+                && (0..args.len())
+                    .filter(|&i| args.get(i) == Some(&v))
+                    .all(|i| fused_in_place_ok(expr, &shapes, i as u32))
+        }
+        _ => false,
+    }
+}
