@@ -347,8 +347,8 @@ impl<K: DenseKey, V> FromIterator<(K, V)> for DenseMap<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
     use crate::ir::Handle;
+    use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     struct Item;
