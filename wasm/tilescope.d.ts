@@ -180,11 +180,11 @@ export type Example = {
 
 export type Lesson = {
     /**
-     * 1-based position in the track (set from the file order, not read from the file).
+     * 1-based position in the track, from the file order; a file may not set it.
      */
     number: number,
     /**
-     * The file stem, e.g. `01-load-store` (set from the file name).
+     * The file stem, e.g. `01-load-store`, from the file name; a file may not set it.
      */
     id: string,
     title: string,
@@ -524,7 +524,8 @@ export type Race = {
      */
     overlap: [number, number],
     /**
-     * The GM tensor's name, when the race is in GM.
+     * The GM tensor's name, when the race is in GM; for an on-chip race in a compiled
+     * kernel's run, the tile there as its source names it.
      */
     buffer: string | null,
     message: string,

@@ -172,8 +172,8 @@ pub struct Race {
     pub space: MemSpace,
     /// Overlapping bytes `[start, end)` (of the tensor, for GM).
     pub overlap: (u64, u64),
-    /// The GM tensor's name, when the race is in GM; for a compiled kernel's on-chip
-    /// race, the tile there as the student knows it (`run::run` names it).
+    /// The GM tensor's name, when the race is in GM; for an on-chip race in a compiled
+    /// kernel's run, the tile there as its source names it.
     pub buffer: Option<String>,
     pub message: String,
     /// How many dynamic instances of this pair of static instructions raced.
