@@ -643,7 +643,7 @@ fn close_stream(digits: &[u16], bits: usize, code_bits: u32) -> Vec<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::options::{Preset, SyncMode};
+    use crate::protocol::options::{Preset, SyncStrategy};
 
     fn sample() -> ViewState {
         ViewState {
@@ -652,7 +652,7 @@ mod tests {
             example: Some("elementwise".into()),
             options: CompileOptions {
                 preset: Preset::A3,
-                sync: SyncMode::Barrier,
+                sync: SyncStrategy::Barrier,
                 alias: crate::protocol::options::AliasMode::Coarse,
                 multibuffer_auto: false,
                 kernel: None,
@@ -664,7 +664,7 @@ mod tests {
             seed: 7,
             lesson: Some("08-multi-buffering".into()),
             compare: Some(CompileOptions {
-                sync: SyncMode::None,
+                sync: SyncStrategy::None,
                 ..CompileOptions::default()
             }),
         }
@@ -922,7 +922,7 @@ mod tests {
         let view = opened.view.clone().expect("the kernel is kept");
         assert_eq!(view.source, "kernel k() {}");
         assert_eq!(view.options.preset, Preset::Teach);
-        assert_eq!(view.options.sync, SyncMode::Auto);
+        assert_eq!(view.options.sync, SyncStrategy::Auto);
         assert!(!view.options.multibuffer_auto);
         assert_eq!(view.options.kernel.as_deref(), Some("k"));
         assert_eq!((view.panel, view.cursor, view.seed), (Panel::Passes, 0, 3));

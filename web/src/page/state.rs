@@ -17,7 +17,7 @@ use crate::page::lessons::Grade;
 use crate::page::lessons::{self, Lesson, Progress};
 use crate::page::share::{Panel, ViewState};
 use crate::page::tracker::Purpose;
-use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncMode};
+use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncStrategy};
 use crate::protocol::{CompileOutput, PassRecord, Response, SimOutput};
 use tilescope::run::Ablation;
 
@@ -327,7 +327,7 @@ pub enum Action {
     SetSource(String),
     LoadExample(String),
     SetPreset(Preset),
-    SetSync(SyncMode),
+    SetSync(SyncStrategy),
     SetAlias(AliasMode),
     SetMultibuffer(bool),
     SelectPass(String),
@@ -647,7 +647,7 @@ impl AppState {
                 };
                 match field {
                     "preset" => b.preset = Preset::from_name(&value).unwrap_or(b.preset),
-                    "sync" => b.sync = SyncMode::from_name(&value).unwrap_or(b.sync),
+                    "sync" => b.sync = SyncStrategy::from_name(&value).unwrap_or(b.sync),
                     "alias" => {
                         b.alias = AliasMode::ALL
                             .into_iter()
@@ -1317,14 +1317,14 @@ mod tests {
     fn opening_a_lesson_loads_its_starter_and_options_and_grades_stream_in() {
         let lesson = lessons::find("08-multi-buffering").expect("lesson 8");
         let mut s = AppState::default();
-        s.view.options.sync = SyncMode::Barrier;
+        s.view.options.sync = SyncStrategy::Barrier;
         s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
         assert_eq!(s.view.lesson.as_deref(), Some(lesson.id.as_str()));
         assert_eq!(s.view.source, lesson.starter);
         assert_eq!(s.view.example, None);
         assert_eq!(s.view.options.preset.name(), lesson.preset);
         assert_eq!(s.view.options.multibuffer_auto, lesson.auto_buffers);
-        assert_eq!(s.view.options.sync, SyncMode::Auto);
+        assert_eq!(s.view.options.sync, SyncStrategy::Auto);
         assert!(!s.is_asm());
 
         // Hints one at a time, never past the last.
@@ -1484,7 +1484,7 @@ mod tests {
     fn a_compare_run_belongs_to_the_text_and_options_on_screen() {
         let mut s = AppState::default();
         let b = CompileOptions {
-            sync: SyncMode::Barrier,
+            sync: SyncStrategy::Barrier,
             ..CompileOptions::default()
         };
         s.apply(Action::SetCompare(Some(b.clone())));
@@ -1511,7 +1511,7 @@ mod tests {
         s.apply(Action::SetCompareOption("preset", "turbo".into()));
         assert_eq!(
             s.view.compare.as_ref().map(|b| (b.sync, b.preset)),
-            Some((SyncMode::None, Preset::Teach))
+            Some((SyncStrategy::None, Preset::Teach))
         );
         let b_off = |s: &AppState| s.view.compare.as_ref().map(|b| b.disabled_passes.clone());
         s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));

@@ -25,37 +25,13 @@ impl Preset {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SyncMode {
-    #[default]
-    Auto,
-    Barrier,
-    None,
-}
-
-impl SyncMode {
-    pub const ALL: [SyncMode; 3] = [SyncMode::Auto, SyncMode::Barrier, SyncMode::None];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SyncMode::Auto => "auto",
-            SyncMode::Barrier => "barrier",
-            SyncMode::None => "none",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<SyncMode> {
-        SyncMode::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-pub use tilescope::compile::AliasMode;
+/// Core's own option types: one set of names for the CLI, the worker and the page.
+pub use tilescope::compile::{AliasMode, SyncStrategy};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompileOptions {
     pub preset: Preset,
-    pub sync: SyncMode,
+    pub sync: SyncStrategy,
     /// What insert-sync knows about overlapping accesses: `coarse` is the ablation
     /// without alias information.
     #[serde(default)]
@@ -74,7 +50,7 @@ impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
             preset: Preset::Teach,
-            sync: SyncMode::Auto,
+            sync: SyncStrategy::Auto,
             alias: AliasMode::Precise,
             multibuffer_auto: true,
             kernel: None,

@@ -3,7 +3,7 @@
 
 use tilescope::dense::DenseMap;
 
-use tilescope::compile::{self, SyncStrategy};
+use tilescope::compile;
 use tilescope::diag::Diagnostic;
 use tilescope::isa::{asm, Op, Program};
 use tilescope::run::{self, RunResult};
@@ -11,7 +11,7 @@ use tilescope::sim::{self, StallReason};
 use tilescope::tensor::Tensor;
 use tilescope::types::Pipe;
 
-use crate::protocol::options::{CompileOptions, SyncMode};
+use crate::protocol::options::CompileOptions;
 use crate::protocol::{
     AsmLine, CompileOutput, FlagEvent, InstrRef, Lane, OutputTensor, PassRecord, Race, SimOutput,
     SimProblem, Stall, StepEdge, StepEdgeKind, StepGraph, StepNode, TraceSlice,
@@ -49,11 +49,7 @@ fn core_options(options: &CompileOptions) -> compile::CompileOptions {
         kernel: options.kernel.clone(),
         preset: Some(options.preset.name().to_string()),
         machine,
-        sync: match options.sync {
-            SyncMode::Auto => SyncStrategy::Auto,
-            SyncMode::Barrier => SyncStrategy::Barrier,
-            SyncMode::None => SyncStrategy::None,
-        },
+        sync: options.sync,
         alias: options.alias,
         disabled_passes: options.disabled_passes.clone(),
         auto_multi_buffer: options.multibuffer_auto,
@@ -590,6 +586,7 @@ fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::options::SyncStrategy;
 
     #[test]
     fn front_end_errors_come_back_as_diagnostics() {
@@ -792,7 +789,7 @@ mod tests {
     #[test]
     fn without_sync_each_race_names_the_pair_auto_places() {
         let options = CompileOptions {
-            sync: SyncMode::None,
+            sync: SyncStrategy::None,
             ..CompileOptions::default()
         };
         let (_, sim) = run(example("elementwise"), &options, 0);
@@ -811,7 +808,7 @@ mod tests {
     #[test]
     fn without_sync_races_name_both_instructions() {
         let options = CompileOptions {
-            sync: SyncMode::None,
+            sync: SyncStrategy::None,
             ..CompileOptions::default()
         };
         let (_, sim) = run(example("elementwise"), &options, 0);

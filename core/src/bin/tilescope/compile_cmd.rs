@@ -15,14 +15,11 @@ pub struct CompileArgs {
     #[arg(long, default_value = "a3")]
     pub preset: String,
     /// How the compiler orders the pipes.
-    #[arg(long, value_enum, default_value_t = Sync::Auto)]
-    pub sync: Sync,
-    /// What insert-sync knows about aliasing: `precise` (distinct buffers and slots
-    /// never alias, GM accesses touch the rows and columns their indices select) or
-    /// `coarse` (every buffer of a memory space and every tensor is one region: the
-    /// ablation of alias information).
-    #[arg(long, value_enum, default_value_t = Alias::Precise)]
-    pub alias: Alias,
+    #[arg(long, value_enum, default_value_t = SyncStrategy::Auto)]
+    pub sync: SyncStrategy,
+    /// What insert-sync knows about aliasing.
+    #[arg(long, value_enum, default_value_t = AliasMode::Precise)]
+    pub alias: AliasMode,
     /// The kernel to compile when the file holds several (default: the first).
     #[arg(long)]
     pub kernel: Option<String>,
@@ -37,19 +34,6 @@ pub struct CompileArgs {
     /// pass lists the optional ones).
     #[arg(long = "disable-pass", value_name = "NAME")]
     pub disable_pass: Vec<String>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Sync {
-    Auto,
-    Barrier,
-    None,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum Alias {
-    Precise,
-    Coarse,
 }
 
 #[derive(Clone, Copy, ValueEnum, Default)]
@@ -83,15 +67,8 @@ impl CompileArgs {
             kernel: self.kernel.clone(),
             preset: Some(machine.name.clone()),
             machine: Some(machine),
-            sync: match self.sync {
-                Sync::Auto => SyncStrategy::Auto,
-                Sync::Barrier => SyncStrategy::Barrier,
-                Sync::None => SyncStrategy::None,
-            },
-            alias: match self.alias {
-                Alias::Precise => AliasMode::Precise,
-                Alias::Coarse => AliasMode::Coarse,
-            },
+            sync: self.sync,
+            alias: self.alias,
             auto_multi_buffer: !self.no_auto_buffers,
             verify: self.verify,
             disabled_passes: self.disable_pass.clone(),

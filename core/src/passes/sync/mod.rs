@@ -49,17 +49,43 @@ use walk::{Finding, Flags, Scenario, Walker};
 /// How `insert-sync` (pass 10) orders cross-pipe hazards.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum SyncStrategy {
+    /// A set_flag / wait_flag pair for each hand-off between pipes
     #[default]
     Auto,
+    /// A barrier of every pipe at each step boundary: always correct, usually slower
     Barrier,
+    /// No synchronisation: the simulator shows the races
     None,
+}
+
+impl SyncStrategy {
+    pub const ALL: [SyncStrategy; 3] = [
+        SyncStrategy::Auto,
+        SyncStrategy::Barrier,
+        SyncStrategy::None,
+    ];
+
+    /// The name the CLI, JSON and share links use.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncStrategy::Auto => "auto",
+            SyncStrategy::Barrier => "barrier",
+            SyncStrategy::None => "none",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SyncStrategy> {
+        SyncStrategy::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 /// What `insert-sync` knows about which accesses can touch the same bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum AliasMode {
     /// Distinct buffers and slots are disjoint, and GM accesses touch the box their

@@ -9,7 +9,7 @@ use yew::prelude::*;
 use super::{panels::EmptyState, use_app};
 use crate::page::palette::pipe_color;
 use crate::page::state::{Action, Compared};
-use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncMode};
+use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncStrategy};
 use crate::protocol::SimOutput;
 
 /// Busy intervals closer than this share of the run merge into one bar, so a lane is a
@@ -24,10 +24,10 @@ pub fn ComparePanel() -> Html {
             let app = app.clone();
             Callback::from(move |_: MouseEvent| {
                 let a = &app.view.options;
-                let sync = if a.sync == SyncMode::Barrier {
-                    SyncMode::Auto
+                let sync = if a.sync == SyncStrategy::Barrier {
+                    SyncStrategy::Auto
                 } else {
-                    SyncMode::Barrier
+                    SyncStrategy::Barrier
                 };
                 app.dispatch(Action::SetCompare(Some(CompileOptions {
                     sync,
@@ -83,7 +83,7 @@ pub fn ComparePanel() -> Html {
             <span class="muted">{format!("A: {} · {} · {}", app.view.options.preset.name(), app.view.options.sync.name(), app.view.options.alias.name())}</span>
             <span>{"B:"}</span>
             {select("preset", Preset::ALL.iter().map(|p| (p.name(), *p == b.preset)).collect())}
-            {select("sync", SyncMode::ALL.iter().map(|s| (s.name(), *s == b.sync)).collect())}
+            {select("sync", SyncStrategy::ALL.iter().map(|s| (s.name(), *s == b.sync)).collect())}
             {select("alias", AliasMode::ALL.iter().map(|a| (a.name(), *a == b.alias)).collect())}
             <details class="compare-passes">
                 <summary>{format!("passes ({} off)", b.disabled_passes.len())}</summary>

@@ -6,7 +6,7 @@ use tilescope::diag::LineCol;
 use yew::prelude::*;
 
 use crate::page::state::AppState;
-use crate::protocol::options::{Preset, SyncMode};
+use crate::protocol::options::{Preset, SyncStrategy};
 
 /// The compiler's state, as the status line says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ pub struct StatusLine {
     pub stale: bool,
     pub restarts: u32,
     pub preset: Preset,
-    pub sync: SyncMode,
+    pub sync: SyncStrategy,
     /// The caret's 1-based line and column.
     pub line: usize,
     pub col: usize,

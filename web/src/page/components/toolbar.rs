@@ -9,7 +9,7 @@ use crate::page::dom;
 use crate::page::lessons;
 use crate::page::share;
 use crate::page::state::{Action, Banner, Overlay, Theme};
-use crate::protocol::options::{AliasMode, Preset, SyncMode};
+use crate::protocol::options::{AliasMode, Preset, SyncStrategy};
 
 #[derive(Properties, PartialEq)]
 pub struct ToolbarProps {
@@ -58,7 +58,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
         Callback::from(move |e: Event| {
             if let Some(s) = e
                 .target_dyn_into::<HtmlSelectElement>()
-                .and_then(|s| SyncMode::from_name(&s.value()))
+                .and_then(|s| SyncStrategy::from_name(&s.value()))
             {
                 app.dispatch(Action::SetSync(s));
             }
@@ -163,7 +163,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
             <label class="tb-field" title="Synchronisation strategy of insert-sync">
                 <span class="tb-label">{"Sync"}</span>
                 <select data-testid="sync-select" onchange={on_sync}>
-                    { for SyncMode::ALL.iter().map(|s| html! {
+                    { for SyncStrategy::ALL.iter().map(|s| html! {
                         <option value={s.name()} selected={*s == options.sync}>{s.name()}</option>
                     }) }
                 </select>
