@@ -529,9 +529,12 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
                 message: race.message.clone(),
                 first: instr(&race.first.instr, access(race.first.kind)),
                 second: instr(&race.second.instr, access(race.second.kind)),
+                // The memory: the tensor for GM, else the space (the message names the
+                // tile an on-chip race is on).
                 place: race
                     .buffer
                     .clone()
+                    .filter(|_| race.space == tilescope::types::MemSpace::GM)
                     .unwrap_or_else(|| race.space.name().to_string()),
                 count: race.count,
                 fix: None,
@@ -819,6 +822,13 @@ mod tests {
         }
         assert_ne!(race.first.pipe, race.second.pipe);
         assert!(race.first.first_cycle.is_some() || race.second.first_cycle.is_some());
+        // The message names the tile; the place is the memory it is in.
+        assert!(
+            race.message.contains("`bias` (ub[0x0..0x400))"),
+            "{}",
+            race.message
+        );
+        assert_eq!(race.place, "ub");
     }
 
     #[test]
