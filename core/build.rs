@@ -10,8 +10,10 @@ fn main() {
     println!("cargo::rerun-if-changed={}", dir.display());
     match read_track(&dir) {
         Ok(json) => {
-            let out = Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
-                .join("lessons.json");
+            let Ok(dir) = std::env::var("OUT_DIR") else {
+                fail("cargo did not set OUT_DIR for the build script")
+            };
+            let out = Path::new(&dir).join("lessons.json");
             if let Err(e) = std::fs::write(&out, json) {
                 fail(&format!("cannot write {}: {e}", out.display()));
             }

@@ -272,8 +272,8 @@ impl std::fmt::Display for Location {
 
 /// What every verifier reports (the tile IR's, the address plan's, the lowered
 /// program's and the final program's): where, the source it came from, and what is
-/// wrong. A verifier's failure is the compiler's own bug, so these are rendered as
-/// internal errors.
+/// wrong. A verifier's failure is the compiler's own bug: the pass manager reports these
+/// under one internal-error diagnostic.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifierError {
     pub location: Location,
@@ -289,15 +289,6 @@ impl VerifierError {
             location,
             span,
             message: message.into(),
-        }
-    }
-
-    /// An internal-error diagnostic at the error's source position, if it has one.
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        let message = format!("internal error: {self}");
-        match self.span {
-            Some(span) => Diagnostic::error(message, span),
-            None => Diagnostic::global(message),
         }
     }
 }
