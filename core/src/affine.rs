@@ -1,11 +1,10 @@
 //! Affine forms `constant + sum(coefficient * term)` of index expressions, shared by the
-//! checker (constant range extents), constant folding and axis-split.
+//! checker (constant range extents), constant folding and axis-split. The tile IR's
+//! index expressions convert to and from them in `ir::affine`.
 //!
 //! The terms are a vector sorted by key with no zero coefficient, not a `BTreeMap`: an
 //! index expression has a handful of variables, and every map key type would link its
 //! own copy of the tree code into the playground's module.
-
-use crate::ir::{IndexExpr, LoopVarId};
 
 /// `constant + sum(coefficient * key)`; `K` names a term (a loop variable, or the
 /// canonical text of a subterm that does not fold).
@@ -86,55 +85,6 @@ impl<K: Ord> Affine<K> {
             (_, Some(c)) => a.scale(c),
             _ => None,
         }
-    }
-}
-
-/// The affine form of an IR index expression, or `None` when it is not affine (a product
-/// of two variable parts, `//` or `%` of a non-constant, or overflow).
-pub fn of_index(e: &IndexExpr) -> Option<Affine<LoopVarId>> {
-    match e {
-        IndexExpr::Const(c) => Some(Affine::constant(*c)),
-        IndexExpr::Var(v) => Some(Affine::term(*v)),
-        IndexExpr::Add(a, b) => of_index(a)?.add(of_index(b)?, 1),
-        IndexExpr::Sub(a, b) => of_index(a)?.add(of_index(b)?, -1),
-        IndexExpr::Mul(a, b) => Affine::product(of_index(a)?, of_index(b)?),
-        IndexExpr::FloorDiv(a, d) if *d > 0 => {
-            Some(Affine::constant(of_index(a)?.as_const()?.div_euclid(*d)))
-        }
-        IndexExpr::Mod(a, d) if *d > 0 => {
-            Some(Affine::constant(of_index(a)?.as_const()?.rem_euclid(*d)))
-        }
-        _ => None,
-    }
-}
-
-/// The IR expression of an affine form, as the IR prints it: `%r * 8 + %c - 3`
-/// (variables in handle order, coefficient 1 omitted, constant last).
-pub fn to_index(a: &Affine<LoopVarId>) -> IndexExpr {
-    let var_times = |v: LoopVarId, c: i64| {
-        IndexExpr::Mul(Box::new(IndexExpr::Var(v)), Box::new(IndexExpr::Const(c)))
-    };
-    let mut out: Option<IndexExpr> = None;
-    for &(v, c) in a.terms() {
-        let (term, negative) = match c {
-            1 => (IndexExpr::Var(v), false),
-            -1 if out.is_some() => (IndexExpr::Var(v), true),
-            c if c < 0 && out.is_some() && c != i64::MIN => (var_times(v, -c), true),
-            c => (var_times(v, c), false),
-        };
-        out = Some(match out {
-            None => term,
-            Some(acc) if negative => IndexExpr::Sub(Box::new(acc), Box::new(term)),
-            Some(acc) => IndexExpr::Add(Box::new(acc), Box::new(term)),
-        });
-    }
-    match (out, a.constant) {
-        (None, c) => IndexExpr::Const(c),
-        (Some(e), 0) => e,
-        (Some(e), c) if c < 0 && c != i64::MIN => {
-            IndexExpr::Sub(Box::new(e), Box::new(IndexExpr::Const(-c)))
-        }
-        (Some(e), c) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(c))),
     }
 }
 

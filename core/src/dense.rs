@@ -347,12 +347,10 @@ impl<K: DenseKey, V> FromIterator<(K, V)> for DenseMap<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::Handle;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
-    struct Item;
-    type H = Handle<Item>;
+    type H = usize;
 
     proptest! {
         /// Any sequence of inserts and removes leaves the set and map agreeing with a

@@ -41,12 +41,7 @@ const LAYERS: &[(&str, (u8, u8))] = &[
 ];
 
 /// Upward imports still to remove: (file under `core/src`, module it imports).
-const KNOWN: &[(&str, &str)] = &[
-    // Affine forms are built from the tile IR's index expressions; the checker's range
-    // extents use them too. They move with the IR into the compiler crate once the
-    // checker has its own.
-    ("affine.rs", "ir"),
-];
+const KNOWN: &[(&str, &str)] = &[];
 
 fn layer(module: &str) -> Option<(u8, u8)> {
     LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)

@@ -8,6 +8,7 @@
 //! handles; every op carries its source span. Loop-carried values are explicit block
 //! arguments plus a yield (MLIR `scf.for` iter_args), so SSA holds across `acc += ...`.
 
+pub mod affine;
 pub mod analysis;
 pub mod lower;
 pub mod print;

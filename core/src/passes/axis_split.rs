@@ -10,9 +10,10 @@
 //! the expression.
 
 use super::{Context, Pass};
-use crate::affine::{self, Affine};
+use crate::affine::Affine;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostics;
+use crate::ir::affine;
 use crate::ir::{
     Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
     VarMap,

@@ -7,9 +7,9 @@
 //! - in kernels with no clamped range (so no masked lanes), `update op old, v` becomes
 //!   the plain elementwise op, which fusion can then merge.
 
-use crate::affine;
 use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
+use crate::ir::affine;
 use crate::ir::{Index, IndexExpr, Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::types::DType;
 

@@ -355,7 +355,7 @@ impl Lw<'_> {
                 Index::Range { start, len, .. } => (start, *len),
                 Index::Single(start) => (start, 1),
             };
-            let form = crate::affine::of_index(start)?;
+            let form = crate::ir::affine::of_index(start)?;
             let mut span = AxisSpan {
                 constant: form.constant,
                 terms: Vec::new(),

@@ -493,7 +493,7 @@ fn loop_candidate(k: &Kernel, uses: &[u32], f: OpId) -> Option<(Candidate, u64)>
             let coefficient = match ix {
                 Index::Full => 0,
                 Index::Range { start, len, .. } if !on_k || *len == l.step as u64 => {
-                    let a = crate::affine::of_index(start)?;
+                    let a = crate::ir::affine::of_index(start)?;
                     let t = a.terms().iter().find(|(v, _)| *v == l.var);
                     t.map_or(0, |t| t.1)
                 }
