@@ -1,26 +1,17 @@
-//! Tilescope core: the kernel compiler, the reference interpreter and the machine
-//! simulator. Pure Rust with no I/O in the compiler or simulator; the CLI (`main.rs`,
-//! feature `cli`) and the wasm crate are thin shells around this library.
+//! Tilescope: the kernel compiler, the reference interpreter and the machine simulator.
+//! This crate is the driver (compile, run, explain, the gallery and the lessons) and
+//! the CLI (`bin/tilescope`, feature `cli`); it re-exports the crates below it under
+//! one path, `tilescope::…`, for the wasm crate, the tests and the fuzz workspace.
+//! ARCHITECTURE.md draws the crates and their direction.
 
-pub mod affine;
+pub use tilescope_base::{affine, dense, diag, limits, npy, tensor, types};
+pub use tilescope_compiler::{ir, lowered, passes, steps};
+pub use tilescope_machine::{isa, machine, sim};
+pub use tilescope_source::{front, interp};
+
 pub mod compile;
-pub mod dense;
-pub mod diag;
 pub mod examples;
 pub mod explain;
-pub mod front;
 pub mod inputs;
-pub mod interp;
-pub mod ir;
-pub mod isa;
 pub mod lesson;
-pub mod limits;
-pub mod lowered;
-pub mod machine;
-pub mod npy;
-pub mod passes;
 pub mod run;
-pub mod sim;
-pub mod steps;
-pub mod tensor;
-pub mod types;

@@ -1,50 +1,61 @@
-//! Core's modules form layers, and no module imports a higher layer (ARCHITECTURE.md,
-//! "Layers"). This reads every source file's `crate::` paths and checks them against
-//! the table below: the structure check the crates to come will make physical.
-//!
-//! `KNOWN` lists the upward imports that remain, each to be removed; the test fails on
-//! any other, and on an entry that no longer holds (so the list only shrinks).
+//! Core is crates that depend only downward (ARCHITECTURE.md, "Layers"): base, source,
+//! machine, compiler, then the driver (this crate) with the CLI. This test is the
+//! structure check: each crate's manifest names only lower crates, and within a crate
+//! no module imports a later one (it reads every source file's `crate::` paths).
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// Each module of `core/src` and its layer: base 0, source 1, machine 2, compiler 3,
-/// driver 4. Within a layer, the second number orders modules that build on each other.
-const LAYERS: &[(&str, (u8, u8))] = &[
-    // base: spans and diagnostics, types, limits, host tensors, index maths
-    ("diag", (0, 0)),
-    ("types", (0, 0)),
-    ("limits", (0, 0)),
-    ("dense", (0, 0)),
-    ("tensor", (0, 1)),
-    ("npy", (0, 2)),
-    ("affine", (0, 3)),
-    // source: lexer, parser, checker, hir; the reference interpreter
-    ("front", (1, 0)),
-    ("interp", (1, 1)),
-    // machine: the ISA, the presets, the simulator
-    ("isa", (2, 0)),
-    ("machine", (2, 1)),
-    ("sim", (2, 2)),
-    // compiler: tile IR and its analyses, the lowered program, steps, the passes
-    ("ir", (3, 0)),
-    ("lowered", (3, 1)),
-    ("steps", (3, 2)),
-    ("passes", (3, 3)),
-    // driver: compile, inputs, run, explain, the gallery and the lessons
-    ("compile", (4, 0)),
-    ("inputs", (4, 0)),
-    ("examples", (4, 0)),
-    ("run", (4, 1)),
-    ("explain", (4, 1)),
-    ("lesson", (4, 2)),
+/// The crates, lowest first: directory under `core/`, package name, and each module
+/// with its rank in the crate (a module may import modules of the same or a lower rank,
+/// and any module of a lower crate, which each crate root brings in under its path).
+const CRATES: &[(&str, &str, &[(&str, u8)])] = &[
+    (
+        "base",
+        "tilescope-base",
+        &[
+            ("diag", 0),
+            ("types", 0),
+            ("limits", 0),
+            ("dense", 0),
+            ("tensor", 1),
+            ("npy", 2),
+            ("affine", 3),
+        ],
+    ),
+    ("source", "tilescope-source", &[("front", 0), ("interp", 1)]),
+    (
+        "machine",
+        "tilescope-machine",
+        &[("isa", 0), ("machine", 1), ("sim", 2)],
+    ),
+    (
+        "compiler",
+        "tilescope-compiler",
+        &[("ir", 0), ("lowered", 1), ("steps", 2), ("passes", 3)],
+    ),
+    (
+        ".",
+        "tilescope",
+        &[
+            ("compile", 0),
+            ("inputs", 0),
+            ("examples", 0),
+            ("run", 1),
+            ("explain", 1),
+            ("lesson", 2),
+        ],
+    ),
 ];
 
-/// Upward imports still to remove: (file under `core/src`, module it imports).
-const KNOWN: &[(&str, &str)] = &[];
-
-fn layer(module: &str) -> Option<(u8, u8)> {
-    LAYERS.iter().find(|(m, _)| *m == module).map(|(_, l)| *l)
+/// Which crate (index into `CRATES`) holds a module, and its rank there.
+fn layer(module: &str) -> Option<(usize, u8)> {
+    CRATES.iter().enumerate().find_map(|(c, (_, _, modules))| {
+        modules
+            .iter()
+            .find(|(m, _)| *m == module)
+            .map(|(_, rank)| (c, *rank))
+    })
 }
 
 /// The modules a file's code (not its unit tests) names with `crate::`.
@@ -83,50 +94,72 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 #[test]
-fn no_module_imports_a_higher_layer() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut all = Vec::new();
-    files(&root, &mut all);
-    let mut found = BTreeSet::new();
-    let mut unlisted = Vec::new();
-    for path in all {
-        let rel = path
-            .strip_prefix(&root)
-            .expect("under src")
-            .to_string_lossy()
-            .replace('\\', "/");
-        let top = rel.split('/').next().unwrap_or_default();
-        // The command-line program and the crate root sit above every layer.
-        if top == "bin" || top == "lib.rs" {
-            continue;
-        }
-        let module = top.trim_end_matches(".rs");
-        let Some(own) = layer(module) else {
-            unlisted.push(module.to_string());
-            continue;
-        };
-        let text = std::fs::read_to_string(&path).expect("source reads");
-        for import in imports(&text) {
-            if layer(&import).is_some_and(|l| l > own) {
-                found.insert((rel.clone(), import));
+fn each_crate_depends_only_on_lower_crates() {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut driver_deps: Vec<usize> = Vec::new();
+    for (index, (dir, name, _)) in CRATES.iter().enumerate() {
+        let manifest =
+            std::fs::read_to_string(core.join(dir).join("Cargo.toml")).expect("manifest reads");
+        let dependencies = manifest
+            .split("\n[")
+            .find(|section| section.starts_with("dependencies]"))
+            .unwrap_or_default();
+        for line in dependencies.lines() {
+            let Some(dep) = line.split(['.', ' ', '=']).next() else {
+                continue;
+            };
+            let Some(at) = CRATES.iter().position(|(_, n, _)| *n == dep) else {
+                continue;
+            };
+            assert!(at < index, "{name} depends on {dep}, which is not below it");
+            if *dir == "." {
+                driver_deps.push(at);
             }
         }
     }
-    assert!(unlisted.is_empty(), "modules with no layer: {unlisted:?}");
-    let known: BTreeSet<(String, String)> = KNOWN
-        .iter()
-        .map(|(f, m)| (f.to_string(), m.to_string()))
-        .collect();
-    let new: Vec<_> = found.difference(&known).collect();
-    let gone: Vec<_> = known.difference(&found).collect();
+    // The manifests were read: the driver sits on every other crate.
+    driver_deps.sort();
+    assert_eq!(driver_deps, [0, 1, 2, 3]);
+}
+
+#[test]
+fn no_module_imports_a_later_one() {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let mut unlisted = Vec::new();
+    for (index, (dir, _, _)) in CRATES.iter().enumerate() {
+        let root = core.join(dir).join("src");
+        let mut all = Vec::new();
+        files(&root, &mut all);
+        for path in all {
+            let rel = path
+                .strip_prefix(&root)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let top = rel.split('/').next().unwrap_or_default();
+            // The command-line program and the crate roots sit above every module.
+            if top == "bin" || top == "lib.rs" {
+                continue;
+            }
+            let module = top.trim_end_matches(".rs");
+            let Some(own) = layer(module).filter(|(c, _)| *c == index) else {
+                unlisted.push(format!("{dir}/src/{rel}"));
+                continue;
+            };
+            let text = std::fs::read_to_string(&path).expect("source reads");
+            for import in imports(&text) {
+                if layer(&import).is_some_and(|l| l > own) {
+                    found.push(format!("{dir}/src/{rel} -> {import}"));
+                }
+            }
+        }
+    }
     assert!(
-        new.is_empty(),
-        "modules importing a higher layer (file -> module): {new:?}"
+        unlisted.is_empty(),
+        "files outside their crate's module table: {unlisted:?}"
     );
-    assert!(
-        gone.is_empty(),
-        "no longer imported upward, remove from KNOWN: {gone:?}"
-    );
+    assert!(found.is_empty(), "modules importing a later one: {found:?}");
 }
 
 #[test]
