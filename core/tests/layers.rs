@@ -9,11 +9,17 @@ use std::path::Path;
 /// The crates, lowest first: directory under `core/`, package name, and each module
 /// with its rank in the crate (a module may import modules of the same or a lower rank,
 /// and any module of a lower crate, which each crate root brings in under its path).
-const CRATES: &[(&str, &str, &[(&str, u8)])] = &[
-    (
-        "base",
-        "tilescope-base",
-        &[
+struct Crate {
+    dir: &'static str,
+    package: &'static str,
+    modules: &'static [(&'static str, u8)],
+}
+
+const CRATES: &[Crate] = &[
+    Crate {
+        dir: "base",
+        package: "tilescope-base",
+        modules: &[
             ("diag", 0),
             ("types", 0),
             ("limits", 0),
@@ -22,22 +28,26 @@ const CRATES: &[(&str, &str, &[(&str, u8)])] = &[
             ("npy", 2),
             ("affine", 3),
         ],
-    ),
-    ("source", "tilescope-source", &[("front", 0), ("interp", 1)]),
-    (
-        "machine",
-        "tilescope-machine",
-        &[("isa", 0), ("machine", 1), ("sim", 2)],
-    ),
-    (
-        "compiler",
-        "tilescope-compiler",
-        &[("ir", 0), ("lowered", 1), ("steps", 2), ("passes", 3)],
-    ),
-    (
-        ".",
-        "tilescope",
-        &[
+    },
+    Crate {
+        dir: "source",
+        package: "tilescope-source",
+        modules: &[("front", 0), ("interp", 1)],
+    },
+    Crate {
+        dir: "machine",
+        package: "tilescope-machine",
+        modules: &[("isa", 0), ("machine", 1), ("sim", 2)],
+    },
+    Crate {
+        dir: "compiler",
+        package: "tilescope-compiler",
+        modules: &[("ir", 0), ("lowered", 1), ("steps", 2), ("passes", 3)],
+    },
+    Crate {
+        dir: ".",
+        package: "tilescope",
+        modules: &[
             ("compile", 0),
             ("inputs", 0),
             ("examples", 0),
@@ -45,13 +55,14 @@ const CRATES: &[(&str, &str, &[(&str, u8)])] = &[
             ("explain", 1),
             ("lesson", 2),
         ],
-    ),
+    },
 ];
 
 /// Which crate (index into `CRATES`) holds a module, and its rank there.
 fn layer(module: &str) -> Option<(usize, u8)> {
-    CRATES.iter().enumerate().find_map(|(c, (_, _, modules))| {
-        modules
+    CRATES.iter().enumerate().find_map(|(c, krate)| {
+        krate
+            .modules
             .iter()
             .find(|(m, _)| *m == module)
             .map(|(_, rank)| (c, *rank))
@@ -97,7 +108,7 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 fn each_crate_depends_only_on_lower_crates() {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut driver_deps: Vec<usize> = Vec::new();
-    for (index, (dir, name, _)) in CRATES.iter().enumerate() {
+    for (index, Crate { dir, package, .. }) in CRATES.iter().enumerate() {
         let manifest =
             std::fs::read_to_string(core.join(dir).join("Cargo.toml")).expect("manifest reads");
         let dependencies = manifest
@@ -108,10 +119,13 @@ fn each_crate_depends_only_on_lower_crates() {
             let Some(dep) = line.split(['.', ' ', '=']).next() else {
                 continue;
             };
-            let Some(at) = CRATES.iter().position(|(_, n, _)| *n == dep) else {
+            let Some(at) = CRATES.iter().position(|c| c.package == dep) else {
                 continue;
             };
-            assert!(at < index, "{name} depends on {dep}, which is not below it");
+            assert!(
+                at < index,
+                "{package} depends on {dep}, which is not below it"
+            );
             if *dir == "." {
                 driver_deps.push(at);
             }
@@ -127,7 +141,7 @@ fn no_module_imports_a_later_one() {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
     let mut unlisted = Vec::new();
-    for (index, (dir, _, _)) in CRATES.iter().enumerate() {
+    for (index, Crate { dir, .. }) in CRATES.iter().enumerate() {
         let root = core.join(dir).join("src");
         let mut all = Vec::new();
         files(&root, &mut all);
