@@ -381,6 +381,22 @@ export type InstrRef = {
 };
 
 /**
+ * One line of a pass's printed IR.
+ */
+export type IrLine = {
+    /**
+     * The source span of what the line prints.
+     */
+    span: Span | null,
+    /**
+     * The instructions of the final program (indices) the line became: empty when the
+     * compile stopped before emit, for lines that print no op, and for dumps whose ops
+     * a later pass changed.
+     */
+    instrs: Array<number>,
+};
+
+/**
  * A secondary location that explains the primary one ("first defined here").
  */
 export type Label = {
@@ -459,9 +475,9 @@ export type PassRecord = {
      */
     ir: string,
     /**
-     * Source span of the op on each line of `ir`.
+     * Each line of `ir`: its source span and the final instructions it became.
      */
-    spans: Array<Span | null>,
+    lines: Array<IrLine>,
     /**
      * The text differs from the previous pass's.
      */
@@ -499,11 +515,20 @@ export type Program = {
 };
 
 /**
- * Where an instruction came from: the kernel source span and the step (of form-steps).
+ * Where an instruction came from: the kernel source span, the step (of form-steps) and
+ * the tile-IR op it implements.
  */
 export type Provenance = {
     span: Span | null,
     step: number | null,
+    /**
+     * The index of the op, in the tile IR that lower-to-pipes read, that this
+     * instruction implements; `None` for what the compiler added around the ops (sync,
+     * loop control, spills) and for hand-written assembly. The assembly text does not
+     * carry it. (Always serialised: the playground's postcard messages have no
+     * optional fields.)
+     */
+    op: number | null,
 };
 
 export type QueueDepths = {

@@ -155,6 +155,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     cx.sync = options.sync;
     cx.alias = options.alias;
     cx.auto_multi_buffer = options.auto_multi_buffer;
+    cx.disabled_passes = options.disabled_passes.clone();
     // The machine and the pass list come from the options: either can be wrong before a
     // pass runs.
     let setup = resolve_machine(options).and_then(|m| {

@@ -78,7 +78,7 @@ fn records_every_pass_with_text_spans_change_and_time() {
     );
     assert!(records[1].ir.contains("fused(%t, %m)"));
     for r in &records {
-        assert_eq!(r.ir.lines().count(), r.spans.len());
+        assert_eq!(r.ir.lines().count(), r.lines.len());
         assert_eq!(r.micros, 1500);
         assert!(!r.description.is_empty());
     }
@@ -172,4 +172,26 @@ fn options_deserialise_with_defaults() {
     assert_eq!(o.sync, tilescope::compile::SyncStrategy::Barrier);
     assert!(o.auto_multi_buffer);
     assert!(o.clock.is_some(), "native default clock");
+}
+
+/// A pass that runs part of the pipeline again asks for the range by name, and gets
+/// the passes the compile runs: without the disabled ones, never an empty range for a
+/// name that is not there.
+#[test]
+fn a_range_of_the_pipeline_is_the_compile_s_own() {
+    let names = |disabled: &[&str]| {
+        let disabled: Vec<String> = disabled.iter().map(|d| d.to_string()).collect();
+        tilescope::passes::between("software-pipeline", "lower-to-pipes", &disabled)
+            .map(|ps| ps.iter().map(|p| p.name()).collect::<Vec<_>>())
+    };
+    let all = names(&[]).expect("a range");
+    assert_eq!(all.first(), Some(&"peel-first"));
+    assert_eq!(all.last(), Some(&"plan-memory"));
+    let without = names(&["peel-first"]).expect("a range");
+    assert_eq!(without.first(), Some(&"sink-to-use"));
+    assert_eq!(without.len() + 1, all.len());
+    let swapped = tilescope::passes::between("lower-to-pipes", "software-pipeline", &[]);
+    assert!(swapped.is_err());
+    let unknown = tilescope::passes::between("software-pipeline", "no-such-pass", &[]);
+    assert!(unknown.is_err());
 }

@@ -277,6 +277,7 @@ fn program() -> impl Strategy<Value = Program> {
                 end: a + l,
             }),
             step,
+            op: None,
         });
     prop::collection::vec((op(), prov), 0..12).prop_map(|ops| Program {
         tensors: vec![

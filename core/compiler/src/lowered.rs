@@ -223,19 +223,25 @@ pub fn print(lowered: &Lowered) -> crate::ir::Printed {
             None,
         );
     }
-    print_items(&mut out, &names, &lowered.body, 0);
+    print_items(&mut out, &names, &lowered.body, 0, &mut 0);
     out
 }
 
 /// Loop nesting is bounded by the front end's limits; the depth cap here only keeps the
 /// indentation sane.
+/// `next` counts items in print order, the numbering of `LineItem::Lowered` (emit's
+/// `flatten` numbers them the same way).
 fn print_items(
     out: &mut crate::ir::Printed,
     names: &crate::isa::Program,
     items: &[Item],
     depth: usize,
+    next: &mut u32,
 ) {
     for item in items {
+        let index = *next;
+        *next += 1;
+        let line_item = |end| Some(crate::ir::LineItem::Lowered { index, end });
         match item {
             Item::Instr(ins) => {
                 let mut text = format!(
@@ -246,7 +252,7 @@ fn print_items(
                 if let Some(step) = ins.prov.step {
                     text.push_str(&format!("  !step {step}"));
                 }
-                out.line(depth.min(32), &text, ins.prov.span);
+                out.item_line(depth.min(32), &text, ins.prov.span, line_item(false));
             }
             Item::Loop(l) => {
                 let count = match l.count {
@@ -256,16 +262,17 @@ fn print_items(
                 let slots = l
                     .slots
                     .map_or(String::new(), |(n, r)| format!(" slots {n} in r{}", r.0));
-                out.line(
+                out.item_line(
                     depth.min(32),
                     &format!(
                         "S     loop r{}, {count}{slots}  ; loop {}",
                         l.counter.0, l.id.0
                     ),
                     Some(l.span),
+                    line_item(false),
                 );
-                print_items(out, names, &l.body, depth + 1);
-                out.line(depth.min(32), "S     endloop", None);
+                print_items(out, names, &l.body, depth + 1, next);
+                out.item_line(depth.min(32), "S     endloop", None, line_item(true));
             }
         }
     }

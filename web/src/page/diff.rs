@@ -78,7 +78,7 @@ pub fn stats(lines: &[DiffLine]) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::PassRecord;
+    use crate::protocol::{IrLine, PassRecord};
     use tilescope::diag::Span;
 
     /// Two passes as core will report them: canonicalize fuses two vector ops into one.
@@ -86,13 +86,16 @@ mod tests {
         let before = "%0 = load x[r..r+16, :]\n%1 = mul %0, 2.0\n%2 = add %1, %bias\n%3 = relu %2\nstore y, %3\n";
         let after =
             "%0 = load x[r..r+16, :]\n%3 = fused(relu(add(mul(%0, 2.0), %bias)))\nstore y, %3\n";
-        let span = |a, b| Some(Span::new(a, b));
+        let span = |a, b| IrLine {
+            span: Some(Span::new(a, b)),
+            instrs: Vec::new(),
+        };
         vec![
             PassRecord {
                 name: "parse".into(),
                 description: "source -> typed tile IR".into(),
                 ir: before.into(),
-                line_spans: vec![
+                lines: vec![
                     span(10, 20),
                     span(30, 40),
                     span(30, 50),
@@ -106,7 +109,7 @@ mod tests {
                 name: "canonicalize".into(),
                 description: "fold, CSE, fuse elementwise chains".into(),
                 ir: after.into(),
-                line_spans: vec![span(10, 20), span(25, 55), span(0, 60)],
+                lines: vec![span(10, 20), span(25, 55), span(0, 60)],
                 changed: true,
                 micros: 7,
             },

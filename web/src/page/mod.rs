@@ -7,7 +7,6 @@ pub mod diff;
 pub mod dom;
 pub mod editing;
 pub mod highlight;
-pub mod ir_sync;
 pub mod lanes;
 pub mod lessons;
 pub mod palette;

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use tilescope::diag::{Diagnostic, Span};
+pub use tilescope::passes::provenance::IrLine;
 use tilescope::types::Pipe;
 
 use options::CompileOptions;
@@ -149,8 +150,9 @@ pub struct PassRecord {
     pub description: String,
     /// The IR printed after the pass.
     pub ir: String,
-    /// For each line of `ir`, the source span it came from (if any).
-    pub line_spans: Vec<Option<Span>>,
+    /// For each line of `ir`, the source span it came from and the final program's
+    /// instructions it became (core's provenance).
+    pub lines: Vec<IrLine>,
     /// Whether the pass changed the IR.
     pub changed: bool,
     pub micros: u64,
@@ -159,7 +161,12 @@ pub struct PassRecord {
 impl PassRecord {
     /// The source span of IR line `line` (0-based), if the printer recorded one.
     pub fn span_of_line(&self, line: usize) -> Option<Span> {
-        self.line_spans.get(line).copied().flatten()
+        self.lines.get(line).and_then(|l| l.span)
+    }
+
+    /// The final program's instructions IR line `line` (0-based) became.
+    pub fn instrs_of_line(&self, line: usize) -> &[u32] {
+        self.lines.get(line).map_or(&[], |l| &l.instrs)
     }
 }
 

@@ -114,7 +114,7 @@ fn compile_output(result: compile::CompileResult, source: &str) -> CompileOutput
                 name: p.name,
                 description: p.description,
                 ir: p.ir,
-                line_spans: p.spans,
+                lines: p.lines,
                 changed: p.changed,
                 micros: p.micros,
             })
@@ -155,34 +155,21 @@ fn link_syncs(program: &Program, syncs: &[tilescope::explain::SyncRow], asm: &mu
 /// The program as `.tensor` lines and one line per instruction (indexable by the
 /// trace's instruction index, unlike the printed text).
 fn program_lines(p: &Program) -> (Vec<String>, Vec<AsmLine>) {
-    let header = asm::print(p)
-        .lines()
-        .take(p.tensors.len())
-        .map(str::to_string)
-        .collect();
-    let mut depth: u16 = 0;
+    let listing = asm::listing(p);
     let lines = p
         .instrs
         .iter()
-        .map(|ins| {
-            if matches!(ins.op, Op::EndLoop) {
-                depth = depth.saturating_sub(1);
-            }
-            let line = AsmLine {
-                text: asm::op_text(p, &ins.op),
-                depth,
-                pipe: ins.op.pipe(),
-                step: ins.prov.step,
-                span: ins.prov.span,
-                sync: None,
-            };
-            if matches!(ins.op, Op::Loop { .. }) {
-                depth = depth.saturating_add(1);
-            }
-            line
+        .zip(listing.instrs)
+        .map(|(ins, (text, depth))| AsmLine {
+            text,
+            depth,
+            pipe: ins.op.pipe(),
+            step: ins.prov.step,
+            span: ins.prov.span,
+            sync: None,
         })
         .collect();
-    (header, lines)
+    (listing.header, lines)
 }
 
 fn step_graph(g: &compile::StepGraph) -> StepGraph {

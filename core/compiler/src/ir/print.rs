@@ -13,22 +13,49 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// Printed text plus, for each line, the source span of the op on it.
+/// Printed text plus, for each line, the source span and the item it shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Printed {
     pub text: String,
     /// One entry per line of `text`; `None` for lines with no op (closing braces).
     pub spans: Vec<Option<Span>>,
+    /// One entry per line of `text`: what the line prints, so the pass manager can
+    /// follow it to the final program's instructions (`passes::IrLine::instrs`).
+    pub items: Vec<Option<LineItem>>,
+}
+
+/// What one printed line shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LineItem {
+    /// A tile-IR op, by index.
+    Op(u32),
+    /// The item (instruction or loop) of a lowered program at this index in print
+    /// order; `end` marks a loop's closing `endloop`.
+    Lowered { index: u32, end: bool },
+    /// An instruction of the final program, by index.
+    Instr(u32),
 }
 
 impl Printed {
     pub fn line(&mut self, depth: usize, text: &str, span: Option<Span>) {
+        self.item_line(depth, text, span, None);
+    }
+
+    /// A line that prints `item`.
+    pub fn item_line(
+        &mut self,
+        depth: usize,
+        text: &str,
+        span: Option<Span>,
+        item: Option<LineItem>,
+    ) {
         for _ in 0..depth {
             self.text.push_str("  ");
         }
         self.text.push_str(text);
         self.text.push('\n');
         self.spans.push(span);
+        self.items.push(item);
     }
 }
 
@@ -376,7 +403,8 @@ impl Printer<'_> {
             }
             None => line,
         };
-        self.out.line(depth, &line, span);
+        let item = Some(LineItem::Op(id.index() as u32));
+        self.out.item_line(depth, &line, span, item);
     }
 
     /// `  // copy: why`, naming the values as printed.
@@ -480,7 +508,8 @@ impl Printer<'_> {
                 n.capacity
             );
         }
-        self.out.line(depth, &head, span);
+        let item = Some(LineItem::Op(id.index() as u32));
+        self.out.item_line(depth, &head, span, item);
         self.block(&l.body, depth + 1);
         if !l.yields.is_empty() {
             let ys: Vec<String> = l.yields.iter().map(|&y| self.v(y)).collect();

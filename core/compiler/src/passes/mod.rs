@@ -17,6 +17,7 @@ pub mod multi_buffer;
 pub mod out_of_ssa;
 pub mod peel;
 pub mod plan_memory;
+pub mod provenance;
 pub mod relayout;
 pub mod scope;
 pub mod sink;
@@ -82,8 +83,14 @@ pub struct Context {
     pub machine: Option<crate::machine::Machine>,
     /// What insert-sync inserted, once it ran.
     pub sync_report: Option<sync::SyncReport>,
+    /// For each instruction of `program`, the item of the lowered program it came from
+    /// (set by emit; `provenance` follows printed lines through it).
+    pub program_origin: Vec<ir::LineItem>,
     /// Let multi-buffer double-buffer innermost loops without `@buffers`.
     pub auto_multi_buffer: bool,
+    /// The optional passes this compile leaves out, so a pass that runs part of the
+    /// pipeline again ([`between`]) runs the same passes the compile does.
+    pub disabled_passes: Vec<String>,
 }
 
 impl Context {
@@ -160,7 +167,9 @@ fn print_program(program: &crate::isa::Program, source: &str) -> Printed {
     let text = crate::isa::asm::print_located(program, source);
     let mut spans: Vec<Option<crate::diag::Span>> = program.tensors.iter().map(|_| None).collect();
     spans.extend(program.instrs.iter().map(|i| i.prov.span));
-    Printed { text, spans }
+    let mut items: Vec<Option<ir::LineItem>> = program.tensors.iter().map(|_| None).collect();
+    items.extend((0..program.instrs.len()).map(|i| Some(ir::LineItem::Instr(i as u32))));
+    Printed { text, spans, items }
 }
 
 pub trait Pass {
@@ -192,6 +201,28 @@ pub const OPTIONAL_PASSES: [&str; 7] = [
 /// `OPTIONAL_PASSES` as a list.
 pub fn optional_passes() -> Vec<&'static str> {
     OPTIONAL_PASSES.to_vec()
+}
+
+/// The passes of the pipeline without `disabled` strictly between the passes named
+/// `after` and `before`: what a pass that tries a change runs on a copy to see whether
+/// the rest of the compile takes it (software-pipeline). Names that are not passes of
+/// that pipeline, in that order, are an internal error, never an empty range.
+pub fn between(
+    after: &str,
+    before: &str,
+    disabled: &[String],
+) -> Result<Vec<Box<dyn Pass>>, Diagnostic> {
+    let mut passes = pipeline_without(disabled)?;
+    let at = |passes: &[Box<dyn Pass>], name: &str| passes.iter().position(|p| p.name() == name);
+    match (at(&passes, after), at(&passes, before)) {
+        (Some(a), Some(b)) if a < b => {
+            passes.truncate(b);
+            Ok(passes.split_off(a + 1))
+        }
+        _ => Err(Diagnostic::global(format!(
+            "internal error: no passes between `{after}` and `{before}` in this pipeline"
+        ))),
+    }
 }
 
 /// The pipeline without the passes named in `disabled`; a name that is not an
@@ -228,8 +259,8 @@ pub struct PassRecord {
     pub description: String,
     /// The printed IR after the pass.
     pub ir: String,
-    /// Source span of the op on each line of `ir`.
-    pub spans: Vec<Option<crate::diag::Span>>,
+    /// Each line of `ir`: its source span and the final instructions it became.
+    pub lines: Vec<provenance::IrLine>,
     /// The text differs from the previous pass's.
     pub changed: bool,
     pub micros: u64,
@@ -280,20 +311,58 @@ impl PassManager {
     /// every pass that ran to completion, and the first failure.
     pub fn run(&self, cx: &mut Context) -> (Vec<PassRecord>, Result<(), Diagnostics>) {
         let mut records: Vec<PassRecord> = Vec::new();
+        // What each line of each record prints, lowered items in the numbering of the
+        // current lowered program.
+        let mut items: Vec<Vec<Option<ir::LineItem>>> = Vec::new();
+        let outcome = self.run_recorded(cx, &mut records, &mut items);
+        if let Some(program) = &cx.program {
+            let texts: Vec<&str> = records.iter().map(|r| r.ir.as_str()).collect();
+            let links = provenance::link(&items, &texts, program, &cx.program_origin);
+            for (record, links) in records.iter_mut().zip(links) {
+                for (line, instrs) in record.lines.iter_mut().zip(links) {
+                    line.instrs = instrs;
+                }
+            }
+        }
+        (records, outcome)
+    }
+
+    fn run_recorded(
+        &self,
+        cx: &mut Context,
+        records: &mut Vec<PassRecord>,
+        items: &mut Vec<Vec<Option<ir::LineItem>>>,
+    ) -> Result<(), Diagnostics> {
         let now = || self.clock.map_or(0.0, |c| c());
         for pass in &self.passes {
             let start = now();
-            if let Err(d) = pass.run(cx) {
-                return (records, Err(d));
-            }
+            // A pass that rewrites the lowered program renumbers its items.
+            let lowered_before = cx.program.is_none().then(|| cx.lowered.clone()).flatten();
+            pass.run(cx)?;
             let elapsed_ms = (now() - start).max(0.0);
+            if let (Some(before), Some(after), None) = (&lowered_before, &cx.lowered, &cx.program) {
+                if before != after {
+                    let map = provenance::renumbering(before, after);
+                    for lines in items.iter_mut() {
+                        provenance::renumber(lines, map.as_deref());
+                    }
+                }
+            }
             let printed = cap_dump(cx.print());
             let changed = records.last().is_none_or(|prev| prev.ir != printed.text);
+            items.push(printed.items);
             records.push(PassRecord {
                 name: pass.name().to_string(),
                 description: pass.description().to_string(),
                 ir: printed.text,
-                spans: printed.spans,
+                lines: printed
+                    .spans
+                    .into_iter()
+                    .map(|span| provenance::IrLine {
+                        span,
+                        instrs: Vec::new(),
+                    })
+                    .collect(),
                 changed,
                 micros: (elapsed_ms * 1000.0) as u64,
             });
@@ -309,11 +378,11 @@ impl PassManager {
                             None => e.to_string(),
                         });
                     }
-                    return (records, Err(vec![d]));
+                    return Err(vec![d]);
                 }
             }
         }
-        (records, Ok(()))
+        Ok(())
     }
 }
 
@@ -338,10 +407,12 @@ pub fn cap_dump(mut printed: Printed) -> Printed {
     printed.text.truncate(cut);
     let lines = printed.text.lines().count();
     printed.spans.truncate(lines);
+    printed.items.truncate(lines);
     printed.text.push_str(&format!(
         "; ... truncated: the dump is {total} bytes, over the limit of {MAX_PASS_DUMP_BYTES} (MAX_PASS_DUMP_BYTES)\n"
     ));
     printed.spans.push(None);
+    printed.items.push(None);
     printed
 }
 

@@ -69,6 +69,9 @@ impl Pass for SoftwarePipeline {
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let auto_multi_buffer = cx.auto_multi_buffer;
+        // Software-pipeline runs only when it is not disabled, so the range exists.
+        let later = super::between(self.name(), "lower-to-pipes", &cx.disabled_passes)
+            .map_err(|d| vec![d])?;
         let k = cx.ir_mut(self.name())?;
         // Blocks are listed before any change; a loop is unrolled only while it is still
         // an op of its block.
@@ -82,7 +85,7 @@ impl Pass for SoftwarePipeline {
                 };
                 let mut unrolled = k.clone();
                 unroll(&mut unrolled, &path, op, cut);
-                if still_places_every_tile(unrolled.clone(), &machine, auto_multi_buffer) {
+                if still_places_every_tile(unrolled.clone(), &later, &machine, auto_multi_buffer) {
                     *k = unrolled;
                 }
             }
@@ -169,22 +172,22 @@ fn has_tail(index: &[Index]) -> bool {
         .any(|ix| matches!(ix, Index::Range { clamped: true, .. }))
 }
 
-/// Whether the passes after this one, up to and including plan-memory, succeed on
-/// `kernel`. Run on a copy: they make the same choices on the real kernel afterwards
+/// Whether `later`, the passes after this one up to and including plan-memory, succeed
+/// on `kernel`. Run on a copy: they make the same choices on the real kernel afterwards
 /// (slot depths, peels), so what this admits compiles.
-fn still_places_every_tile(kernel: Kernel, machine: &Machine, auto_multi_buffer: bool) -> bool {
+fn still_places_every_tile(
+    kernel: Kernel,
+    later: &[Box<dyn Pass>],
+    machine: &Machine,
+    auto_multi_buffer: bool,
+) -> bool {
     let mut cx = Context {
         ir: Some(kernel),
         machine: Some(machine.clone()),
         auto_multi_buffer,
         ..Context::default()
     };
-    super::pipeline()
-        .into_iter()
-        .skip_while(|p| p.name() != "software-pipeline")
-        .skip(1)
-        .take_while(|p| p.name() != "lower-to-pipes")
-        .all(|p| p.run(&mut cx).is_ok())
+    later.iter().all(|p| p.run(&mut cx).is_ok())
 }
 
 /// Replaces loop `f` in the block at `path` by its iterations, each split at `cut` and

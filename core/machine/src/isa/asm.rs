@@ -352,20 +352,52 @@ pub fn print_located(p: &Program, source: &str) -> String {
     print_with(p, &|sp| format!(" !at {}", sp.line_col(source)))
 }
 
+/// The program's text as lines: what `print` writes, without provenance and notes.
+pub struct Listing {
+    /// The `.tensor` declarations.
+    pub header: Vec<String>,
+    /// Instruction `i`'s text at index `i`, with its loop depth.
+    pub instrs: Vec<(String, u16)>,
+}
+
+pub fn listing(p: &Program) -> Listing {
+    let header = p
+        .tensors
+        .iter()
+        .map(|t| {
+            let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+            format!(".tensor {} {}[{}]", t.name, t.dtype, dims.join(", "))
+        })
+        .collect();
+    let mut depth: u16 = 0;
+    let instrs = p
+        .instrs
+        .iter()
+        .map(|ins| {
+            if matches!(ins.op, Op::EndLoop) {
+                depth = depth.saturating_sub(1);
+            }
+            let line = (op_text(p, &ins.op), depth);
+            if matches!(ins.op, Op::Loop { .. }) {
+                depth = depth.saturating_add(1);
+            }
+            line
+        })
+        .collect();
+    Listing { header, instrs }
+}
+
 fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
     let mut s = String::new();
-    for t in &p.tensors {
-        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
-        let _ = writeln!(s, ".tensor {} {}[{}]", t.name, t.dtype, dims.join(", "));
+    let listing = listing(p);
+    for line in &listing.header {
+        s.push_str(line);
+        s.push('\n');
     }
-    let mut depth = 0usize;
     let mut notes = p.notes.iter().peekable();
-    for (i, ins) in p.instrs.iter().enumerate() {
-        if matches!(ins.op, Op::EndLoop) {
-            depth = depth.saturating_sub(1);
-        }
-        s.push_str(&"  ".repeat(depth.min(32)));
-        let _ = write_op(&mut s, p, &ins.op);
+    for (i, (ins, (text, depth))) in p.instrs.iter().zip(&listing.instrs).enumerate() {
+        s.push_str(&"  ".repeat(usize::from(*depth).min(32)));
+        s.push_str(text);
         if let Some(step) = ins.prov.step {
             let _ = write!(s, " !step {step}");
         }
@@ -377,9 +409,6 @@ fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
             let _ = write!(s, " ; {note}");
         }
         s.push('\n');
-        if matches!(ins.op, Op::Loop { .. }) {
-            depth += 1;
-        }
     }
     s
 }

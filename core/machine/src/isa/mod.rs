@@ -436,12 +436,20 @@ pub fn dma_pipe(src: MemSpace, dst: MemSpace) -> Option<Pipe> {
     }
 }
 
-/// Where an instruction came from: the kernel source span and the step (of form-steps).
+/// Where an instruction came from: the kernel source span, the step (of form-steps) and
+/// the tile-IR op it implements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Provenance {
     pub span: Option<Span>,
     pub step: Option<u32>,
+    /// The index of the op, in the tile IR that lower-to-pipes read, that this
+    /// instruction implements; `None` for what the compiler added around the ops (sync,
+    /// loop control, spills) and for hand-written assembly. The assembly text does not
+    /// carry it. (Always serialised: the playground's postcard messages have no
+    /// optional fields.)
+    #[serde(default)]
+    pub op: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -128,10 +128,16 @@ pub fn PassesPanel() -> Html {
         let app = app.clone();
         Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(span)))
     };
-    // Set/wait lines open the pair's card, as in the Assembly panel.
-    let sync_of_line = crate::page::ir_sync::sync_lines(&pass.ir, &compile.asm);
-    let sync_instr =
-        |line: Option<usize>| line.and_then(|n| sync_of_line.get(n).copied().flatten());
+    // Set/wait lines open the pair's card, as in the Assembly panel: a line whose
+    // instructions (core's provenance) include one of a pair.
+    let sync_instr = |line: Option<usize>| {
+        pass.instrs_of_line(line?).iter().copied().find(|&i| {
+            compile
+                .asm
+                .get(i as usize)
+                .is_some_and(|a| a.sync.is_some())
+        })
+    };
     let pick = |instr: Option<u32>| {
         let (instr, app) = (instr?, app.clone());
         Some(Callback::from(move |_: MouseEvent| {

@@ -267,8 +267,15 @@ fn assign(
     ))))
 }
 
-/// Instructions and the notes of `isa::Program`.
-type Allocated = (Vec<isa::Instr>, Vec<(u32, String)>);
+/// The allocated program.
+pub struct Allocated {
+    pub instrs: Vec<isa::Instr>,
+    /// The notes of `isa::Program`.
+    pub notes: Vec<(u32, String)>,
+    /// For each instruction, the lowered item it came from (`Flat::origin`; spill code
+    /// comes from the instruction it serves).
+    pub origin: Vec<crate::ir::LineItem>,
+}
 
 /// The allocated instruction list (physical registers, spill code inserted) and the
 /// notes naming what each `sst` / `sld` moves.
@@ -283,7 +290,8 @@ pub fn allocate(
     let name = |r: &Reg| names.get(r).cloned().unwrap_or_else(|| format!("v{}", r.0));
     let mut out = Vec::with_capacity(flat.instrs.len());
     let mut notes = Vec::new();
-    for ins in flat.instrs {
+    let mut origin = Vec::with_capacity(flat.instrs.len());
+    for (ins, from) in flat.instrs.into_iter().zip(flat.origin) {
         let mut op = ins.op;
         // (value, scratch register, slot) of the reloads, then of the stores.
         let mut loads: Vec<(Reg, u16, u32)> = Vec::new();
@@ -332,6 +340,11 @@ pub fn allocate(
                 prov: ins.prov,
             });
         }
+        origin.resize(out.len(), from);
     }
-    Ok((out, notes))
+    Ok(Allocated {
+        instrs: out,
+        notes,
+        origin,
+    })
 }

@@ -12,6 +12,7 @@ pub mod regs;
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::LineItem;
 use crate::isa::{self, AluOp, Op, Provenance, Val};
 use crate::lowered::{Item, Lowered};
 use crate::machine::Machine;
@@ -30,7 +31,9 @@ impl Pass for Emit {
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let lowered = cx.lowered_mut(self.name())?;
-        cx.program = Some(emit(lowered, &machine)?);
+        let (program, origin) = emit_with_origin(lowered, &machine)?;
+        cx.program = Some(program);
+        cx.program_origin = origin;
         Ok(())
     }
 }
@@ -40,12 +43,25 @@ impl Pass for Emit {
 pub struct Flat {
     pub instrs: Vec<isa::Instr>,
     pub loops: Vec<(usize, usize)>,
+    /// For each instruction, the lowered item it came from, numbered in print order
+    /// as `lowered::print` numbers them (`LineItem::Lowered`).
+    pub origin: Vec<LineItem>,
+    next_item: u32,
+}
+
+impl Flat {
+    fn push(&mut self, instr: isa::Instr, index: u32, end: bool) {
+        self.instrs.push(instr);
+        self.origin.push(LineItem::Lowered { index, end });
+    }
 }
 
 pub fn flatten(items: &[Item]) -> Result<Flat, Diagnostic> {
     let mut flat = Flat {
         instrs: Vec::new(),
         loops: Vec::new(),
+        origin: Vec::new(),
+        next_item: 0,
     };
     flatten_into(items, &mut flat, 0)?;
     Ok(flat)
@@ -65,43 +81,62 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
         ));
     }
     for item in items {
+        let index = flat.next_item;
+        flat.next_item += 1;
         match item {
-            Item::Instr(i) => flat.instrs.push(isa::Instr {
-                op: i.op.clone(),
-                prov: i.prov,
-            }),
+            Item::Instr(i) => flat.push(
+                isa::Instr {
+                    op: i.op.clone(),
+                    prov: i.prov,
+                },
+                index,
+                false,
+            ),
             Item::Loop(l) => {
                 let prov = Provenance {
                     span: Some(l.span),
                     step: None,
+                    op: None,
                 };
                 let start = flat.instrs.len();
-                flat.instrs.push(isa::Instr {
-                    op: Op::Loop {
-                        counter: l.counter,
-                        count: l.count,
+                flat.push(
+                    isa::Instr {
+                        op: Op::Loop {
+                            counter: l.counter,
+                            count: l.count,
+                        },
+                        prov,
                     },
-                    prov,
-                });
+                    index,
+                    false,
+                );
                 if let Some((n, r)) = l.slots {
                     if !writes(&l.body, r) {
-                        flat.instrs.push(isa::Instr {
-                            op: Op::Alu {
-                                op: AluOp::Rem,
-                                dst: r,
-                                a: l.counter,
-                                b: Val::Imm(n.max(1) as i64),
+                        flat.push(
+                            isa::Instr {
+                                op: Op::Alu {
+                                    op: AluOp::Rem,
+                                    dst: r,
+                                    a: l.counter,
+                                    b: Val::Imm(n.max(1) as i64),
+                                },
+                                prov,
                             },
-                            prov,
-                        });
+                            index,
+                            false,
+                        );
                     }
                 }
                 flatten_into(&l.body, flat, depth + 1)?;
                 flat.loops.push((start, flat.instrs.len()));
-                flat.instrs.push(isa::Instr {
-                    op: Op::EndLoop,
-                    prov,
-                });
+                flat.push(
+                    isa::Instr {
+                        op: Op::EndLoop,
+                        prov,
+                    },
+                    index,
+                    true,
+                );
             }
         }
     }
@@ -110,10 +145,23 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
 
 /// The final program of `lowered`: loops flattened, registers allocated.
 pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagnostics> {
+    emit_with_origin(lowered, machine).map(|(program, _)| program)
+}
+
+/// The final program and, for each of its instructions, the item of `lowered` it came
+/// from (`Flat::origin`).
+fn emit_with_origin(
+    lowered: &Lowered,
+    machine: &Machine,
+) -> Result<(isa::Program, Vec<LineItem>), Diagnostics> {
     let flat = flatten(&lowered.body).map_err(|d| vec![d])?;
     crate::lowered::check_program_size(flat.instrs.len(), "emit").map_err(|d| vec![d])?;
     let names = names::names(&flat, &lowered.reg_names);
-    let (instrs, notes) = alloc::allocate(flat, machine, &names).map_err(|d| vec![d])?;
+    let alloc::Allocated {
+        instrs,
+        notes,
+        origin,
+    } = alloc::allocate(flat, machine, &names).map_err(|d| vec![d])?;
     // Spill code adds instructions.
     crate::lowered::check_program_size(instrs.len(), "emit").map_err(|d| vec![d])?;
     let program = isa::Program {
@@ -127,5 +175,5 @@ pub fn emit(lowered: &Lowered, machine: &Machine) -> Result<isa::Program, Diagno
             |d, e| d.with_note(e.to_string()),
         )]
     })?;
-    Ok(program)
+    Ok((program, origin))
 }

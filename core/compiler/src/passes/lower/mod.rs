@@ -464,6 +464,7 @@ impl Lw<'_> {
         self.prov = Provenance {
             span: Some(op.span),
             step,
+            op: Some(id.index() as u32),
         };
         if let crate::ir::OpKind::For(l) = &op.kind {
             self.for_loop(id, l, op.span, depth);
@@ -482,6 +483,7 @@ impl Lw<'_> {
         self.prov = Provenance {
             span: Some(span),
             step: None,
+            op: Some(id.index() as u32),
         };
         self.stack.push(Vec::new());
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));

@@ -711,14 +711,17 @@ fn write_back(
     }
     let mut paths: DenseMap<usize, Vec<Vec<usize>>> = DenseMap::new();
     let mut barriers_from_pairs = 0;
+    // Sync and slot code implements no tile-IR op, even where it borrows the span of
+    // the instruction it guards.
     let instr = |op: Op, prov: Provenance| lowered::Instr {
         op,
-        prov,
+        prov: Provenance { op: None, ..prov },
         accesses: Vec::new(),
     };
     let loop_prov = |tree: &Tree, l: Option<NodeId>| Provenance {
         span: l.and_then(|l| tree.loop_head(l)).map(|h| h.span),
         step: None,
+        op: None,
     };
     // What the closures below could not find: reported as an internal error after.
     let mut lost: Option<String> = None;
@@ -801,6 +804,7 @@ fn write_back(
             let prov = Provenance {
                 span: Some(h.span),
                 step: None,
+                op: None,
             };
             // `(counter + offset) % count`: the slot of an explicit slot index.
             let counter = if *offset > 0 {
