@@ -1,5 +1,10 @@
 // Generated from the Rust types by `tilescope_wasm::typescript::declarations`.
 
+/**
+ * What a compile is asked to do: one type for the CLI's flags, the wasm API's JSON and
+ * the playground's toolbar and worker requests (the playground has its own defaults
+ * and share-link field names).
+ */
 export type CompileOptions = {
     /**
      * The kernel to compile; the first in the file when `None`.

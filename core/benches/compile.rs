@@ -13,7 +13,7 @@ fn main() {
 fn options() -> CompileOptions {
     // No clock: pass timing is what the benchmark measures from outside.
     CompileOptions {
-        clock: None,
+        clock: tilescope::compile::PassClock::NONE,
         ..CompileOptions::default()
     }
 }

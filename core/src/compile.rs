@@ -34,7 +34,10 @@ pub fn resolve_machine(options: &CompileOptions) -> Result<Machine, Diagnostic> 
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// What a compile is asked to do: one type for the CLI's flags, the wasm API's JSON and
+/// the playground's toolbar and worker requests (the playground has its own defaults
+/// and share-link field names).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(default)]
 pub struct CompileOptions {
@@ -56,8 +59,32 @@ pub struct CompileOptions {
     pub disabled_passes: Vec<String>,
     /// Milliseconds clock for pass durations; not serialised. Defaults to `Instant`
     /// natively and to none (durations 0) on wasm32.
-    #[serde(skip, default = "passes::default_clock")]
-    pub clock: Option<Clock>,
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub clock: PassClock,
+}
+
+/// The clock that times the passes, as an option: never serialised, and never what
+/// makes two option sets differ, since it changes no compiled program (only the
+/// durations recorded).
+#[derive(Clone, Copy, Debug)]
+pub struct PassClock(pub Option<Clock>);
+
+impl PassClock {
+    /// No clock: every pass records 0 µs, so results compare equal run to run.
+    pub const NONE: PassClock = PassClock(None);
+}
+
+impl Default for PassClock {
+    fn default() -> Self {
+        PassClock(passes::default_clock())
+    }
+}
+
+impl PartialEq for PassClock {
+    fn eq(&self, _: &PassClock) -> bool {
+        true
+    }
 }
 
 impl Default for CompileOptions {
@@ -71,7 +98,7 @@ impl Default for CompileOptions {
             alias: AliasMode::Precise,
             auto_multi_buffer: true,
             disabled_passes: Vec::new(),
-            clock: passes::default_clock(),
+            clock: PassClock::default(),
         }
     }
 }
@@ -174,7 +201,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
             return (result, cx);
         }
     };
-    let manager = PassManager::new(pipeline, options.verify, options.clock);
+    let manager = PassManager::new(pipeline, options.verify, options.clock.0);
     let (passes, outcome) = manager.run(&mut cx);
     let diagnostics: Diagnostics = outcome.err().unwrap_or_default();
     let kernel = cx.hir.as_ref().map(|k| k.name.clone()).or(kernel);

@@ -30,7 +30,7 @@ fn on_stack<T: Send + 'static>(stack: usize, f: impl FnOnce() -> T + Send + 'sta
 
 fn options() -> CompileOptions {
     CompileOptions {
-        clock: None,
+        clock: tilescope::compile::PassClock::NONE,
         ..CompileOptions::default()
     }
 }

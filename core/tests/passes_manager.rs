@@ -171,7 +171,7 @@ fn options_deserialise_with_defaults() {
     assert_eq!(o.kernel.as_deref(), Some("k"));
     assert_eq!(o.sync, tilescope::compile::SyncStrategy::Barrier);
     assert!(o.auto_multi_buffer);
-    assert!(o.clock.is_some(), "native default clock");
+    assert!(o.clock.0.is_some(), "native default clock");
 }
 
 /// A pass that runs part of the pipeline again asks for the range by name, and gets

@@ -8,7 +8,7 @@ use tilescope::run::{run, RunResult};
 /// layout it was found with.
 fn options() -> CompileOptions {
     CompileOptions {
-        clock: None,
+        clock: tilescope::compile::PassClock::NONE,
         auto_multi_buffer: false,
         ..CompileOptions::default()
     }

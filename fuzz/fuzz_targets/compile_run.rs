@@ -434,7 +434,7 @@ fuzz_target!(|case: Case| {
         preset: Some(case.preset.to_string()),
         sync: case.sync,
         auto_multi_buffer: case.auto_multi_buffer,
-        clock: None,
+        clock: tilescope::compile::PassClock::NONE,
         ..CompileOptions::default()
     };
     let r = tilescope::run::run(&case.source, &options, Vec::new(), case.seed);

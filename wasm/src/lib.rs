@@ -272,7 +272,7 @@ fn options(value: JsValue) -> Result<CompileOptions, JsError> {
     } else {
         serde_wasm_bindgen::from_value(value).map_err(|e| JsError::new(&format!("options: {e}")))?
     };
-    options.clock = Some(now_ms);
+    options.clock = tilescope::compile::PassClock(Some(now_ms));
     Ok(options)
 }
 

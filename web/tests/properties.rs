@@ -8,7 +8,7 @@ use tilescope_web::page::editing::{dedent, indent};
 use tilescope_web::page::highlight::{segments, tokenize, MARK_ERROR, MARK_LINKED};
 use tilescope_web::page::share::{decode, encode, Panel, ViewState};
 use tilescope_web::page::text;
-use tilescope_web::protocol::options::CompileOptions;
+use tilescope_web::protocol::options::playground;
 use tilescope_web::worker::layout::{self, NODE_H, NODE_W};
 
 /// Source-like text: the language's characters plus some multi-byte ones.
@@ -58,7 +58,7 @@ proptest! {
         let view = ViewState {
             source: src,
             example: None,
-            options: CompileOptions::default(),
+            options: playground(),
             pass,
             panel: Panel::Steps,
             cursor,

@@ -10,9 +10,12 @@ use serde::{Deserialize, Serialize};
 /// The ISA's ceilings, which a preset may lower but not raise.
 pub use crate::isa::{MAX_DMA_DIMS, MAX_EVENT_IDS};
 
-/// The machine compiled for when neither a preset nor a machine is given. `a3` rather
+/// The preset compiled for when neither a preset nor a machine is given. `a3` rather
 /// than `teach`: the examples are sized for a real core, and `teach` exists to show the
 /// capacity error.
+pub const DEFAULT_PRESET: &str = "a3";
+
+/// The machine of `DEFAULT_PRESET`.
 pub fn default_machine() -> Machine {
     Machine::a3()
 }

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::options::CompileOptions;
+use crate::protocol::options::{self, AliasMode, CompileOptions, Preset, SyncStrategy};
 
 pub const FRAGMENT_PREFIX: &str = "v1=";
 /// Fragments longer than this are rejected unread.
@@ -74,7 +74,7 @@ pub struct ViewState {
     /// The gallery entry the source came from (may have been edited since).
     #[serde(default)]
     pub example: Option<String>,
-    #[serde(default)]
+    #[serde(default = "options::playground", with = "link_options")]
     pub options: CompileOptions,
     /// Selected pass by name: names survive recompiles, indices may not.
     #[serde(default)]
@@ -92,8 +92,81 @@ pub struct ViewState {
     #[serde(default)]
     pub lesson: Option<String>,
     /// The second option set of the Compare panel (`options` is the first).
-    #[serde(default)]
+    #[serde(default, with = "link_options::optional")]
     pub compare: Option<CompileOptions>,
+}
+
+/// Compile options as a link writes them: the fields the page sets, under the names
+/// links have always used. A link carries no machine description (the page only
+/// offers presets) and no `verify`.
+#[derive(Serialize, Deserialize)]
+struct LinkOptions {
+    preset: Preset,
+    sync: SyncStrategy,
+    #[serde(default)]
+    alias: AliasMode,
+    multibuffer_auto: bool,
+    #[serde(default)]
+    kernel: Option<String>,
+    #[serde(default)]
+    disabled_passes: Vec<String>,
+}
+
+impl LinkOptions {
+    fn of(o: &CompileOptions) -> LinkOptions {
+        LinkOptions {
+            // The page sets only the presets it offers (`Preset::set`).
+            preset: Preset::of(o).unwrap_or_default(),
+            sync: o.sync,
+            alias: o.alias,
+            multibuffer_auto: o.auto_multi_buffer,
+            kernel: o.kernel.clone(),
+            disabled_passes: o.disabled_passes.clone(),
+        }
+    }
+
+    fn options(self) -> CompileOptions {
+        let mut o = options::playground();
+        self.preset.set(&mut o);
+        o.sync = self.sync;
+        o.alias = self.alias;
+        o.auto_multi_buffer = self.multibuffer_auto;
+        o.kernel = self.kernel;
+        o.disabled_passes = self.disabled_passes;
+        o
+    }
+}
+
+/// `ViewState`'s options through `LinkOptions` (serde's `with`).
+mod link_options {
+    use super::{CompileOptions, LinkOptions};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(o: &CompileOptions, s: S) -> Result<S::Ok, S::Error> {
+        LinkOptions::of(o).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CompileOptions, D::Error> {
+        LinkOptions::deserialize(d).map(LinkOptions::options)
+    }
+
+    pub mod optional {
+        use super::{CompileOptions, LinkOptions};
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        pub fn serialize<S: Serializer>(
+            o: &Option<CompileOptions>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            o.as_ref().map(LinkOptions::of).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<CompileOptions>, D::Error> {
+            Ok(Option::<LinkOptions>::deserialize(d)?.map(LinkOptions::options))
+        }
+    }
 }
 
 /// The format version lives inside the JSON as well as in the prefix, so a v2 reader can
@@ -315,7 +388,7 @@ fn empty_view() -> ViewState {
     ViewState {
         source: String::new(),
         example: None,
-        options: CompileOptions::default(),
+        options: crate::protocol::options::playground(),
         pass: None,
         panel: Panel::default(),
         cursor: 0,
@@ -385,8 +458,8 @@ fn lenient_options(
     use serde_json::Value;
     options.as_object()?;
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
-    let defaults = CompileOptions::default();
-    Some(CompileOptions {
+    let defaults = LinkOptions::of(&options::playground());
+    let link = LinkOptions {
         preset: lenient_field(options, "preset", defaults.preset, problems),
         sync: lenient_field(options, "sync", defaults.sync, problems),
         alias: lenient_field(options, "alias", defaults.alias, problems),
@@ -396,7 +469,8 @@ fn lenient_options(
             .unwrap_or(defaults.multibuffer_auto),
         kernel: text(options, "kernel"),
         disabled_passes: disabled_passes(options, problems),
-    })
+    };
+    Some(link.options())
 }
 
 /// The optional passes a link turns off; a name that is not an optional pass is
@@ -651,12 +725,13 @@ mod tests {
                 .into(),
             example: Some("elementwise".into()),
             options: CompileOptions {
-                preset: Preset::A3,
+                preset: Some("a3".into()),
                 sync: SyncStrategy::Barrier,
                 alias: crate::protocol::options::AliasMode::Coarse,
-                multibuffer_auto: false,
+                auto_multi_buffer: false,
                 kernel: None,
                 disabled_passes: vec!["vector-peephole".into()],
+                ..crate::protocol::options::playground()
             },
             pass: Some("insert-sync".into()),
             panel: Panel::Timeline,
@@ -665,7 +740,7 @@ mod tests {
             lesson: Some("08-multi-buffering".into()),
             compare: Some(CompileOptions {
                 sync: SyncStrategy::None,
-                ..CompileOptions::default()
+                ..crate::protocol::options::playground()
             }),
         }
     }
@@ -740,7 +815,7 @@ mod tests {
         let view = decode(&fragment).expect("decodes");
         assert_eq!(view.source, "x");
         assert_eq!(view.panel, Panel::Passes);
-        assert_eq!(view.options, CompileOptions::default());
+        assert_eq!(view.options, crate::protocol::options::playground());
     }
 
     #[test]
@@ -785,6 +860,37 @@ mod tests {
 
     fn link_with_json(json: &str) -> String {
         format!("v1={}", lz_str::compress_to_encoded_uri_component(json))
+    }
+
+    /// Links keep the field names they were always written with, whatever core's
+    /// option type calls them, and carry no machine.
+    #[test]
+    fn a_link_writes_the_page_s_option_names() {
+        let fragment = encode(&sample());
+        let payload = fragment.strip_prefix(FRAGMENT_PREFIX).expect("prefix");
+        let units = lz_str::decompress_from_encoded_uri_component(payload).expect("lz");
+        let json: serde_json::Value =
+            serde_json::from_str(&String::from_utf16(&units).expect("utf-16")).expect("json");
+        let mut keys: Vec<&str> = json["options"]
+            .as_object()
+            .expect("options")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "alias",
+                "disabled_passes",
+                "kernel",
+                "multibuffer_auto",
+                "preset",
+                "sync"
+            ]
+        );
+        assert_eq!(json["options"]["preset"], "a3");
+        assert_eq!(json["compare"]["preset"], "teach");
     }
 
     #[test]
@@ -921,9 +1027,9 @@ mod tests {
         let opened = open(&fragment);
         let view = opened.view.clone().expect("the kernel is kept");
         assert_eq!(view.source, "kernel k() {}");
-        assert_eq!(view.options.preset, Preset::Teach);
+        assert_eq!(Preset::of(&view.options), Some(Preset::Teach));
         assert_eq!(view.options.sync, SyncStrategy::Auto);
-        assert!(!view.options.multibuffer_auto);
+        assert!(!view.options.auto_multi_buffer);
         assert_eq!(view.options.kernel.as_deref(), Some("k"));
         assert_eq!((view.panel, view.cursor, view.seed), (Panel::Passes, 0, 3));
         assert_eq!(

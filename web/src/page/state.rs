@@ -311,7 +311,7 @@ pub fn default_view() -> ViewState {
     ViewState {
         source: example.source.to_string(),
         example: Some(example.name.to_string()),
-        options: CompileOptions::default(),
+        options: crate::protocol::options::playground(),
         pass: None,
         // A newcomer starts where the examples' teaching text points: the timeline.
         panel: Panel::Timeline,
@@ -380,7 +380,8 @@ pub enum Action {
     /// Turn an optional pass off, or back on.
     TogglePass(String),
     /// Set (or clear) the Compare panel's second option set.
-    SetCompare(Option<CompileOptions>),
+    /// Boxed: core's options hold a whole machine description.
+    SetCompare(Option<Box<CompileOptions>>),
     /// Set one option (`preset`, `sync`, `alias`) of the Compare panel's second set by
     /// its name; an unknown value changes nothing.
     SetCompareOption(&'static str, String),
@@ -519,7 +520,7 @@ impl AppState {
             // A lesson is graded on its own preset: the timeline shows that machine too.
             Action::SetPreset(_) if self.view.lesson.is_some() => {}
             Action::SetPreset(p) => {
-                self.view.options.preset = p;
+                p.set(&mut self.view.options);
                 self.invalidate();
             }
             Action::SetSync(s) => {
@@ -531,7 +532,7 @@ impl AppState {
                 self.invalidate();
             }
             Action::SetMultibuffer(on) => {
-                self.view.options.multibuffer_auto = on;
+                self.view.options.auto_multi_buffer = on;
                 self.invalidate();
             }
             Action::SelectPass(name) => self.view.pass = Some(name),
@@ -637,7 +638,7 @@ impl AppState {
                 self.invalidate();
             }
             Action::SetCompare(options) => {
-                self.view.compare = options;
+                self.view.compare = options.map(|o| *o);
                 self.results.compare_sim = None;
                 self.requests.compare = false;
             }
@@ -646,7 +647,11 @@ impl AppState {
                     return;
                 };
                 match field {
-                    "preset" => b.preset = Preset::from_name(&value).unwrap_or(b.preset),
+                    "preset" => {
+                        if let Some(p) = Preset::from_name(&value) {
+                            p.set(&mut b);
+                        }
+                    }
                     "sync" => b.sync = SyncStrategy::from_name(&value).unwrap_or(b.sync),
                     "alias" => {
                         b.alias = AliasMode::ALL
@@ -657,7 +662,7 @@ impl AppState {
                     "pass" => toggle_pass(&mut b.disabled_passes, value),
                     _ => {}
                 }
-                self.apply(Action::SetCompare(Some(b)));
+                self.apply(Action::SetCompare(Some(Box::new(b))));
             }
             Action::Lesson(action) => self.lesson_action(action),
         }
@@ -694,10 +699,12 @@ impl AppState {
         self.view.lesson = Some(lesson.id.clone());
         self.view.example = None;
         self.ui.start_here = false;
+        // The lesson's own preset name: one the page does not know is the compile's to
+        // report, not a silent `teach`.
         self.view.options = CompileOptions {
-            preset: Preset::from_name(&lesson.preset).unwrap_or_default(),
-            multibuffer_auto: lesson.auto_buffers,
-            ..CompileOptions::default()
+            preset: Some(lesson.preset.clone()),
+            auto_multi_buffer: lesson.auto_buffers,
+            ..crate::protocol::options::playground()
         };
         self.view.pass = None;
         // An assembly lesson is about its timeline; a kernel lesson starts where the
@@ -1151,7 +1158,7 @@ mod tests {
         let mut s = AppState::default();
         s.results.compile = Some(Rc::new(crate::worker::engine::compile(
             example.source,
-            &CompileOptions::default(),
+            &crate::protocol::options::playground(),
         )));
         let node = s
             .results
@@ -1185,7 +1192,10 @@ mod tests {
             Purpose::Compile,
             Box::new(Response::Compiled {
                 id,
-                output: crate::worker::engine::compile(source, &CompileOptions::default()),
+                output: crate::worker::engine::compile(
+                    source,
+                    &crate::protocol::options::playground(),
+                ),
                 simulating: false,
             }),
         )
@@ -1297,20 +1307,23 @@ mod tests {
         let lesson = lessons::find("09-capacity").expect("lesson 9");
         let mut s = AppState::default();
         s.apply(Action::Lesson(LessonAction::Open(lesson.id.clone())));
-        assert_eq!(s.view.options.preset.name(), lesson.preset);
+        assert_eq!(
+            crate::protocol::options::preset_name(&s.view.options),
+            lesson.preset
+        );
         let other = Preset::ALL
             .into_iter()
             .find(|p| p.name() != lesson.preset)
             .expect("another preset");
         s.apply(Action::SetPreset(other));
         assert_eq!(
-            s.view.options.preset.name(),
+            crate::protocol::options::preset_name(&s.view.options),
             lesson.preset,
             "graded on the lesson's preset"
         );
         s.apply(Action::Lesson(LessonAction::Close));
         s.apply(Action::SetPreset(other));
-        assert_eq!(s.view.options.preset, other);
+        assert_eq!(Preset::of(&s.view.options), Some(other));
     }
 
     #[test]
@@ -1322,8 +1335,11 @@ mod tests {
         assert_eq!(s.view.lesson.as_deref(), Some(lesson.id.as_str()));
         assert_eq!(s.view.source, lesson.starter);
         assert_eq!(s.view.example, None);
-        assert_eq!(s.view.options.preset.name(), lesson.preset);
-        assert_eq!(s.view.options.multibuffer_auto, lesson.auto_buffers);
+        assert_eq!(
+            crate::protocol::options::preset_name(&s.view.options),
+            lesson.preset
+        );
+        assert_eq!(s.view.options.auto_multi_buffer, lesson.auto_buffers);
         assert_eq!(s.view.options.sync, SyncStrategy::Auto);
         assert!(!s.is_asm());
 
@@ -1485,9 +1501,9 @@ mod tests {
         let mut s = AppState::default();
         let b = CompileOptions {
             sync: SyncStrategy::Barrier,
-            ..CompileOptions::default()
+            ..crate::protocol::options::playground()
         };
-        s.apply(Action::SetCompare(Some(b.clone())));
+        s.apply(Action::SetCompare(Some(Box::new(b.clone()))));
         assert_eq!(s.view.compare, Some(b));
         let compared = |id| {
             Box::new(Response::Simulated {
@@ -1510,8 +1526,8 @@ mod tests {
         s.apply(Action::SetCompareOption("sync", "none".into()));
         s.apply(Action::SetCompareOption("preset", "turbo".into()));
         assert_eq!(
-            s.view.compare.as_ref().map(|b| (b.sync, b.preset)),
-            Some((SyncStrategy::None, Preset::Teach))
+            s.view.compare.as_ref().map(|b| (b.sync, Preset::of(b))),
+            Some((SyncStrategy::None, Some(Preset::Teach)))
         );
         let b_off = |s: &AppState| s.view.compare.as_ref().map(|b| b.disabled_passes.clone());
         s.apply(Action::SetCompareOption("pass", "multi-buffer".into()));

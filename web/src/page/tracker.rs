@@ -203,7 +203,6 @@ fn source_of(request: &Request) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::options::CompileOptions;
 
     fn compile(tracker: &mut Tracker, source: &str, now: f64) -> RequestId {
         let source = source.to_string();
@@ -211,7 +210,7 @@ mod tests {
             .send(Purpose::Compile, now, |id| Request::Compile {
                 id,
                 source,
-                options: CompileOptions::default(),
+                options: crate::protocol::options::playground(),
                 seed: 0,
                 asm: false,
             })

@@ -424,7 +424,8 @@ mod tests {
     #[test]
     fn messages_round_trip_through_the_worker_codec() {
         let example = crate::catalog::find("matmul_tiled").map_or("", |e| e.source);
-        let (compile, sim) = crate::worker::engine::run(example, &CompileOptions::default(), 1);
+        let (compile, sim) =
+            crate::worker::engine::run(example, &crate::protocol::options::playground(), 1);
         let sim = sim.map(|(s, _)| s).unwrap_or_default();
         assert!(!sim.lanes.is_empty() && compile.steps.is_some());
         let messages = vec![
@@ -444,7 +445,11 @@ mod tests {
             },
             Response::Ablated {
                 id: 5,
-                ablation: crate::worker::engine::ablate(example, &CompileOptions::default(), 1),
+                ablation: crate::worker::engine::ablate(
+                    example,
+                    &crate::protocol::options::playground(),
+                    1,
+                ),
             },
             Response::Graded {
                 id: 4,
@@ -460,7 +465,7 @@ mod tests {
             Request::Compile {
                 id: 9,
                 source: "k".into(),
-                options: CompileOptions::default(),
+                options: crate::protocol::options::playground(),
                 seed: 3,
                 asm: true,
             },
@@ -473,7 +478,7 @@ mod tests {
             Request::Ablate {
                 id: 12,
                 source: "k".into(),
-                options: CompileOptions::default(),
+                options: crate::protocol::options::playground(),
                 seed: 0,
             },
         ] {

@@ -1,6 +1,11 @@
-//! Compile options the toolbar sets; part of the share link and of each worker request.
+//! The compile options the page sets: core's `CompileOptions` (one type for the CLI,
+//! the wasm API and the playground), with the page's defaults and the presets the
+//! toolbar offers. The share link writes them under its own field names
+//! (`page::share`).
 
 use serde::{Deserialize, Serialize};
+
+pub use tilescope::compile::{AliasMode, CompileOptions, SyncStrategy};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,38 +28,48 @@ impl Preset {
     pub fn from_name(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.name() == name)
     }
-}
 
-/// Core's own option types: one set of names for the CLI, the worker and the page.
-pub use tilescope::compile::{AliasMode, SyncStrategy};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompileOptions {
-    pub preset: Preset,
-    pub sync: SyncStrategy,
-    /// What insert-sync knows about overlapping accesses: `coarse` is the ablation
-    /// without alias information.
-    #[serde(default)]
-    pub alias: AliasMode,
-    /// Let the compiler pick a slot count for loops without `@buffers`.
-    pub multibuffer_auto: bool,
-    /// The kernel to compile; the first one when `None`.
-    #[serde(default)]
-    pub kernel: Option<String>,
-    /// Optional passes turned off (`tilescope::passes::optional_passes`).
-    #[serde(default)]
-    pub disabled_passes: Vec<String>,
-}
-
-impl Default for CompileOptions {
-    fn default() -> Self {
-        CompileOptions {
-            preset: Preset::Teach,
-            sync: SyncStrategy::Auto,
-            alias: AliasMode::Precise,
-            multibuffer_auto: true,
-            kernel: None,
-            disabled_passes: Vec::new(),
+    /// The preset `options` compile for (core's default when they name none); `None`
+    /// for a machine the page does not offer.
+    pub fn of(options: &CompileOptions) -> Option<Preset> {
+        if options.machine.is_some() {
+            return None;
         }
+        let name = options.preset.as_deref();
+        Preset::from_name(name.unwrap_or(tilescope::machine::DEFAULT_PRESET))
+    }
+
+    /// `options`, compiling for this preset.
+    pub fn set(self, options: &mut CompileOptions) {
+        options.preset = Some(self.name().to_string());
+        options.machine = None;
+    }
+}
+
+/// The page's options before the student chooses: the `teach` preset, whose small
+/// buffers make tiling and sync visible, and core's defaults for the rest.
+pub fn playground() -> CompileOptions {
+    let mut options = CompileOptions::default();
+    Preset::Teach.set(&mut options);
+    options
+}
+
+/// The name of the preset `options` compile for, as the status bar and Compare show
+/// it.
+pub fn preset_name(options: &CompileOptions) -> &'static str {
+    Preset::of(options).map_or("custom", Preset::name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_starts_on_teach_and_reads_core_s_default_as_a3() {
+        assert_eq!(Preset::of(&playground()), Some(Preset::Teach));
+        assert_eq!(Preset::of(&CompileOptions::default()), Some(Preset::A3));
+        let mut options = playground();
+        Preset::A3.set(&mut options);
+        assert_eq!(options.preset.as_deref(), Some("a3"));
     }
 }

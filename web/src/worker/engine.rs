@@ -39,23 +39,20 @@ pub const PLAYGROUND_MAX_INSTRUCTIONS: u64 = 2_000_000;
 /// of few instructions over big tiles would otherwise run until the watchdog.
 pub const PLAYGROUND_MAX_ELEMENTS: u64 = 500_000_000;
 
-/// The page's options as core's.
-fn core_options(options: &CompileOptions) -> compile::CompileOptions {
-    let mut machine = tilescope::machine::Machine::preset(options.preset.name());
-    if let Some(m) = machine.as_mut() {
-        m.limits.max_instructions = m.limits.max_instructions.min(PLAYGROUND_MAX_INSTRUCTIONS);
+/// The page's options as the worker compiles them: their machine with the playground's
+/// instruction limit, passes timed by the browser's clock. An unknown preset stays as
+/// it is, for the compile to report.
+fn core_options(options: &CompileOptions) -> CompileOptions {
+    let mut out = options.clone();
+    if let Ok(mut machine) = compile::resolve_machine(options) {
+        machine.limits.max_instructions = machine
+            .limits
+            .max_instructions
+            .min(PLAYGROUND_MAX_INSTRUCTIONS);
+        out.machine = Some(machine);
     }
-    compile::CompileOptions {
-        kernel: options.kernel.clone(),
-        preset: Some(options.preset.name().to_string()),
-        machine,
-        sync: options.sync,
-        alias: options.alias,
-        disabled_passes: options.disabled_passes.clone(),
-        auto_multi_buffer: options.multibuffer_auto,
-        clock: clock(),
-        ..compile::CompileOptions::default()
-    }
+    out.clock = compile::PassClock(clock());
+    out
 }
 
 /// Pass durations use the browser's clock (`std::time::Instant` does not exist on
@@ -580,10 +577,10 @@ mod tests {
 
     #[test]
     fn front_end_errors_come_back_as_diagnostics() {
-        let out = compile("kernel (", &CompileOptions::default());
+        let out = compile("kernel (", &crate::protocol::options::playground());
         assert!(out.error_count() > 0);
         assert!(out.passes.is_empty() && out.asm.is_empty() && out.steps.is_none());
-        let (out, sim) = run("kernel (", &CompileOptions::default(), 0);
+        let (out, sim) = run("kernel (", &crate::protocol::options::playground(), 0);
         assert!(out.error_count() > 0 && sim.is_none());
     }
 
@@ -614,7 +611,7 @@ mod tests {
     /// Runs `source`, which compiles, and returns why the run was refused; the error is
     /// at the loop that starts with `at`.
     fn refused_at_loop(source: &str, at: &str) -> tilescope::diag::Diagnostic {
-        let (out, sim) = run(source, &CompileOptions::default(), 0);
+        let (out, sim) = run(source, &crate::protocol::options::playground(), 0);
         assert_eq!(out.error_count(), 0, "it compiles: {:?}", out.diagnostics);
         let (sim, _) = sim.expect("the run's answer");
         assert!(sim.lanes.is_empty() && sim.cycles == 0);
@@ -643,8 +640,10 @@ mod tests {
         );
         // Every gallery kernel stays well under the limit.
         for e in crate::catalog::EXAMPLES {
-            let out =
-                tilescope::compile::compile(e.source, &core_options(&CompileOptions::default()));
+            let out = tilescope::compile::compile(
+                e.source,
+                &core_options(&crate::protocol::options::playground()),
+            );
             let p = out.program.expect("the example compiles");
             let elements = tilescope::sim::work(&p).elements;
             assert!(
@@ -656,7 +655,7 @@ mod tests {
         // The 3,000-iteration loop the cancel test runs stays under the limit.
         let (_, sim) = run(
             &source.replace("40000", "3000"),
-            &CompileOptions::default(),
+            &crate::protocol::options::playground(),
             0,
         );
         let (sim, _) = sim.expect("the run's answer");
@@ -673,7 +672,10 @@ mod tests {
 
     #[test]
     fn a_compiled_example_converts_to_the_page_shapes() {
-        let out = compile(example("elementwise"), &CompileOptions::default());
+        let out = compile(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+        );
         assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
         assert!(
             out.steps_pass().is_some(),
@@ -721,7 +723,7 @@ mod tests {
     #[test]
     fn every_example_step_graph_is_laid_out() {
         for e in crate::catalog::EXAMPLES {
-            let out = compile(e.source, &CompileOptions::default());
+            let out = compile(e.source, &crate::protocol::options::playground());
             let g = out.steps.expect("a step graph");
             assert_laid_out(&g);
         }
@@ -729,7 +731,11 @@ mod tests {
 
     #[test]
     fn a_simulation_converts_to_sorted_lanes_and_outputs() {
-        let (out, sim) = run(example("matmul_tiled"), &CompileOptions::default(), 0);
+        let (out, sim) = run(
+            example("matmul_tiled"),
+            &crate::protocol::options::playground(),
+            0,
+        );
         let (sim, trace) = sim.expect("it simulates");
         assert!(sim.reference_match && sim.errors.is_empty() && sim.races.is_empty());
         assert!(sim.cycles > 0 && sim.bound > 0 && sim.bound <= sim.cycles);
@@ -768,7 +774,11 @@ mod tests {
     #[test]
     fn lanes_carry_the_cycles_stretched_by_shared_gm_bandwidth() {
         // elementwise's loads and stores overlap, and MTE2 and MTE3 share GM bandwidth.
-        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        let (_, sim) = run(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+            0,
+        );
         let (sim, _) = sim.expect("it simulates");
         let shared = |p| sim.lane(p).map_or(0, |l| l.shared_bandwidth);
         assert!(shared(Pipe::MTE2) > 0 && shared(Pipe::MTE3) > 0);
@@ -780,7 +790,7 @@ mod tests {
     fn without_sync_each_race_names_the_pair_auto_places() {
         let options = CompileOptions {
             sync: SyncStrategy::None,
-            ..CompileOptions::default()
+            ..crate::protocol::options::playground()
         };
         let (_, sim) = run(example("elementwise"), &options, 0);
         let (sim, _) = sim.expect("it simulates");
@@ -791,7 +801,11 @@ mod tests {
             .as_deref()
             .is_some_and(|f| f.starts_with("auto orders it with a MTE2 -> V pair (RAW on t)"))));
         // With sync there is nothing to fix.
-        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        let (_, sim) = run(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+            0,
+        );
         assert!(sim.expect("it simulates").0.races.is_empty());
     }
 
@@ -799,7 +813,7 @@ mod tests {
     fn without_sync_races_name_both_instructions() {
         let options = CompileOptions {
             sync: SyncStrategy::None,
-            ..CompileOptions::default()
+            ..crate::protocol::options::playground()
         };
         let (_, sim) = run(example("elementwise"), &options, 0);
         let (sim, _) = sim.expect("it simulates");
@@ -821,7 +835,7 @@ mod tests {
     #[test]
     fn an_assembly_lesson_runs_its_program_and_a_bad_one_is_a_diagnostic() {
         let lesson = crate::page::lessons::find("18-asm-race").expect("lesson 18");
-        let options = CompileOptions::default();
+        let options = crate::protocol::options::playground();
         let starter = Compiled::for_source(&lesson.starter, &options, true);
         let out = starter.output();
         assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
@@ -846,9 +860,9 @@ mod tests {
     fn the_alias_option_reaches_insert_sync() {
         let cycles = |alias| {
             let options = CompileOptions {
-                preset: crate::protocol::options::Preset::A3,
+                preset: Some("a3".into()),
                 alias,
-                ..CompileOptions::default()
+                ..crate::protocol::options::playground()
             };
             let (_, sim) = run(example("rmw"), &options, 0);
             let (sim, _) = sim.expect("it simulates");
@@ -868,7 +882,7 @@ mod tests {
         store y[r .. r + 8, :] = exp(t);
     }
 }";
-        let out = compile(source, &CompileOptions::default());
+        let out = compile(source, &crate::protocol::options::playground());
         assert_eq!(out.error_count(), 0, "{:?}", out.diagnostics);
         let warning = out
             .diagnostics
@@ -883,7 +897,10 @@ mod tests {
             warning.message
         );
         // An example that needs no fallback has none.
-        let quiet = compile(example("elementwise"), &CompileOptions::default());
+        let quiet = compile(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+        );
         assert!(quiet.diagnostics.is_empty(), "{:?}", quiet.diagnostics);
     }
 
@@ -897,7 +914,7 @@ mod tests {
             "matmul_tiled",
             "flash_attention",
         ] {
-            let out = compile(example(name), &CompileOptions::default());
+            let out = compile(example(name), &crate::protocol::options::playground());
             assert!(!out.syncs.is_empty(), "{name}");
             for (i, line) in out.asm.iter().enumerate() {
                 let flag = line.text.starts_with("set_flag") || line.text.starts_with("wait_flag");
@@ -946,10 +963,18 @@ mod tests {
 
     #[test]
     fn ablation_runs_without_each_optional_pass() {
-        let ablation = ablate(example("elementwise"), &CompileOptions::default(), 0);
+        let ablation = ablate(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+            0,
+        );
         let passes: Vec<&str> = ablation.iter().map(|a| a.pass.as_str()).collect();
         assert_eq!(passes, tilescope::passes::optional_passes());
-        let (_, sim) = run(example("elementwise"), &CompileOptions::default(), 0);
+        let (_, sim) = run(
+            example("elementwise"),
+            &crate::protocol::options::playground(),
+            0,
+        );
         let with = sim.expect("it simulates").0.cycles;
         let without = ablation
             .iter()

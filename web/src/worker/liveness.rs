@@ -156,7 +156,6 @@ fn touched(slots: &[BufferSlot], a: &TraceAccess) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::catalog;
-    use crate::protocol::options::CompileOptions;
     use tilescope::types::{MemSpace, Pipe};
 
     fn simulated(name: &str) -> crate::protocol::SimOutput {
@@ -164,7 +163,8 @@ mod tests {
     }
 
     fn simulated_source(source: &str) -> crate::protocol::SimOutput {
-        let (_, sim) = crate::worker::engine::run(source, &CompileOptions::default(), 0);
+        let (_, sim) =
+            crate::worker::engine::run(source, &crate::protocol::options::playground(), 0);
         let (sim, _) = sim.expect("the example simulates");
         assert!(sim.errors.is_empty() && sim.reference_match);
         sim
@@ -270,7 +270,8 @@ mod tests {
     #[test]
     fn buffers_go_by_source_names_never_ir_numbers() {
         for e in catalog::EXAMPLES {
-            let (_, sim) = crate::worker::engine::run(e.source, &CompileOptions::default(), 0);
+            let (_, sim) =
+                crate::worker::engine::run(e.source, &crate::protocol::options::playground(), 0);
             let Some((sim, _)) = sim else { continue };
             for slot in &sim.buffers {
                 let base = slot.name.split(" slot ").next().unwrap_or("");

@@ -29,10 +29,10 @@ pub fn ComparePanel() -> Html {
                 } else {
                     SyncStrategy::Barrier
                 };
-                app.dispatch(Action::SetCompare(Some(CompileOptions {
+                app.dispatch(Action::SetCompare(Some(Box::new(CompileOptions {
                     sync,
                     ..a.clone()
-                })));
+                }))));
             })
         };
         return html! {
@@ -80,9 +80,9 @@ pub fn ComparePanel() -> Html {
     };
     let head = html! {
         <div class="compare-head">
-            <span class="muted">{format!("A: {} · {} · {}", app.view.options.preset.name(), app.view.options.sync.name(), app.view.options.alias.name())}</span>
+            <span class="muted">{format!("A: {} · {} · {}", crate::protocol::options::preset_name(&app.view.options), app.view.options.sync.name(), app.view.options.alias.name())}</span>
             <span>{"B:"}</span>
-            {select("preset", Preset::ALL.iter().map(|p| (p.name(), *p == b.preset)).collect())}
+            {select("preset", Preset::ALL.iter().map(|p| (p.name(), Preset::of(&b) == Some(*p))).collect())}
             {select("sync", SyncStrategy::ALL.iter().map(|s| (s.name(), *s == b.sync)).collect())}
             {select("alias", AliasMode::ALL.iter().map(|a| (a.name(), *a == b.alias)).collect())}
             <details class="compare-passes">

@@ -6,7 +6,7 @@ use tilescope::diag::LineCol;
 use yew::prelude::*;
 
 use crate::page::state::AppState;
-use crate::protocol::options::{Preset, SyncStrategy};
+use crate::protocol::options::SyncStrategy;
 
 /// The compiler's state, as the status line says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct StatusLine {
     /// The panels show the results of an older text (the worker crashed on this one).
     pub stale: bool,
     pub restarts: u32,
-    pub preset: Preset,
+    pub preset: &'static str,
     pub sync: SyncStrategy,
     /// The caret's 1-based line and column.
     pub line: usize,
@@ -69,7 +69,7 @@ impl StatusLine {
             on_problems,
             stale: app.results.stale,
             restarts: app.ui.worker_restarts,
-            preset: app.view.options.preset,
+            preset: crate::protocol::options::preset_name(&app.view.options),
             sync: app.view.options.sync,
             line,
             col,
@@ -123,7 +123,7 @@ pub fn StatusBar(props: &StatusLine) -> Html {
             if props.restarts > 0 {
                 <span class="st">{format!("worker restarted ×{}", props.restarts)}</span>
             }
-            <span class="st">{format!("preset {} · sync {}", props.preset.name(), props.sync.name())}</span>
+            <span class="st">{format!("preset {} · sync {}", props.preset, props.sync.name())}</span>
             <span class="st">{format!("Ln {}, Col {}", props.line, props.col)}</span>
             <span class="st">{"? shortcuts"}</span>
         </footer>

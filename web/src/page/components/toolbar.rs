@@ -156,7 +156,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span class="tb-label">{"Preset"}</span>
                 <select data-testid="preset-select" onchange={on_preset} disabled={lesson.is_some()}>
                     { for Preset::ALL.iter().map(|p| html! {
-                        <option value={p.name()} selected={*p == options.preset}>{p.name()}</option>
+                        <option value={p.name()} selected={Preset::of(options) == Some(*p)}>{p.name()}</option>
                     }) }
                 </select>
             </label>
@@ -177,7 +177,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 </select>
             </label>
             <label class="tb-field tb-check" title="Let the compiler choose buffer slots for loops without @buffers">
-                <input type="checkbox" checked={options.multibuffer_auto} onchange={on_multibuffer} />
+                <input type="checkbox" checked={options.auto_multi_buffer} onchange={on_multibuffer} />
                 <span>{"Auto multi-buffer"}</span>
             </label>
             <div class="tb-spacer" />
