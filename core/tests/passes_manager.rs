@@ -16,6 +16,9 @@ fn context(hir: tilescope::front::hir::Kernel) -> Context {
 /// Records the IR as it is: stands in for the `parse` pass with a hand-built kernel.
 struct Identity;
 impl Pass for Identity {
+    type In = tilescope::passes::stage::Tile;
+    type Out = tilescope::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "identity"
     }
@@ -30,6 +33,9 @@ impl Pass for Identity {
 /// Breaks the IR: drops the loop's yields.
 struct Breaker;
 impl Pass for Breaker {
+    type In = tilescope::passes::stage::Tile;
+    type Out = tilescope::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "breaker"
     }
@@ -120,15 +126,23 @@ fn verifier_failure_is_an_internal_error_naming_the_pass() {
     );
 }
 
+/// A pass given no tile IR fails cleanly: the manager refuses to run it at the wrong
+/// stage, and run by itself it reports what it needs.
 #[test]
 fn a_pass_without_ir_fails_cleanly() {
     let mut cx = Context::new("", None);
     let (records, outcome) =
         PassManager::new(vec![Box::new(Canonicalize)], true, None).run(&mut cx);
     assert!(records.is_empty());
-    assert!(outcome.expect_err("no IR")[0]
-        .message
-        .contains("needs the tile IR"));
+    assert_eq!(
+        outcome.expect_err("no IR")[0].message,
+        "internal error: before pass `canonicalize` the program is the source, not the tile IR"
+    );
+    let direct = Canonicalize.run(&mut cx).expect_err("no IR");
+    assert!(
+        direct[0].message.contains("needs the tile IR"),
+        "{direct:?}"
+    );
 }
 
 #[test]
@@ -194,4 +208,27 @@ fn a_range_of_the_pipeline_is_the_compile_s_own() {
     assert!(swapped.is_err());
     let unknown = tilescope::passes::between("software-pipeline", "no-such-pass", &[]);
     assert!(unknown.is_err());
+}
+
+/// Every pass names the stage it reads and leaves; the pipeline's order holds (it is
+/// built by `Chain`, and checked again here), and only passes that keep the stage may
+/// be turned off, so no `--disable-pass` list can break the order.
+#[test]
+fn passes_run_in_stage_order_and_only_stage_keeping_ones_are_optional() {
+    use tilescope::passes::{stage, Stage};
+    let all = tilescope::passes::pipeline();
+    assert_eq!(stage::check_order(&all, Stage::Source), Ok(Stage::Final));
+    for pass in all.iter().filter(|p| p.optional()) {
+        assert_eq!(pass.needs(), pass.makes(), "{}", pass.name());
+    }
+    // A list out of order is refused before anything runs, naming the pass.
+    let wrong: Vec<Box<dyn tilescope::passes::AnyPass>> = vec![
+        Box::new(tilescope::passes::ParsePass),
+        Box::new(tilescope::passes::emit::Emit),
+    ];
+    let err = stage::check_order(&wrong, Stage::Source).expect_err("emit cannot follow parse");
+    assert_eq!(
+        err.message,
+        "pass `emit` reads the lowered program, but after `parse` the program is the tile IR"
+    );
 }

@@ -240,7 +240,7 @@ fn an_accumulation_needs_no_copy() {
 /// Runs the pipeline up to and including plan-memory, without the passes named in
 /// `skip`, verifying after every pass; returns the context and the outcome.
 fn plan(source: &str, skip: &[&str]) -> (Context, Result<(), Vec<tilescope::diag::Diagnostic>>) {
-    let passes: Vec<Box<dyn passes::Pass>> = passes::pipeline()
+    let passes: Vec<Box<dyn passes::AnyPass>> = passes::pipeline()
         .into_iter()
         .filter(|p| !skip.contains(&p.name()))
         .take_while(|p| p.name() != "lower-to-pipes")

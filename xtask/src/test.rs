@@ -55,6 +55,12 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
         test.env("PROPTEST_RNG_SEED", "20261122");
     }
     report.run("cargo test (native)", test)?;
+    // Doc tests are not among `--all-targets`: the compiler's holds that a pipeline in
+    // the wrong stage order does not compile (`passes/stage.rs`).
+    report.run(
+        "cargo test --doc (tilescope-compiler)",
+        cargo(&["test", "--doc", "-p", "tilescope-compiler"]),
+    )?;
     report.run("wasm-bindgen tests (Node)", wasm_tests(&tools, root))?;
     report.run("trunk build --release -> dist/", trunk_build(&tools, root))?;
     report.stage("browser tests (headless Chromium)", || {

@@ -179,6 +179,9 @@ pub struct Kernel {
     pub loop_vars: Arena<LoopVar>,
     pub body: Block,
     pub op_attrs: OpMap<OpAttrs>,
+    /// plan-memory has run: every value that needs memory on chip has its addresses (a
+    /// kernel with no such value has none to give, and is planned all the same).
+    pub planned: bool,
 }
 
 /// A tensor in global memory.

@@ -20,9 +20,9 @@ use crate::diag::{Location, Span, VerifierError, VerifierErrors};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
-/// Whether plan-memory has run: some value carries an address.
+/// Whether plan-memory has run.
 pub fn is_planned(k: &Kernel) -> bool {
-    k.values.iter().any(|(_, v)| !v.attrs.addresses.is_empty())
+    k.planned
 }
 
 /// Checks the address plan of `k` for `machine`; `source` names positions in errors.

@@ -22,6 +22,9 @@ use crate::ir::{
 pub struct AxisSplit;
 
 impl Pass for AxisSplit {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "axis-split"
     }

@@ -11,6 +11,9 @@ use crate::ir::{Index, Kernel, OpAttrs, OpId, OpKind, Transfer, TransferDim};
 pub struct DecomposeTransfer;
 
 impl Pass for DecomposeTransfer {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "decompose-transfer"
     }

@@ -21,6 +21,9 @@ use crate::types::{DType, MemSpace};
 pub struct FixToGm;
 
 impl Pass for FixToGm {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "fix-to-gm"
     }

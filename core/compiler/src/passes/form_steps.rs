@@ -11,6 +11,9 @@ use crate::ir::{Block, BlockItem, Index, Kernel, OpId, OpKind, Step, StepKind, V
 pub struct FormSteps;
 
 impl Pass for FormSteps {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "form-steps"
     }

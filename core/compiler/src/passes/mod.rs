@@ -22,6 +22,7 @@ pub mod relayout;
 pub mod scope;
 pub mod sink;
 pub mod software_pipeline;
+pub mod stage;
 pub mod subtile;
 pub mod sync;
 pub mod vector_peephole;
@@ -30,6 +31,7 @@ use crate::diag::{Diagnostic, Diagnostics, VerifierErrors};
 use crate::front::{self, hir};
 use crate::ir::{self, Printed};
 use serde::{Deserialize, Serialize};
+pub use stage::{AnyPass, Stage};
 
 /// A clock in milliseconds. Injected because `std::time::Instant` panics on
 /// wasm32-unknown-unknown; the browser passes `performance.now()`.
@@ -172,7 +174,12 @@ fn print_program(program: &crate::isa::Program, source: &str) -> Printed {
     Printed { text, spans, items }
 }
 
+/// A pass. Lists hold passes as [`AnyPass`], which every `Pass` is.
 pub trait Pass {
+    /// The stage the pass reads.
+    type In: stage::IsStage;
+    /// The stage the pass leaves.
+    type Out: stage::IsStage;
     fn name(&self) -> &'static str;
     /// One line for the playground's pass list.
     fn description(&self) -> &'static str;
@@ -211,13 +218,18 @@ pub fn between(
     after: &str,
     before: &str,
     disabled: &[String],
-) -> Result<Vec<Box<dyn Pass>>, Diagnostic> {
+) -> Result<Vec<Box<dyn AnyPass>>, Diagnostic> {
     let mut passes = pipeline_without(disabled)?;
-    let at = |passes: &[Box<dyn Pass>], name: &str| passes.iter().position(|p| p.name() == name);
+    let at = |passes: &[Box<dyn AnyPass>], name: &str| passes.iter().position(|p| p.name() == name);
     match (at(&passes, after), at(&passes, before)) {
         (Some(a), Some(b)) if a < b => {
+            // `a` is a position in `passes`.
+            let from = passes[a].makes();
             passes.truncate(b);
-            Ok(passes.split_off(a + 1))
+            let range = passes.split_off(a + 1);
+            stage::check_order(&range, from)
+                .map_err(|d| Diagnostic::global(format!("internal error: {}", d.message)))?;
+            Ok(range)
         }
         _ => Err(Diagnostic::global(format!(
             "internal error: no passes between `{after}` and `{before}` in this pipeline"
@@ -227,7 +239,7 @@ pub fn between(
 
 /// The pipeline without the passes named in `disabled`; a name that is not an
 /// optional pass is an error that lists the optional ones.
-pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn Pass>>, Diagnostic> {
+pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn AnyPass>>, Diagnostic> {
     let all = pipeline();
     for name in disabled {
         let known = all.iter().find(|p| p.name() == name.as_str());
@@ -244,10 +256,15 @@ pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn Pass>>, Diagn
             )));
         }
     }
-    Ok(all
+    let kept: Vec<Box<dyn AnyPass>> = all
         .into_iter()
         .filter(|p| !disabled.iter().any(|d| d == p.name()))
-        .collect())
+        .collect();
+    // Only passes that keep the stage are optional, so this holds; a list that broke
+    // it would fail here, before any pass runs.
+    stage::check_order(&kept, Stage::Source)
+        .map_err(|d| Diagnostic::global(format!("internal error: {}", d.message)))?;
+    Ok(kept)
 }
 
 /// What the manager records after each pass.
@@ -267,39 +284,40 @@ pub struct PassRecord {
 }
 
 pub struct PassManager {
-    pub passes: Vec<Box<dyn Pass>>,
+    pub passes: Vec<Box<dyn AnyPass>>,
     /// Verify after every pass (always on in debug builds).
     pub verify: bool,
     pub clock: Option<Clock>,
 }
 
 /// Every pass, in order.
-pub fn pipeline() -> Vec<Box<dyn Pass>> {
-    vec![
-        Box::new(ParsePass),
-        Box::new(canonicalize::Canonicalize),
-        Box::new(vector_peephole::VectorPeephole),
-        Box::new(axis_split::AxisSplit),
-        Box::new(relayout::Relayout),
-        Box::new(subtile::SubtileMatmul),
-        Box::new(scope::ScopeInference),
-        Box::new(fix_to_gm::FixToGm),
-        Box::new(software_pipeline::SoftwarePipeline),
-        Box::new(peel::PeelFirst),
-        Box::new(sink::SinkToUse),
-        Box::new(form_steps::FormSteps),
-        Box::new(decompose_transfer::DecomposeTransfer),
-        Box::new(multi_buffer::MultiBuffer),
-        Box::new(out_of_ssa::OutOfSsa),
-        Box::new(plan_memory::PlanMemory),
-        Box::new(lower::LowerToPipes),
-        Box::new(sync::InsertSync),
-        Box::new(emit::Emit),
-    ]
+pub fn pipeline() -> Vec<Box<dyn AnyPass>> {
+    // `Chain` checks the order at compile time: each pass reads what the one before left.
+    stage::Chain::new()
+        .then(ParsePass)
+        .then(canonicalize::Canonicalize)
+        .then(vector_peephole::VectorPeephole)
+        .then(axis_split::AxisSplit)
+        .then(relayout::Relayout)
+        .then(subtile::SubtileMatmul)
+        .then(scope::ScopeInference)
+        .then(fix_to_gm::FixToGm)
+        .then(software_pipeline::SoftwarePipeline)
+        .then(peel::PeelFirst)
+        .then(sink::SinkToUse)
+        .then(form_steps::FormSteps)
+        .then(decompose_transfer::DecomposeTransfer)
+        .then(multi_buffer::MultiBuffer)
+        .then(out_of_ssa::OutOfSsa)
+        .then(plan_memory::PlanMemory)
+        .then(lower::LowerToPipes)
+        .then(sync::InsertSync)
+        .then(emit::Emit)
+        .build()
 }
 
 impl PassManager {
-    pub fn new(passes: Vec<Box<dyn Pass>>, verify: bool, clock: Option<Clock>) -> PassManager {
+    pub fn new(passes: Vec<Box<dyn AnyPass>>, verify: bool, clock: Option<Clock>) -> PassManager {
         PassManager {
             passes,
             verify,
@@ -335,11 +353,30 @@ impl PassManager {
     ) -> Result<(), Diagnostics> {
         let now = || self.clock.map_or(0.0, |c| c());
         for pass in &self.passes {
+            // The pass reads what it says it reads and leaves what it says it leaves:
+            // `Chain` and `check_order` order the list, this checks the passes.
+            let stage = |cx: &Context, expected: Stage, when: &str| {
+                let at = Stage::of(cx);
+                (at != expected).then(|| {
+                    vec![Diagnostic::global(format!(
+                        "internal error: {when} pass `{}` the program is the {}, not the {}",
+                        pass.name(),
+                        at.name(),
+                        expected.name()
+                    ))]
+                })
+            };
+            if let Some(d) = stage(cx, pass.needs(), "before") {
+                return Err(d);
+            }
             let start = now();
             // A pass that rewrites the lowered program renumbers its items.
             let lowered_before = cx.program.is_none().then(|| cx.lowered.clone()).flatten();
             pass.run(cx)?;
             let elapsed_ms = (now() - start).max(0.0);
+            if let Some(d) = stage(cx, pass.makes(), "after") {
+                return Err(d);
+            }
             if let (Some(before), Some(after), None) = (&lowered_before, &cx.lowered, &cx.program) {
                 if before != after {
                     let map = provenance::renumbering(before, after);
@@ -420,6 +457,9 @@ pub fn cap_dump(mut printed: Printed) -> Printed {
 pub struct ParsePass;
 
 impl Pass for ParsePass {
+    type In = crate::passes::stage::Source;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "parse"
     }

@@ -18,6 +18,9 @@ use crate::types::{MemSpace, Pipe};
 pub struct MultiBuffer;
 
 impl Pass for MultiBuffer {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "multi-buffer"
     }

@@ -36,6 +36,9 @@ use crate::types::MemSpace;
 pub struct OutOfSsa;
 
 impl Pass for OutOfSsa {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "out-of-ssa"
     }

@@ -33,6 +33,9 @@ use crate::types::Pipe;
 pub struct PeelFirst;
 
 impl Pass for PeelFirst {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "peel-first"
     }

@@ -18,6 +18,9 @@ use crate::types::MemSpace;
 pub struct PlanMemory;
 
 impl Pass for PlanMemory {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Planned;
+
     fn name(&self) -> &'static str {
         "plan-memory"
     }
@@ -47,6 +50,7 @@ impl Pass for PlanMemory {
                 .or_insert_with(OpAttrs::default)
                 .scratch = Some((slab.bytes, Some(slab.addr)));
         }
+        k.planned = true;
         Ok(())
     }
 }

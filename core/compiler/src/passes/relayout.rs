@@ -28,6 +28,9 @@ pub const MAX_RELAYOUT_COPIES: u64 = 64;
 pub struct Relayout;
 
 impl Pass for Relayout {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "relayout"
     }

@@ -16,6 +16,9 @@ use crate::types::MemSpace;
 pub struct ScopeInference;
 
 impl Pass for ScopeInference {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "scope-inference"
     }

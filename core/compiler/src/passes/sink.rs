@@ -15,6 +15,9 @@ use crate::types::MemSpace;
 pub struct SinkToUse;
 
 impl Pass for SinkToUse {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "sink-to-use"
     }

@@ -54,6 +54,9 @@ const MIN_VECTOR_RATIO: u64 = 2;
 const MATRIX_SIDE: [Pipe; 3] = [Pipe::MTE1, Pipe::M, Pipe::FIX];
 
 impl Pass for SoftwarePipeline {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "software-pipeline"
     }
@@ -177,7 +180,7 @@ fn has_tail(index: &[Index]) -> bool {
 /// (slot depths, peels), so what this admits compiles.
 fn still_places_every_tile(
     kernel: Kernel,
-    later: &[Box<dyn Pass>],
+    later: &[Box<dyn super::AnyPass>],
     machine: &Machine,
     auto_multi_buffer: bool,
 ) -> bool {

@@ -19,6 +19,9 @@ const MAX_ROUNDS: usize = 8;
 pub struct Canonicalize;
 
 impl Pass for Canonicalize {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "canonicalize"
     }

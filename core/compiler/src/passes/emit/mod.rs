@@ -20,6 +20,9 @@ use crate::machine::Machine;
 pub struct Emit;
 
 impl Pass for Emit {
+    type In = crate::passes::stage::Lowered;
+    type Out = crate::passes::stage::Final;
+
     fn name(&self) -> &'static str {
         "emit"
     }

@@ -26,6 +26,9 @@ use std::collections::HashMap;
 pub struct LowerToPipes;
 
 impl Pass for LowerToPipes {
+    type In = crate::passes::stage::Planned;
+    type Out = crate::passes::stage::Lowered;
+
     fn name(&self) -> &'static str {
         "lower-to-pipes"
     }

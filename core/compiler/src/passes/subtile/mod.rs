@@ -93,6 +93,9 @@ const MAX_CHUNKS: u64 = 8;
 pub struct SubtileMatmul;
 
 impl Pass for SubtileMatmul {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "subtile-matmul"
     }

@@ -318,6 +318,9 @@ impl SyncReport {
 pub struct InsertSync;
 
 impl Pass for InsertSync {
+    type In = crate::passes::stage::Lowered;
+    type Out = crate::passes::stage::Lowered;
+
     fn name(&self) -> &'static str {
         "insert-sync"
     }

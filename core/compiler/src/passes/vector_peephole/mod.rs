@@ -53,6 +53,9 @@ use crate::types::DType;
 pub struct VectorPeephole;
 
 impl Pass for VectorPeephole {
+    type In = crate::passes::stage::Tile;
+    type Out = crate::passes::stage::Tile;
+
     fn name(&self) -> &'static str {
         "vector-peephole"
     }
