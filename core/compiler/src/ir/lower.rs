@@ -131,7 +131,7 @@ impl Lower<'_> {
                     value,
                 };
                 let id = self.out.add_effect(kind, s.span);
-                self.out.op_attrs.entry(id).or_default().source_index = source_index;
+                self.out.annotations.source_index.insert(id, source_index);
                 ops.push(id);
                 Ok(())
             }
@@ -391,7 +391,10 @@ impl Lower<'_> {
         };
         let (id, v) = self.out.add_op(kind, e.span, e.ty.clone(), None);
         if let hir::ExprKind::Load { index, .. } = &e.kind {
-            self.out.op_attrs.entry(id).or_default().source_index = source_index(index);
+            self.out
+                .annotations
+                .source_index
+                .insert(id, source_index(index));
         }
         ops.push(id);
         Ok(v)

@@ -178,7 +178,7 @@ pub struct Kernel {
     pub ops: Arena<Op>,
     pub loop_vars: Arena<LoopVar>,
     pub body: Block,
-    pub op_attrs: OpMap<OpAttrs>,
+    pub annotations: Annotations,
     /// plan-memory has run: every value that needs memory on chip has its addresses (a
     /// kernel with no such value has none to give, and is planned all the same).
     pub planned: bool,
@@ -280,31 +280,54 @@ impl StepKind {
     }
 }
 
-/// Annotations later passes attach to single ops (kept beside the op so that passes
-/// that do not know them keep working).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct OpAttrs {
-    /// DMA descriptors of a load or store, from decompose-transfer.
-    pub transfer: Option<Transfer>,
-    /// A scratch UB area for the intermediates of a fused op: bytes, then its address
-    /// once planned.
-    pub scratch: Option<(u64, Option<u64>)>,
-    /// A multi-buffered loop: its tiles' slot is `iteration % rotation`.
-    pub rotation: Option<u32>,
-    /// A 2-D store of the transpose of its value (the DMA swaps the tile strides).
-    pub transposed: bool,
+/// What passes leave on single ops for later passes, one typed table per kind of
+/// annotation (each written by one pass; a pass that does not know a table keeps
+/// working). Printed with the op.
+#[derive(Clone, Debug, Default)]
+pub struct Annotations {
+    /// DMA descriptors of a load or store (decompose-transfer; lower-to-pipes reads them).
+    pub transfer: OpMap<Transfer>,
+    /// The UB scratch area of a fused op's intermediates: bytes and address
+    /// (plan-memory).
+    pub scratch: OpMap<(u64, u64)>,
+    /// A multi-buffered loop: its tiles' slot is `iteration % rotation` (multi-buffer).
+    pub rotation: OpMap<u32>,
+    /// 2-D stores of the transpose of their value: the DMA swaps the tile strides
+    /// (decompose-transfer; fix-to-gm and the verifier read it).
+    pub transposed: OpSet,
     /// Why out-of-ssa inserted this copy (or re-materialised this constant).
-    pub note: Option<CopyNote>,
+    pub copy_note: OpMap<CopyNote>,
     /// A loop whose product subtile-matmul split along K because an operand's tile did
     /// not fit its L0 buffer whole; printed on the loop.
-    pub l0_split: Option<L0Split>,
+    pub l0_split: OpMap<L0Split>,
     /// A product subtile-matmul left whole though its tiles overflow L0: why, for
     /// plan-memory's capacity error to show at the product.
-    pub l0_whole: Option<String>,
+    pub l0_whole: OpMap<String>,
     /// A load's or store's index as written (with spans), one per axis (`None` for `:`
-    /// and indirect axes): diagnostics about an index quote the source, whatever
-    /// axis-split made of it.
-    pub source_index: Vec<Option<crate::front::hir::IndexExpr>>,
+    /// and indirect axes), from lowering: diagnostics about an index quote the source,
+    /// whatever axis-split made of it.
+    pub source_index: OpMap<Vec<Option<crate::front::hir::IndexExpr>>>,
+}
+
+impl Annotations {
+    /// Gives op `to` every annotation of op `from` (a copy of it).
+    pub fn copy(&mut self, from: OpId, to: OpId) {
+        fn copy_entry<V: Clone>(table: &mut OpMap<V>, from: OpId, to: OpId) {
+            if let Some(v) = table.get(&from).cloned() {
+                table.insert(to, v);
+            }
+        }
+        copy_entry(&mut self.transfer, from, to);
+        copy_entry(&mut self.scratch, from, to);
+        copy_entry(&mut self.rotation, from, to);
+        copy_entry(&mut self.copy_note, from, to);
+        copy_entry(&mut self.l0_split, from, to);
+        copy_entry(&mut self.l0_whole, from, to);
+        copy_entry(&mut self.source_index, from, to);
+        if self.transposed.contains(&from) {
+            self.transposed.insert(to);
+        }
+    }
 }
 
 /// Why subtile-matmul split a product into K sub-tiles: the whole operand needed `bytes`

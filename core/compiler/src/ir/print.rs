@@ -396,13 +396,14 @@ impl Printer<'_> {
             ),
             OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
-        let line = match self.k.op_attrs.get(&id) {
-            Some(a) => {
-                let note = a.note.map(|n| self.copy_note(op, n)).unwrap_or_default();
-                format!("{line}{}{note}", attrs_text(a, self.stores_from_l0c(op)))
-            }
-            None => line,
-        };
+        let note = self
+            .k
+            .annotations
+            .copy_note
+            .get(&id)
+            .map(|&n| self.copy_note(op, n));
+        let attrs = attrs_text(&self.k.annotations, id, self.stores_from_l0c(op));
+        let line = format!("{line}{attrs}{}", note.unwrap_or_default());
         let item = Some(LineItem::Op(id.index() as u32));
         self.out.item_line(depth, &line, span, item);
     }
@@ -461,7 +462,7 @@ impl Printer<'_> {
         if let Some(n) = l.buffers {
             let _ = write!(head, " buffers({n})");
         }
-        if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.rotation) {
+        if let Some(n) = self.k.annotations.rotation.get(&id).copied() {
             let _ = write!(head, " slot = iteration % {n}");
         }
         if !l.args.is_empty() || !l.inits.is_empty() {
@@ -482,7 +483,7 @@ impl Printer<'_> {
             let _ = write!(head, " iter({})", pairs.join(", "));
         }
         head.push_str(" {");
-        if let Some(n) = self.k.op_attrs.get(&id).and_then(|a| a.l0_split) {
+        if let Some(n) = self.k.annotations.l0_split.get(&id).copied() {
             let _ = write!(
                 head,
                 "  // subtile-matmul: {}, {} capacity required it \
@@ -579,10 +580,10 @@ impl Printer<'_> {
 
 /// The suffix showing an op's pass annotations: DMA descriptors (for a store through
 /// FIX, `gm`: the region it writes, as the FIX moves it in one piece) and fused scratch.
-fn attrs_text(a: &super::OpAttrs, fix: bool) -> String {
+fn attrs_text(notes: &super::Annotations, id: OpId, fix: bool) -> String {
     let mover = if fix { "gm" } else { "dma" };
     let mut s = String::new();
-    if let Some(t) = &a.transfer {
+    if let Some(t) = notes.transfer.get(&id) {
         let dim = |d: &super::TransferDim| {
             let clamp = d
                 .clamp_axis
@@ -603,12 +604,8 @@ fn attrs_text(a: &super::OpAttrs, fix: bool) -> String {
             }
         }
     }
-    if let Some((bytes, addr)) = a.scratch {
-        let _ = write!(s, " scratch({bytes} bytes");
-        if let Some(addr) = addr {
-            let _ = write!(s, " at {addr:#x}");
-        }
-        s.push(')');
+    if let Some((bytes, addr)) = notes.scratch.get(&id) {
+        let _ = write!(s, " scratch({bytes} bytes at {addr:#x})");
     }
     s
 }

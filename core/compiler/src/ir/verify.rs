@@ -171,7 +171,7 @@ impl Verifier<'_> {
             .and_then(|&r| self.k.values.get(r))
             .map(|x| x.ty.clone());
         // A store that decompose-transfer made transposing stores its value's transpose.
-        self.transposed_store = self.k.op_attrs.get(&id).is_some_and(|a| a.transposed);
+        self.transposed_store = self.k.annotations.transposed.contains(&id);
         let expected = self.rule(&op.kind, &tys, result_ty.as_ref(), span);
         let want_results = usize::from(!matches!(
             op.kind,

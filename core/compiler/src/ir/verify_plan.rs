@@ -109,10 +109,8 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Ve
             });
         }
     }
-    for (op, attrs) in k.op_attrs.iter() {
-        let (Some((bytes, Some(addr))), Some(&Some(pos))) =
-            (attrs.scratch, live.pos.get(op.index()))
-        else {
+    for (op, &(bytes, addr)) in k.annotations.scratch.iter() {
+        let Some(&Some(pos)) = live.pos.get(op.index()) else {
             continue;
         };
         let span = k.ops.get(op).map_or(Span::default(), |o| o.span);

@@ -6,7 +6,7 @@
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Index, Kernel, OpAttrs, OpId, OpKind, Transfer, TransferDim};
+use crate::ir::{Index, Kernel, OpId, OpKind, Transfer, TransferDim};
 
 pub struct DecomposeTransfer;
 
@@ -37,10 +37,7 @@ impl Pass for DecomposeTransfer {
         for id in todo {
             match transfer(k, id, max_dims).and_then(|t| aligned(k, id, t, &machine)) {
                 Ok(t) => {
-                    k.op_attrs
-                        .entry(id)
-                        .or_insert_with(OpAttrs::default)
-                        .transfer = Some(t);
+                    k.annotations.transfer.insert(id, t);
                 }
                 Err(d) => errors.push(d),
             }
@@ -82,7 +79,7 @@ fn fold_transposed_stores(k: &mut Kernel, stores: &[OpId]) {
         if let OpKind::Store { value, .. } = &mut k.ops[id].kind {
             *value = arg;
         }
-        k.op_attrs.entry(id).or_default().transposed = true;
+        k.annotations.transposed.insert(id);
         let path = k.blocks().into_iter().find(|(_, ops)| ops.contains(&t));
         if let Some(b) = path.and_then(|(p, _)| k.block_mut(&p)) {
             b.retain_ops(|o| o != t);
@@ -189,7 +186,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
             .get(v)
             .map(|x| x.ty.shape.clone())
             .unwrap_or_default();
-        if k.op_attrs.get(&id).is_some_and(|a| a.transposed) {
+        if k.annotations.transposed.contains(&id) {
             vshape.reverse();
         }
         if vshape != shape {
@@ -201,7 +198,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
     }
     let gm = strides(&tensor);
     let mut tile = strides(&shape);
-    if k.op_attrs.get(&id).is_some_and(|a| a.transposed) {
+    if k.annotations.transposed.contains(&id) {
         // The stored tile is the region transposed: region (i, j) is tile (j, i).
         if let [r0, _] = shape.as_slice() {
             tile = vec![1, *r0 as i64];

@@ -94,7 +94,7 @@ fn route(k: &Kernel, uses: &[u32], store: OpId) -> Option<Route> {
         && index
             .iter()
             .all(|ix| matches!(ix, Index::Full | Index::Range { .. }));
-    let transposed = k.op_attrs.get(&store).is_some_and(|a| a.transposed);
+    let transposed = k.annotations.transposed.contains(&store);
     if !plain_rows || transposed || !target.is_float() {
         return None;
     }

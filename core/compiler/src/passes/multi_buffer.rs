@@ -45,7 +45,7 @@ impl Pass for MultiBuffer {
                 // iterations' loads with the products, as it did before the split.
                 let innermost = !l.body.ops().any(|o| {
                     matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
-                        && k.op_attrs.get(&o).is_none_or(|a| a.l0_split.is_none())
+                        && !k.annotations.l0_split.contains_key(&o)
                 });
                 loops.push((id, l.buffers, innermost, l.trip_count()));
             }
@@ -108,7 +108,10 @@ fn set_depth(k: &mut Kernel, users: &Users, id: OpId, depth: Option<u32>) {
 fn set_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -> Vec<ValueId> {
     let touched = set_tile_slots(k, users, id, slots);
     let rotation = slots.filter(|_| !touched.is_empty());
-    k.op_attrs.entry(id).or_default().rotation = rotation;
+    match rotation {
+        Some(n) => k.annotations.rotation.insert(id, n),
+        None => k.annotations.rotation.remove(&id),
+    };
     touched
 }
 

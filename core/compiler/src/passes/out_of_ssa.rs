@@ -459,6 +459,6 @@ fn new_value(
     let (ty, space, name) = (x.ty.clone(), x.space, x.name.clone());
     let (op, v) = k.add_op(kind, span, ty, name);
     k.values[v].space = space;
-    k.op_attrs.entry(op).or_default().note = Some(note);
+    k.annotations.copy_note.insert(op, note);
     Ok((op, v))
 }

@@ -327,9 +327,7 @@ impl Cloner {
             results: Vec::new(),
         });
         self.ops.push(new);
-        if let Some(attrs) = k.op_attrs.get(&id).cloned() {
-            k.op_attrs.insert(new, attrs);
-        }
+        k.annotations.copy(id, new);
         if let OpKind::For(l) = &mut kind {
             l.inits = l.inits.iter().map(|v| self.map(*v)).collect();
             let var = k.loop_vars.get(l.var).cloned().unwrap_or(LoopVar {

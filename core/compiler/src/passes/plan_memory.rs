@@ -11,7 +11,7 @@ use super::{Context, Pass};
 use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::analysis::{align_up, fused_layout};
-use crate::ir::{Kernel, OpAttrs, OpId, OpKind, OpMap, ValueId, ValueMap};
+use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
@@ -45,10 +45,7 @@ impl Pass for PlanMemory {
         }
         for (op, &s) in &plan.scratch_slab {
             let slab = &plan.slabs[s];
-            k.op_attrs
-                .entry(op)
-                .or_insert_with(OpAttrs::default)
-                .scratch = Some((slab.bytes, Some(slab.addr)));
+            k.annotations.scratch.insert(op, (slab.bytes, slab.addr));
         }
         k.planned = true;
         Ok(())
@@ -510,7 +507,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             // The products subtile-matmul could not split, and why.
             if matches!(space, MemSpace::L0A | MemSpace::L0B | MemSpace::L0C) {
                 k.walk_ops(|id, op| {
-                    if let Some(why) = k.op_attrs.get(&id).and_then(|a| a.l0_whole.as_ref()) {
+                    if let Some(why) = k.annotations.l0_whole.get(&id) {
                         error.labels.push(crate::diag::Label {
                             span: op.span,
                             message: format!("this product stays whole: {why}"),

@@ -433,10 +433,7 @@ fn not_affine(k: &Kernel, source: &str, id: OpId, why: &str) -> Diagnostic {
     // Lowering records the source index of every load and store it makes; an access a
     // pass made has none, and its message quotes the IR's index at the op's span
     // instead (located all the same, the caret just wider).
-    let written: &[Option<hir::IndexExpr>] = match k.op_attrs.get(&id) {
-        Some(attrs) => &attrs.source_index,
-        None => &[],
-    };
+    let written: &[Option<hir::IndexExpr>] = k.annotations.source_index.get(&id).map_or(&[], |i| i);
     let text = |span: Span| {
         source
             .get(span.start as usize..span.end as usize)

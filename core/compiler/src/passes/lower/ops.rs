@@ -272,7 +272,7 @@ impl Lw<'_> {
     fn transfer(&mut self, id: OpId, param: usize, index: &[Index], tile_v: ValueId, store: bool) {
         // Every op has a span; a missing one only blurs a diagnostic.
         let span = self.prov.span.unwrap_or_default();
-        let Some(t) = self.k.op_attrs.get(&id).and_then(|a| a.transfer.clone()) else {
+        let Some(t) = self.k.annotations.transfer.get(&id).cloned() else {
             return self.fail(span, "a transfer without descriptors");
         };
         // Verified IR: every parameter index names a parameter.

@@ -55,7 +55,7 @@ pub(super) fn store_blocks(k: &mut Kernel, machine: &Machine, slots: u64) {
             return;
         };
         if let Some(l) = split(k, &c, store, why.blocks) {
-            k.op_attrs.entry(l).or_default().l0_split = Some(why);
+            k.annotations.l0_split.insert(l, why);
         }
     });
 }
@@ -85,7 +85,7 @@ pub(super) fn accumulator_blocks(k: &mut Kernel, machine: &Machine, slots: u64) 
             return;
         };
         if let Some(l) = split_accumulator(k, &c, add, acc, why.blocks) {
-            k.op_attrs.entry(l).or_default().l0_split = Some(why);
+            k.annotations.l0_split.insert(l, why);
         }
     });
 }

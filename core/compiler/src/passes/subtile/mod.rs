@@ -144,7 +144,7 @@ impl Pass for SubtileMatmul {
             if chunks > 1 {
                 let l = split(k, &c, chunks);
                 if let (Some(l), Some(why)) = (l, why) {
-                    k.op_attrs.entry(l).or_default().l0_split = Some(L0Split { chunks, ..why });
+                    k.annotations.l0_split.insert(l, L0Split { chunks, ..why });
                 }
             }
         }
@@ -155,7 +155,7 @@ impl Pass for SubtileMatmul {
             };
             if let Some((chunks, Some(why))) = capacity_chunks(&machine, &c, slots) {
                 narrow_loop(k, f, &c, chunks);
-                k.op_attrs.entry(f).or_default().l0_split = Some(why);
+                k.annotations.l0_split.insert(f, why);
             }
         }
         pieces::resident_pieces(k, &machine, depth as u64);

@@ -77,10 +77,13 @@ pub(super) fn resident_pieces(k: &mut Kernel, machine: &Machine, slots: u64) {
         };
         if let Some(((l, _), init, add)) = made {
             place(k, &c, init, l, add);
-            k.op_attrs.entry(l).or_default().l0_split = Some(L0Split {
-                from_l1: true,
-                ..why
-            });
+            k.annotations.l0_split.insert(
+                l,
+                L0Split {
+                    from_l1: true,
+                    ..why
+                },
+            );
         }
     });
 }

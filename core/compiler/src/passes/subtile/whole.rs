@@ -1,6 +1,6 @@
 //! Why a product that overflows L0 stays whole. subtile-matmul splits only the patterns
 //! of its module doc; a product outside them whose tiles overflow L0A, L0B or L0C even
-//! with one slot each gets the reason recorded (`OpAttrs::l0_whole`), and plan-memory's
+//! with one slot each gets the reason recorded (`Annotations::l0_whole`), and plan-memory's
 //! capacity error points at the product with it, so the error says what to change.
 
 use super::pieces::accumulating;
@@ -13,7 +13,7 @@ use crate::types::MemSpace;
 pub(super) fn explain(k: &mut Kernel, machine: &Machine) {
     each_product(k, |k, mm, ops, block, uses| {
         if let Some(reason) = reason(k, machine, mm, ops, block, uses) {
-            k.op_attrs.entry(mm).or_default().l0_whole = Some(reason);
+            k.annotations.l0_whole.insert(mm, reason);
         }
     });
 }
