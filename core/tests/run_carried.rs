@@ -216,7 +216,9 @@ fn every_copy_says_why_it_is_there() {
     // The old max is read (for `d`) after the new one is defined: one copy on the back
     // edge, `d` updated in place.
     assert!(
-        ir.contains("%m.2 = copy %mn : ub f32[16, 16]  // copy: %m.1 is read after %mn is defined"),
+        ir.contains(
+            "%m.2 = copy %mn : ub f32[16, 16] !at 4:5  // copy: %m.1 is read after %mn is defined"
+        ),
         "{ir}"
     );
     assert_eq!(ir.matches("// copy").count(), 1, "{ir}");

@@ -170,7 +170,11 @@ fn a_row_tail_on_the_product_keeps_the_masked_update_in_ub() {
 }";
     let r = simulate(source, SyncStrategy::Auto);
     assert_matches(&r);
-    assert!(scope_ir(&r).contains("= %acc) {"), "{}", scope_ir(&r));
+    assert!(
+        scope_ir(&r).contains("= %acc) !at 4:9 {"),
+        "{}",
+        scope_ir(&r)
+    );
     assert!(
         scope_ir(&r).contains("ub f32[16, 16] = %acc"),
         "{}",

@@ -23,7 +23,7 @@ use crate::types::{CmpOp, MemSpace, TileType};
 use std::marker::PhantomData;
 
 use crate::dense::{DenseMap, DenseSet};
-pub use print::{print, LineItem, Printed};
+pub use print::{print, print_located, LineItem, Printed};
 pub use verify::verify;
 
 /// A typed index into an [`Arena`]. Handles are created only by `Arena::push`, so a

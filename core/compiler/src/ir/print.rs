@@ -60,12 +60,23 @@ impl Printed {
 }
 
 pub fn print(kernel: &Kernel) -> Printed {
+    print_with(kernel, None)
+}
+
+/// The IR as the pass dumps show it: each op and loop with its source position in
+/// `source` (`!at LINE:COL`, as the assembly writes it), before any comment.
+pub fn print_located(kernel: &Kernel, source: &str) -> Printed {
+    print_with(kernel, Some(source))
+}
+
+fn print_with(kernel: &Kernel, source: Option<&str>) -> Printed {
     let names = Names::assign(kernel);
     let mut p = Printer {
         k: kernel,
         names,
         out: Printed::default(),
         seen: DenseSet::new(),
+        source,
     };
     p.kernel();
     p.out
@@ -179,9 +190,19 @@ struct Printer<'a> {
     /// Ops already printed: a malformed IR that lists an op twice (or inside its own
     /// body) prints a marker instead of looping.
     seen: OpSet,
+    /// The source text, when ops print their positions.
+    source: Option<&'a str>,
 }
 
 impl Printer<'_> {
+    /// ` !at LINE:COL` of `span`, when printing positions.
+    fn at(&self, span: Option<Span>) -> String {
+        match (self.source, span) {
+            (Some(source), Some(span)) => format!(" !at {}", span.line_col(source)),
+            _ => String::new(),
+        }
+    }
+
     fn kernel(&mut self) {
         let mut head = format!("kernel {}(", self.k.name);
         for (i, p) in self.k.params.iter().enumerate() {
@@ -403,7 +424,8 @@ impl Printer<'_> {
             .get(&id)
             .map(|&n| self.copy_note(op, n));
         let attrs = attrs_text(&self.k.annotations, id, self.stores_from_l0c(op));
-        let line = format!("{line}{attrs}{}", note.unwrap_or_default());
+        let at = self.at(span);
+        let line = format!("{line}{attrs}{at}{}", note.unwrap_or_default());
         let item = Some(LineItem::Op(id.index() as u32));
         self.out.item_line(depth, &line, span, item);
     }
@@ -482,6 +504,7 @@ impl Printer<'_> {
                 .collect();
             let _ = write!(head, " iter({})", pairs.join(", "));
         }
+        head.push_str(&self.at(span));
         head.push_str(" {");
         if let Some(n) = self.k.annotations.l0_split.get(&id).copied() {
             let _ = write!(

@@ -120,7 +120,7 @@ impl Context {
             return crate::lowered::print(l);
         }
         match &self.ir {
-            Some(k) => ir::print(k),
+            Some(k) => ir::print_located(k, &self.source),
             None => Printed::default(),
         }
     }
