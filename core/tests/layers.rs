@@ -93,15 +93,30 @@ fn imports(text: &str) -> BTreeSet<String> {
     out
 }
 
-fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("core/src reads").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
+/// Every `.rs` file under `root`, each with its path relative to `root` (`/`-separated).
+fn files(root: &Path) -> Vec<(std::path::PathBuf, String)> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("sources read").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
         }
     }
+    let mut all = Vec::new();
+    walk(root, &mut all);
+    all.into_iter()
+        .map(|path| {
+            let rel = path
+                .strip_prefix(root)
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (path, rel)
+        })
+        .collect()
 }
 
 #[test]
@@ -143,14 +158,7 @@ fn no_module_imports_a_later_one() {
     let mut unlisted = Vec::new();
     for (index, Crate { dir, .. }) in CRATES.iter().enumerate() {
         let root = core.join(dir).join("src");
-        let mut all = Vec::new();
-        files(&root, &mut all);
-        for path in all {
-            let rel = path
-                .strip_prefix(&root)
-                .expect("under src")
-                .to_string_lossy()
-                .replace('\\', "/");
+        for (path, rel) in files(&root) {
             let top = rel.split('/').next().unwrap_or_default();
             // The command-line program and the crate roots sit above every module.
             if top == "bin" || top == "lib.rs" {
@@ -182,4 +190,96 @@ fn the_check_sees_grouped_and_inline_paths() {
                 #[cfg(test)]\nmod tests { use crate::lesson; }";
     let found: Vec<String> = imports(text).into_iter().collect();
     assert_eq!(found, ["diag", "passes", "run"]);
+}
+
+/// The modules of `passes/` that are not passes: the manager's parts and the helpers
+/// several passes share (the cost model, L0C accumulators, buffer depth).
+const PASS_HELPERS: &[&str] = &["accumulate", "buffer_depth", "cost", "provenance", "stage"];
+
+/// Imports of one pass by another still to remove: (file under `passes/`, pass).
+const KNOWN_PASS_IMPORTS: &[(&str, &str)] = &[
+    // lower-to-pipes lays buffers out by recomputing plan-memory's slabs; it should read
+    // them from the planned IR once the plan is printed there (#29's reader).
+    ("lower/mod.rs", "plan_memory"),
+];
+
+/// The pass modules a file of pass `own` names (`crate::passes::X::`, or `super::X::`
+/// from the pass's top file, `super::super::X::` from a file inside its folder).
+fn passes_named(text: &str, own: &str, nested: bool) -> BTreeSet<String> {
+    let code = text
+        .find("#[cfg(test)]\nmod tests")
+        .map_or(text, |at| &text[..at]);
+    let prefixes: &[&str] = if nested {
+        &["crate::passes::", "super::super::"]
+    } else {
+        &["crate::passes::", "super::"]
+    };
+    let mut out = BTreeSet::new();
+    for prefix in prefixes {
+        for (at, _) in code.match_indices(prefix) {
+            // `super::super::x` also contains `super::x`: count it once, as written.
+            if !nested && *prefix == "super::" && code[..at].ends_with("super::") {
+                continue;
+            }
+            let rest = &code[at + prefix.len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            // Modules are snake_case; `super::Context` names the manager's types.
+            let module = name.starts_with(|c: char| c.is_ascii_lowercase());
+            if module && rest[name.len()..].starts_with("::") && name != own && name != "super" {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// Passes do not borrow from each other: what several use lives in the IR's modules
+/// (`ir::analysis`, `ir::liveness`, `ir::rewrite`) or in the helpers above, and a pass
+/// that tries the rest of the pipeline on a copy asks the manager (`passes::between`).
+#[test]
+fn no_pass_imports_another() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("compiler/src/passes");
+    let mut found = BTreeSet::new();
+    for (path, rel) in files(&root) {
+        let own = rel
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches(".rs");
+        if own == "mod" || PASS_HELPERS.contains(&own) {
+            continue;
+        }
+        let nested = rel.contains('/') && !rel.ends_with("/mod.rs");
+        let text = std::fs::read_to_string(&path).expect("source reads");
+        for name in passes_named(&text, own, nested) {
+            if !PASS_HELPERS.contains(&name.as_str()) {
+                found.insert((rel.clone(), name));
+            }
+        }
+    }
+    let known: BTreeSet<(String, String)> = KNOWN_PASS_IMPORTS
+        .iter()
+        .map(|(f, m)| (f.to_string(), m.to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&known).collect();
+    let gone: Vec<_> = known.difference(&found).collect();
+    assert!(new.is_empty(), "passes importing another pass: {new:?}");
+    assert!(
+        gone.is_empty(),
+        "no longer imported, remove from KNOWN_PASS_IMPORTS: {gone:?}"
+    );
+}
+
+#[test]
+fn the_pass_check_sees_every_way_to_name_a_pass() {
+    let top =
+        "use super::peel::Cloner;\nfn f() { crate::passes::cost::op(); super::Context::x(); }";
+    let found: Vec<String> = passes_named(top, "sink", false).into_iter().collect();
+    assert_eq!(found, ["cost", "peel"]);
+    let nested = "use super::super::plan_memory::plan;\nuse super::walk::Inst;";
+    let found: Vec<String> = passes_named(nested, "sync", true).into_iter().collect();
+    assert_eq!(found, ["plan_memory"]);
 }

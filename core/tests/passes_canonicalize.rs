@@ -2,8 +2,8 @@
 
 mod ir_support;
 
-use tilescope::ir::{self, lower::lower, Kernel};
-use tilescope::passes::canonicalize::{self, cse, dce, fold, fuse};
+use tilescope::ir::{self, dce, lower::lower, Kernel};
+use tilescope::passes::canonicalize::{self, cse, fold, fuse};
 
 fn lowered(k: tilescope::front::hir::Kernel) -> Kernel {
     lower(&k).expect("lowers")

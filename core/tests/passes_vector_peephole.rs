@@ -7,7 +7,7 @@ mod run_support;
 
 use pass_support::ir_after;
 use tilescope::compile::{compile, CompileOptions};
-use tilescope::passes::vector_peephole::exact_reciprocal;
+use tilescope::ir::analysis::exact_reciprocal;
 use tilescope::run::run;
 use tilescope::types::Pipe;
 

@@ -94,3 +94,7 @@ pub const MAX_JSON_BYTES: usize = 1 << 20;
 /// instruction dispatches (hand-written assembly is not bound by the front end's
 /// limits). Equal to the tensor limit: no legal transfer moves more.
 pub const MAX_SIM_OPERAND_ELEMENTS: i64 = MAX_TENSOR_ELEMENTS as i64;
+
+/// Most nodes in a `fused` op's expression: fusion stops growing a tree past it, which
+/// bounds the depth every recursion over the expression reaches.
+pub const MAX_FUSED_NODES: usize = 32;

@@ -6,7 +6,9 @@
 //! them first, so no pass or verifier imports another pass.
 
 use super::typing::broadcast_shapes;
-use super::{FusedExpr, Kernel, Op, OpKind, ValueId};
+use super::{FusedExpr, Index, Kernel, Op, OpId, OpKind, ValueDef, ValueId, ValueSet};
+use crate::dense::DenseSet;
+use crate::types::{MemSpace, Pipe};
 
 /// `x` rounded up to a multiple of `a` (a zero alignment counts as 1).
 pub fn align_up(x: u64, a: u64) -> u64 {
@@ -181,5 +183,106 @@ pub fn may_overwrite(k: &Kernel, op: &Op, v: ValueId) -> bool {
                     .all(|i| fused_in_place_ok(expr, &shapes, i as u32))
         }
         _ => false,
+    }
+}
+
+/// The tile shape a tensor access moves.
+pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
+    tensor
+        .iter()
+        .zip(index)
+        .map(|(&s, ix)| match ix {
+            Index::Full => s,
+            Index::Range { len, .. } => *len,
+            Index::Single(_) => 1,
+            Index::Indirect(v) => k
+                .values
+                .get(*v)
+                .and_then(|x| x.ty.shape.first().copied())
+                // Verified IR: an indirect index is a 1-D or 2-D i32 tile.
+                .unwrap_or(0),
+        })
+        .collect()
+}
+
+/// Row-major strides in elements.
+pub fn strides(shape: &[u64]) -> Vec<i64> {
+    let mut out = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        out[i] = out[i + 1].saturating_mul(shape[i + 1] as i64);
+    }
+    out
+}
+
+/// The pipe that executes `op` once lowered (`None` for loops and scalar values).
+pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
+    let o = k.ops.get(op)?;
+    let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
+    let result_space = o.results.first().and_then(|&r| space(r));
+    Some(match &o.kind {
+        // A slot access runs on no pipe of its own (or copies on V, `ir::slots`); the
+        // tiles of explicit slots are never rotated by a loop.
+        OpKind::For(_) | OpKind::Buffers | OpKind::SlotWrite { .. } | OpKind::SlotRead { .. } => {
+            return None
+        }
+        OpKind::Load { .. } => Pipe::MTE2,
+        OpKind::Store { value, .. } if space(*value) == Some(MemSpace::L0C) => Pipe::FIX,
+        OpKind::Store { .. } => Pipe::MTE3,
+        OpKind::MatMul { .. } => Pipe::M,
+        OpKind::Slice { .. } => Pipe::MTE1,
+        OpKind::Copy { arg } | OpKind::Transpose { arg } => match (space(*arg)?, result_space?) {
+            (MemSpace::UB, MemSpace::L1) => Pipe::MTE3,
+            (MemSpace::L1, _) => Pipe::MTE1,
+            (MemSpace::L0C, _) => Pipe::FIX,
+            _ => Pipe::V,
+        },
+        OpKind::Full { .. } | OpKind::IndexValue { .. } if result_space.is_none() => return None,
+        _ => Pipe::V,
+    })
+}
+
+/// `1 / c` when multiplying by it rounds exactly as dividing by `c` does: `c` is a
+/// power of two (up to sign) whose reciprocal, like `c`, is exact in f32.
+pub fn exact_reciprocal(c: f64) -> Option<f64> {
+    const MANTISSA: u64 = (1 << 52) - 1;
+    if !c.is_normal() || c.to_bits() & MANTISSA != 0 {
+        return None;
+    }
+    let r = 1.0 / c;
+    let exact_f32 = |x: f64| x != 0.0 && (x as f32).is_finite() && (x as f32) as f64 == x;
+    (exact_f32(c) && exact_f32(r)).then_some(r)
+}
+
+/// What `op` reads, including, for a loop, every op of its body.
+pub fn reads(k: &Kernel, op: OpId) -> ValueSet {
+    let mut out = DenseSet::new();
+    let mut stack = vec![op];
+    while let Some(id) = stack.pop() {
+        let Some(o) = k.ops.get(id) else { continue };
+        out.extend(o.kind.operands());
+        if let OpKind::For(l) = &o.kind {
+            stack.extend(l.body.ops());
+        }
+    }
+    out
+}
+
+/// Stores and loops: a load must not move past them.
+pub fn writes_memory(k: &Kernel, op: OpId) -> bool {
+    matches!(
+        k.ops.get(op).map(|o| &o.kind),
+        Some(OpKind::Store { .. } | OpKind::For(_) | OpKind::Update { .. })
+    )
+}
+
+/// The value of `v` when it is a rank-0 constant.
+pub fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
+    let val = k.values.get(v)?;
+    let ValueDef::Result { op, .. } = val.def else {
+        return None;
+    };
+    match k.ops.get(op)?.kind {
+        OpKind::Full { value } if val.ty.rank() == 0 => Some(value),
+        _ => None,
     }
 }

@@ -10,8 +10,11 @@
 
 pub mod affine;
 pub mod analysis;
+pub mod dce;
+pub mod liveness;
 pub mod lower;
 pub mod print;
+pub mod rewrite;
 pub mod slots;
 pub mod typing;
 pub mod verify;

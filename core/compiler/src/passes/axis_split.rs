@@ -14,9 +14,9 @@ use crate::affine::Affine;
 use crate::dense::DenseMap;
 use crate::diag::Diagnostics;
 use crate::ir::affine;
+use crate::ir::rewrite::{replace_var, visit_exprs_from};
 use crate::ir::{
-    Block, BlockItem, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef,
-    VarMap,
+    Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef, VarMap,
 };
 
 pub struct AxisSplit;
@@ -49,40 +49,6 @@ impl Pass for AxisSplit {
         visit_exprs_from(k, roots, true, |e| simplify(e, &ranges));
         // What is still not affine is relayout's to copy or reject.
         Ok(())
-    }
-}
-
-/// Every index expression of the ops under `roots`, mutably; slot indices of `buffers`
-/// tiles too when `slots`.
-pub(super) fn visit_exprs_from(
-    k: &mut Kernel,
-    roots: Vec<OpId>,
-    slots: bool,
-    mut f: impl FnMut(&mut IndexExpr),
-) {
-    let mut ids = Vec::new();
-    k.walk_ops_from(roots, |id, _| ids.push(id));
-    for id in ids {
-        match &mut k.ops[id].kind {
-            OpKind::Load { index, .. }
-            | OpKind::Store { index, .. }
-            | OpKind::Slice { index, .. }
-            | OpKind::MatMul {
-                acc_block: index, ..
-            } => {
-                for ix in index {
-                    match ix {
-                        Index::Range { start, .. } | Index::Single(start) => f(start),
-                        Index::Full | Index::Indirect(_) => {}
-                    }
-                }
-            }
-            OpKind::IndexValue { expr } => f(expr),
-            OpKind::SlotWrite { slot: expr, .. } | OpKind::SlotRead { slot: expr, .. } if slots => {
-                f(expr)
-            }
-            _ => {}
-        }
     }
 }
 
@@ -127,18 +93,6 @@ fn digit_cuts(e: &IndexExpr, var: LoopVarId) -> Option<Vec<i64>> {
     let mut cuts = Vec::new();
     walk(e, var, &mut cuts)?;
     (!cuts.is_empty()).then_some(cuts)
-}
-
-pub(super) fn replace_var(e: &mut IndexExpr, var: LoopVarId, with: &IndexExpr) {
-    match e {
-        IndexExpr::Var(v) if *v == var => *e = with.clone(),
-        IndexExpr::FloorDiv(a, _) | IndexExpr::Mod(a, _) => replace_var(a, var, with),
-        IndexExpr::Add(a, b) | IndexExpr::Sub(a, b) | IndexExpr::Mul(a, b) => {
-            replace_var(a, var, with);
-            replace_var(b, var, with);
-        }
-        IndexExpr::Const(_) | IndexExpr::Var(_) => {}
-    }
 }
 
 /// Splits loop `id` on the radices its variable is used with, when they form a chain

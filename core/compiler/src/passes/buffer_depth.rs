@@ -19,8 +19,8 @@
 //! slots and the third slot would gain nothing).
 
 use super::cost;
-use super::multi_buffer::op_pipe;
 use crate::dense::DenseMap;
+use crate::ir::analysis::op_pipe;
 use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::Pipe;

@@ -68,7 +68,7 @@ pub fn op_cycles(machine: &Machine, k: &Kernel, op: OpId) -> u64 {
     let ty = |v: ValueId| k.values.get(v).map(|x| (&x.ty, x.space));
     let bytes = |v: ValueId| ty(v).map_or(0, |(t, _)| t.bytes());
     let result = o.results.first().copied();
-    let Some(pipe) = super::multi_buffer::op_pipe(k, op) else {
+    let Some(pipe) = crate::ir::analysis::op_pipe(k, op) else {
         return 0;
     };
     let out = result.and_then(ty);

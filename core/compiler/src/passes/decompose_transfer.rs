@@ -6,6 +6,7 @@
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::analysis::{region_shape, strides};
 use crate::ir::{Index, Kernel, OpId, OpKind, Transfer, TransferDim};
 
 pub struct DecomposeTransfer;
@@ -129,34 +130,6 @@ fn aligned(
         )
         .with_note("move whole rows of the tensor, or fewer non-contiguous axes, per transfer")),
     }
-}
-
-/// The tile shape a tensor access moves.
-pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
-    tensor
-        .iter()
-        .zip(index)
-        .map(|(&s, ix)| match ix {
-            Index::Full => s,
-            Index::Range { len, .. } => *len,
-            Index::Single(_) => 1,
-            Index::Indirect(v) => k
-                .values
-                .get(*v)
-                .and_then(|x| x.ty.shape.first().copied())
-                // Verified IR: an indirect index is a 1-D or 2-D i32 tile.
-                .unwrap_or(0),
-        })
-        .collect()
-}
-
-/// Row-major strides in elements.
-pub fn strides(shape: &[u64]) -> Vec<i64> {
-    let mut out = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        out[i] = out[i + 1].saturating_mul(shape[i + 1] as i64);
-    }
-    out
 }
 
 fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnostic> {

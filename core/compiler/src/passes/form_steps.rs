@@ -6,6 +6,7 @@
 use super::{Context, Pass};
 use crate::dense::DenseSet;
 use crate::diag::{Diagnostics, Span};
+use crate::ir::rewrite::renumber;
 use crate::ir::{Block, BlockItem, Index, Kernel, OpId, OpKind, Step, StepKind, ValueSet};
 
 pub struct FormSteps;
@@ -154,39 +155,4 @@ fn is_scalar(k: &Kernel, id: OpId) -> bool {
                 .iter()
                 .all(|r| k.values.get(*r).is_some_and(|v| v.ty.rank() == 0))
     })
-}
-
-/// Numbers the steps in program order (steps of a loop body before the steps after the
-/// loop), so step ids read top to bottom in the printed IR and the step graph.
-/// Numbers every step in program order (instructions carry the number as their step).
-pub(super) fn renumber(k: &mut Kernel) {
-    let mut next = 0u32;
-    renumber_block(k, &mut Vec::new(), &mut next);
-}
-
-/// Recursion depth is the loop nesting, bounded by the front end (`MAX_LOOP_NESTING`).
-fn renumber_block(k: &mut Kernel, path: &mut Vec<OpId>, next: &mut u32) {
-    if path.len() > crate::limits::MAX_LOOP_NESTING * 2 {
-        return;
-    }
-    let len = k.block_mut(path).map_or(0, |b| b.items.len());
-    for i in 0..len {
-        let mut nested = None;
-        if let Some(item) = k.block_mut(path).and_then(|b| b.items.get_mut(i)) {
-            match item {
-                BlockItem::Step(s) => {
-                    s.id = *next;
-                    *next += 1;
-                }
-                BlockItem::Op(op) => nested = Some(*op),
-            }
-        }
-        if let Some(op) = nested {
-            if matches!(k.ops.get(op).map(|o| &o.kind), Some(OpKind::For(_))) {
-                path.push(op);
-                renumber_block(k, path, next);
-                path.pop();
-            }
-        }
-    }
 }

@@ -10,10 +10,10 @@
 use super::{Context, Pass};
 use crate::dense::DenseMap;
 use crate::diag::Diagnostics;
+use crate::ir::analysis::op_pipe;
 use crate::ir::{Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
 use crate::machine::Machine;
-use crate::types::{MemSpace, Pipe};
 
 pub struct MultiBuffer;
 
@@ -36,6 +36,9 @@ impl Pass for MultiBuffer {
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
         let auto = cx.auto_multi_buffer;
+        // What a try runs on a copy: the passes up to plan-memory, as the compile will.
+        let later = super::between(self.name(), "lower-to-pipes", &cx.disabled_passes)
+            .map_err(|d| vec![d])?;
         let k = cx.ir_mut(self.name())?;
         let mut loops = Vec::new();
         k.walk_ops(|id, op| {
@@ -71,12 +74,12 @@ impl Pass for MultiBuffer {
                 if rotated.is_empty() {
                     continue;
                 }
-                if !try_depth(k, &users, id, 2, &machine) {
+                if !try_depth(k, &users, id, 2, &later, &machine) {
                     set_depth(k, &users, id, None);
                     continue;
                 }
                 if super::buffer_depth::choose(&machine, k, id, &rotated) == 3
-                    && !try_depth(k, &users, id, 3, &machine)
+                    && !try_depth(k, &users, id, 3, &later, &machine)
                 {
                     set_depth(k, &users, id, Some(2));
                 }
@@ -86,14 +89,24 @@ impl Pass for MultiBuffer {
     }
 }
 
-/// Gives loop `id` `depth` slots as if written `@buffers(depth)`; true when memory
-/// planning still fits.
-fn try_depth(k: &mut Kernel, users: &Users, id: OpId, depth: u32, machine: &Machine) -> bool {
+/// Gives loop `id` `depth` slots as if written `@buffers(depth)`; true when `later`,
+/// the passes up to plan-memory, still succeed on a copy (memory planning still fits,
+/// with out-of-ssa's copies).
+fn try_depth(
+    k: &mut Kernel,
+    users: &Users,
+    id: OpId,
+    depth: u32,
+    later: &[Box<dyn super::AnyPass>],
+    machine: &Machine,
+) -> bool {
     set_depth(k, users, id, Some(depth));
-    // Planned as plan-memory will see it: with out-of-ssa's copies.
-    let mut copy = k.clone();
-    super::out_of_ssa::leave_ssa(&mut copy).is_ok()
-        && super::plan_memory::plan(&copy, machine).is_ok()
+    let mut cx = Context {
+        ir: Some(k.clone()),
+        machine: Some(machine.clone()),
+        ..Context::default()
+    };
+    later.iter().all(|p| p.run(&mut cx).is_ok())
 }
 
 fn set_depth(k: &mut Kernel, users: &Users, id: OpId, depth: Option<u32>) {
@@ -160,31 +173,4 @@ fn users(k: &Kernel) -> Users {
         }
     });
     out
-}
-
-/// The pipe that executes `op` once lowered (`None` for loops and scalar values).
-pub fn op_pipe(k: &Kernel, op: OpId) -> Option<Pipe> {
-    let o = k.ops.get(op)?;
-    let space = |v: ValueId| k.values.get(v).and_then(|x| x.space);
-    let result_space = o.results.first().and_then(|&r| space(r));
-    Some(match &o.kind {
-        // A slot access runs on no pipe of its own (or copies on V, `ir::slots`); the
-        // tiles of explicit slots are never rotated by a loop.
-        OpKind::For(_) | OpKind::Buffers | OpKind::SlotWrite { .. } | OpKind::SlotRead { .. } => {
-            return None
-        }
-        OpKind::Load { .. } => Pipe::MTE2,
-        OpKind::Store { value, .. } if space(*value) == Some(MemSpace::L0C) => Pipe::FIX,
-        OpKind::Store { .. } => Pipe::MTE3,
-        OpKind::MatMul { .. } => Pipe::M,
-        OpKind::Slice { .. } => Pipe::MTE1,
-        OpKind::Copy { arg } | OpKind::Transpose { arg } => match (space(*arg)?, result_space?) {
-            (MemSpace::UB, MemSpace::L1) => Pipe::MTE3,
-            (MemSpace::L1, _) => Pipe::MTE1,
-            (MemSpace::L0C, _) => Pipe::FIX,
-            _ => Pipe::V,
-        },
-        OpKind::Full { .. } | OpKind::IndexValue { .. } if result_space.is_none() => return None,
-        _ => Pipe::V,
-    })
 }

@@ -26,10 +26,10 @@
 
 use std::cmp::Reverse;
 
-use super::plan_memory::Liveness;
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::ir::analysis::may_overwrite;
+use crate::ir::liveness::Liveness;
 use crate::ir::{BlockItem, CopyNote, Kernel, OpId, OpKind, Step, StepKind, ValueDef, ValueId};
 use crate::types::MemSpace;
 
@@ -166,7 +166,7 @@ pub fn leave_ssa(k: &mut Kernel) -> Result<(), Diagnostic> {
         pending.sort_by_key(|p| p.slot);
         place_copies(k, &mut class_of, &live, l, edge, pending)?;
     }
-    super::form_steps::renumber(k);
+    crate::ir::rewrite::renumber(k);
     Ok(())
 }
 

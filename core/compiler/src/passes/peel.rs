@@ -20,13 +20,11 @@
 //! the first iteration that precedes the moved load's first use.
 
 use super::cost::op_cycles;
-use super::sink::{reads, writes_memory};
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
-use crate::ir::{
-    Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVar, OpId, OpKind, Value, ValueDef, ValueId,
-    ValueMap, ValueSet,
-};
+use crate::ir::analysis::{reads, writes_memory};
+use crate::ir::rewrite::Cloner;
+use crate::ir::{BlockItem, ForOp, IndexExpr, Kernel, OpId, OpKind, ValueDef, ValueId, ValueSet};
 use crate::machine::Machine;
 use crate::types::Pipe;
 
@@ -176,12 +174,12 @@ fn plan_loop(k: &Kernel, machine: &Machine, before: &[OpId], f: OpId, l: &ForOp)
             .get(own_first..use_at)
             .unwrap_or_default()
             .iter()
-            .filter(|&&b| super::multi_buffer::op_pipe(k, b).is_some_and(|p| p != Pipe::MTE2))
+            .filter(|&&b| crate::ir::analysis::op_pipe(k, b).is_some_and(|p| p != Pipe::MTE2))
             .map(|&b| op_cycles(machine, k, b))
             .sum();
         let transfer: u64 = chain
             .iter()
-            .filter(|&&c| super::multi_buffer::op_pipe(k, c) == Some(Pipe::MTE2))
+            .filter(|&&c| crate::ir::analysis::op_pipe(k, c) == Some(Pipe::MTE2))
             .map(|&c| op_cycles(machine, k, c))
             .sum();
         gain += transfer.min(overlap);
@@ -248,9 +246,9 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
             .iter()
             .map(|&(old, new)| (old, IndexExpr::Var(new))),
     );
-    super::axis_split::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
+    crate::ir::rewrite::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
         for (var, with) in &renames {
-            super::axis_split::replace_var(e, *var, with);
+            crate::ir::rewrite::replace_var(e, *var, with);
         }
     });
     // The moved ops go, in their order, before the first op of the copy reading any
@@ -284,80 +282,4 @@ fn peel(k: &mut Kernel, path: &[OpId], plan: &Peel) {
         }
     }
     block.items = items;
-}
-
-/// Copies blocks of ops with fresh values and loop variables; operands defined outside
-/// the copied ops are kept.
-#[derive(Default)]
-pub(super) struct Cloner {
-    values: ValueMap<ValueId>,
-    /// Loop variables of copied nested loops: (original, copy).
-    vars: Vec<(crate::ir::LoopVarId, crate::ir::LoopVarId)>,
-    /// Every op made, nested ones included.
-    pub(super) ops: Vec<OpId>,
-}
-
-impl Cloner {
-    /// Recursion is as deep as the loop nest, which the checker bounds
-    /// (`MAX_LOOP_NESTING`).
-    pub(super) fn block(&mut self, k: &mut Kernel, block: &Block) -> Vec<OpId> {
-        block
-            .ops()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .filter_map(|op| self.op(k, op))
-            .collect()
-    }
-
-    fn value(&mut self, k: &mut Kernel, v: ValueId, def: ValueDef) -> ValueId {
-        let Some(orig) = k.values.get(v).cloned() else {
-            return v;
-        };
-        let new = k.values.push(Value { def, ..orig });
-        self.values.insert(v, new);
-        new
-    }
-
-    fn op(&mut self, k: &mut Kernel, id: OpId) -> Option<OpId> {
-        let orig = k.ops.get(id)?.clone();
-        let mut kind = orig.kind.clone();
-        let new = k.ops.push(crate::ir::Op {
-            kind: OpKind::Full { value: 0.0 },
-            span: orig.span,
-            results: Vec::new(),
-        });
-        self.ops.push(new);
-        k.annotations.copy(id, new);
-        if let OpKind::For(l) = &mut kind {
-            l.inits = l.inits.iter().map(|v| self.map(*v)).collect();
-            let var = k.loop_vars.get(l.var).cloned().unwrap_or(LoopVar {
-                name: String::new(),
-                span: orig.span,
-            });
-            let new_var = k.loop_vars.push(var);
-            self.vars.push((l.var, new_var));
-            l.var = new_var;
-            l.args = (0u32..)
-                .zip(l.args.clone())
-                .map(|(index, a)| self.value(k, a, ValueDef::LoopArg { op: new, index }))
-                .collect();
-            l.body = Block::from_ops(self.block(k, &l.body));
-            l.yields = l.yields.iter().map(|v| self.map(*v)).collect();
-        } else {
-            kind.map_operands(|v| self.map(v));
-        }
-        let results: Vec<ValueId> = (0u32..)
-            .zip(orig.results.iter())
-            .map(|(index, &r)| self.value(k, r, ValueDef::Result { op: new, index }))
-            .collect();
-        if let Some(o) = k.ops.get_mut(new) {
-            o.kind = kind;
-            o.results = results;
-        }
-        Some(new)
-    }
-
-    fn map(&self, v: ValueId) -> ValueId {
-        self.values.get(&v).copied().unwrap_or(v)
-    }
 }

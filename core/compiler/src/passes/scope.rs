@@ -302,7 +302,7 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
                 .get(*param)
                 .map(|p| p.ty.shape.clone())
                 .unwrap_or_default();
-            let region = super::decompose_transfer::region_shape(k, &tensor, index);
+            let region = crate::ir::analysis::region_shape(k, &tensor, index);
             if k.values.get(*value).is_some_and(|v| v.ty.shape != region) {
                 todo.push((id, *value, region));
             }

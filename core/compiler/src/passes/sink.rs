@@ -7,8 +7,8 @@
 //! store or a loop (which may store), so it reads what it read before.
 
 use super::{Context, Pass};
-use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
+use crate::ir::analysis::{reads, writes_memory};
 use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueSet};
 use crate::types::MemSpace;
 
@@ -81,28 +81,6 @@ fn first_user(k: &Kernel, ops: &[(OpId, ValueSet)], i: usize) -> Option<usize> {
         .take(MAX_SINK)
         .find(|(_, (_, r))| results.iter().any(|v| r.contains(v)))
         .map(|(j, _)| j)
-}
-
-/// What `op` reads, including, for a loop, every op of its body.
-pub(super) fn reads(k: &Kernel, op: OpId) -> ValueSet {
-    let mut out = DenseSet::new();
-    let mut stack = vec![op];
-    while let Some(id) = stack.pop() {
-        let Some(o) = k.ops.get(id) else { continue };
-        out.extend(o.kind.operands());
-        if let OpKind::For(l) = &o.kind {
-            stack.extend(l.body.ops());
-        }
-    }
-    out
-}
-
-/// Stores and loops: a load must not move past them.
-pub(super) fn writes_memory(k: &Kernel, op: OpId) -> bool {
-    matches!(
-        k.ops.get(op).map(|o| &o.kind),
-        Some(OpKind::Store { .. } | OpKind::For(_) | OpKind::Update { .. })
-    )
 }
 
 fn sink_block(k: &mut Kernel, path: &[OpId]) {

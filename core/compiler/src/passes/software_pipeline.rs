@@ -23,11 +23,11 @@
 //! error.
 
 use super::cost::op_cycles;
-use super::multi_buffer::op_pipe;
-use super::peel::Cloner;
 use super::{Context, Pass};
 use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
+use crate::ir::analysis::op_pipe;
+use crate::ir::rewrite::Cloner;
 use crate::ir::{BlockItem, Index, IndexExpr, Kernel, OpId, OpKind};
 use crate::machine::Machine;
 use crate::types::Pipe;
@@ -204,8 +204,8 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
         let mut cloner = Cloner::default();
         let mut copy = cloner.block(k, &l.body);
         let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));
-        super::axis_split::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
-            super::axis_split::replace_var(e, l.var, &at)
+        crate::ir::rewrite::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
+            crate::ir::rewrite::replace_var(e, l.var, &at)
         });
         let b = copy.split_off(cut.min(copy.len()));
         stages.push((copy, b));

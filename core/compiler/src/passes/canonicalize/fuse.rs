@@ -19,10 +19,10 @@
 //! expression that reads them as literals, which costs nothing. The producers left
 //! unused are removed by dead-code elimination.
 
+use crate::ir::analysis::scalar_constant;
 use crate::ir::{FusedExpr, Kernel, OpId, OpKind, OpSet, ValueDef, ValueId};
+use crate::limits::MAX_FUSED_NODES;
 use crate::types::TileType;
-
-pub const MAX_FUSED_NODES: usize = 32;
 
 pub fn run(k: &mut Kernel) -> bool {
     let uses = read_counts(k);
@@ -174,18 +174,6 @@ fn remap(expr: &FusedExpr, args: &[ValueId], b: &mut Builder, k: &Kernel) -> Fus
         })
         .collect();
     substitute(expr, &leaves)
-}
-
-/// The value of `v` when it is a rank-0 constant.
-pub fn scalar_constant(k: &Kernel, v: ValueId) -> Option<f64> {
-    let val = k.values.get(v)?;
-    let ValueDef::Result { op, .. } = val.def else {
-        return None;
-    };
-    match k.ops.get(op)?.kind {
-        OpKind::Full { value } if val.ty.rank() == 0 => Some(value),
-        _ => None,
-    }
 }
 
 /// Replaces each `$i` in `expr` by `leaves[i]`.

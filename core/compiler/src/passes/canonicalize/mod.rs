@@ -3,7 +3,6 @@
 //! repeated until nothing changes.
 
 pub mod cse;
-pub mod dce;
 pub mod fold;
 pub mod fuse;
 pub mod licm;
@@ -43,9 +42,9 @@ pub fn canonicalize(k: &mut Kernel) -> bool {
         let mut changed = fold::run(k);
         changed |= cse::run(k);
         changed |= licm::run(k);
-        changed |= dce::run(k);
+        changed |= crate::ir::dce::run(k);
         changed |= fuse::run(k);
-        changed |= dce::run(k);
+        changed |= crate::ir::dce::run(k);
         any |= changed;
         if !changed {
             break;

@@ -78,7 +78,7 @@ fn writes(items: &[Item], r: isa::Reg) -> bool {
 }
 
 fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Diagnostic> {
-    if depth > super::sync::tree::MAX_DEPTH {
+    if depth > crate::limits::MAX_LOWERED_LOOP_DEPTH {
         return Err(Diagnostic::global(
             "internal error: emit: loops nest too deeply",
         ));

@@ -4,11 +4,11 @@
 use super::{Lw, Valid};
 use crate::diag::Span;
 use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
+use crate::ir::analysis::exact_reciprocal;
 use crate::ir::analysis::{fused_layout, Place};
 use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
 use crate::lowered::Access;
-use crate::passes::vector_peephole::exact_reciprocal;
 use crate::types::{DType, MemSpace};
 
 fn unop(op: UnaryOp) -> UnOp {
@@ -282,7 +282,7 @@ impl Lw<'_> {
             .get(param)
             .map(|p| p.ty.shape.clone())
             .unwrap_or_default();
-        let gm_strides = crate::passes::decompose_transfer::strides(&tensor);
+        let gm_strides = crate::ir::analysis::strides(&tensor);
         // The tensor's dtype: a store from L0C (fix-to-gm) casts to it on the way.
         let dtype = self
             .k
@@ -292,7 +292,7 @@ impl Lw<'_> {
         let eb = dtype.bytes() as i64;
         // Byte offset of the region's first element, and the valid extents.
         let mut offset = Val::Imm(0);
-        let shape = crate::passes::decompose_transfer::region_shape(self.k, &tensor, index);
+        let shape = crate::ir::analysis::region_shape(self.k, &tensor, index);
         let mut valid: Valid = shape.iter().map(|&d| Val::Imm(d as i64)).collect();
         let mut indirect = None;
         for (i, ix) in index.iter().enumerate() {

@@ -4,10 +4,10 @@
 //! in the form insert-sync reasons with (`lowered::Slot`).
 
 use super::Lw;
+use crate::ir::liveness::Liveness;
 use crate::ir::{IndexExpr, OpId, OpKind, ValueId};
 use crate::isa::{AluOp, Val};
 use crate::lowered::{LoopId, Slot};
-use crate::passes::plan_memory::Liveness;
 
 /// Each member tile's slot access (the `write` or `read` op, by index).
 pub(super) fn member_slots(

@@ -44,10 +44,12 @@ use super::{Context, Pass};
 use crate::dense::DenseSet;
 use crate::diag::Diagnostics;
 use crate::front::hir::{BinaryOp, UnaryOp};
+use crate::ir::analysis::exact_reciprocal;
 use crate::ir::analysis::fused_shape;
+use crate::ir::analysis::scalar_constant;
 use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueId, ValueSet};
+use crate::limits::MAX_FUSED_NODES;
 use crate::machine::Costs;
-use crate::passes::canonicalize::fuse::{scalar_constant, MAX_FUSED_NODES};
 use crate::types::DType;
 
 pub struct VectorPeephole;
@@ -75,18 +77,6 @@ impl Pass for VectorPeephole {
     }
 }
 
-/// `1 / c` when multiplying by it rounds exactly as dividing by `c` does: `c` is a
-/// power of two (up to sign) whose reciprocal, like `c`, is exact in f32.
-pub fn exact_reciprocal(c: f64) -> Option<f64> {
-    const MANTISSA: u64 = (1 << 52) - 1;
-    if !c.is_normal() || c.to_bits() & MANTISSA != 0 {
-        return None;
-    }
-    let r = 1.0 / c;
-    let exact_f32 = |x: f64| x != 0.0 && (x as f32).is_finite() && (x as f32) as f64 == x;
-    (exact_f32(c) && exact_f32(r)).then_some(r)
-}
-
 /// Applies every rule it can; returns whether anything changed.
 pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     let mut ids = Vec::new();
@@ -100,7 +90,7 @@ pub fn run(k: &mut Kernel, costs: &Costs) -> bool {
     changed |= scale::run(k);
     if changed {
         // The divisor constants a rewrite inlined may now be unread.
-        crate::passes::canonicalize::dce::run(k);
+        crate::ir::dce::run(k);
     }
     changed
 }

@@ -12,10 +12,10 @@
 //! `s = (q @ k.T) * 0.125` also feeds `exp(s - amax(s))`, so there the full-tile
 //! multiply has to run anyway and the rule does not fire.
 
-use super::exact_reciprocal;
 use crate::front::hir::{BinaryOp, ReduceOp};
+use crate::ir::analysis::exact_reciprocal;
+use crate::ir::analysis::scalar_constant;
 use crate::ir::{FusedExpr, Kernel, OpId, OpKind, ValueDef, ValueId};
-use crate::passes::canonicalize::fuse::scalar_constant;
 use crate::types::DType;
 
 /// Applies the rule to every reduction it can; returns whether anything changed.
