@@ -210,6 +210,11 @@ pub fn optional_passes() -> Vec<&'static str> {
     OPTIONAL_PASSES.to_vec()
 }
 
+/// A list the compiler built out of order is its own bug, not the user's.
+fn internal(d: Diagnostic) -> Diagnostic {
+    Diagnostic::global(format!("internal error: {}", d.message))
+}
+
 /// The passes of the pipeline without `disabled` strictly between the passes named
 /// `after` and `before`: what a pass that tries a change runs on a copy to see whether
 /// the rest of the compile takes it (software-pipeline). Names that are not passes of
@@ -227,13 +232,44 @@ pub fn between(
             let from = passes[a].makes();
             passes.truncate(b);
             let range = passes.split_off(a + 1);
-            stage::check_order(&range, from)
-                .map_err(|d| Diagnostic::global(format!("internal error: {}", d.message)))?;
+            stage::check_order(&range, from).map_err(internal)?;
             Ok(range)
         }
         _ => Err(Diagnostic::global(format!(
             "internal error: no passes between `{after}` and `{before}` in this pipeline"
         ))),
+    }
+}
+
+/// The rest of the compile that a pass tries a change against: the passes from just
+/// after it up to (not including) `until`, as this compile runs them (`between`), with
+/// the compile's machine and options. Software-pipeline and multi-buffer keep a change
+/// only where it `succeeds`.
+pub struct Trial {
+    passes: Vec<Box<dyn AnyPass>>,
+    machine: crate::machine::Machine,
+    auto_multi_buffer: bool,
+}
+
+impl Trial {
+    pub fn new(cx: &Context, pass: &str, until: &str) -> Result<Trial, Diagnostics> {
+        Ok(Trial {
+            passes: between(pass, until, &cx.disabled_passes).map_err(|d| vec![d])?,
+            machine: cx.machine(),
+            auto_multi_buffer: cx.auto_multi_buffer,
+        })
+    }
+
+    /// Whether every pass of the trial succeeds on `kernel`, a copy: the passes are
+    /// deterministic, so they make the same choices on the real kernel afterwards.
+    pub fn succeeds(&self, kernel: ir::Kernel) -> bool {
+        let mut cx = Context {
+            ir: Some(kernel),
+            machine: Some(self.machine.clone()),
+            auto_multi_buffer: self.auto_multi_buffer,
+            ..Context::default()
+        };
+        self.passes.iter().all(|p| p.run(&mut cx).is_ok())
     }
 }
 
@@ -262,8 +298,7 @@ pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn AnyPass>>, Di
         .collect();
     // Only passes that keep the stage are optional, so this holds; a list that broke
     // it would fail here, before any pass runs.
-    stage::check_order(&kept, Stage::Source)
-        .map_err(|d| Diagnostic::global(format!("internal error: {}", d.message)))?;
+    stage::check_order(&kept, Stage::Source).map_err(internal)?;
     Ok(kept)
 }
 

@@ -13,7 +13,6 @@ use crate::diag::Diagnostics;
 use crate::ir::analysis::op_pipe;
 use crate::ir::{Kernel, OpId, OpKind, ValueId, ValueMap};
 use crate::limits::MAX_AUTO_MULTI_BUFFER_LOOPS;
-use crate::machine::Machine;
 
 pub struct MultiBuffer;
 
@@ -37,8 +36,7 @@ impl Pass for MultiBuffer {
         let machine = cx.machine();
         let auto = cx.auto_multi_buffer;
         // What a try runs on a copy: the passes up to plan-memory, as the compile will.
-        let later = super::between(self.name(), "lower-to-pipes", &cx.disabled_passes)
-            .map_err(|d| vec![d])?;
+        let trial = super::Trial::new(cx, self.name(), "lower-to-pipes")?;
         let k = cx.ir_mut(self.name())?;
         let mut loops = Vec::new();
         k.walk_ops(|id, op| {
@@ -74,12 +72,12 @@ impl Pass for MultiBuffer {
                 if rotated.is_empty() {
                     continue;
                 }
-                if !try_depth(k, &users, id, 2, &later, &machine) {
+                if !try_depth(k, &users, id, 2, &trial) {
                     set_depth(k, &users, id, None);
                     continue;
                 }
                 if super::buffer_depth::choose(&machine, k, id, &rotated) == 3
-                    && !try_depth(k, &users, id, 3, &later, &machine)
+                    && !try_depth(k, &users, id, 3, &trial)
                 {
                     set_depth(k, &users, id, Some(2));
                 }
@@ -89,24 +87,12 @@ impl Pass for MultiBuffer {
     }
 }
 
-/// Gives loop `id` `depth` slots as if written `@buffers(depth)`; true when `later`,
-/// the passes up to plan-memory, still succeed on a copy (memory planning still fits,
-/// with out-of-ssa's copies).
-fn try_depth(
-    k: &mut Kernel,
-    users: &Users,
-    id: OpId,
-    depth: u32,
-    later: &[Box<dyn super::AnyPass>],
-    machine: &Machine,
-) -> bool {
+/// Gives loop `id` `depth` slots as if written `@buffers(depth)`; true when `trial`,
+/// the passes up to plan-memory, still succeeds on a copy (memory planning still
+/// fits, with out-of-ssa's copies).
+fn try_depth(k: &mut Kernel, users: &Users, id: OpId, depth: u32, trial: &super::Trial) -> bool {
     set_depth(k, users, id, Some(depth));
-    let mut cx = Context {
-        ir: Some(k.clone()),
-        machine: Some(machine.clone()),
-        ..Context::default()
-    };
-    later.iter().all(|p| p.run(&mut cx).is_ok())
+    trial.succeeds(k.clone())
 }
 
 fn set_depth(k: &mut Kernel, users: &Users, id: OpId, depth: Option<u32>) {

@@ -71,10 +71,10 @@ impl Pass for SoftwarePipeline {
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
         let machine = cx.machine();
-        let auto_multi_buffer = cx.auto_multi_buffer;
-        // Software-pipeline runs only when it is not disabled, so the range exists.
-        let later = super::between(self.name(), "lower-to-pipes", &cx.disabled_passes)
-            .map_err(|d| vec![d])?;
+        // An unrolling is kept only where the passes after this one, up to and including
+        // plan-memory, still place every tile (software-pipeline runs only when it is not
+        // disabled, so the range exists).
+        let trial = super::Trial::new(cx, self.name(), "lower-to-pipes")?;
         let k = cx.ir_mut(self.name())?;
         // Blocks are listed before any change; a loop is unrolled only while it is still
         // an op of its block.
@@ -88,7 +88,7 @@ impl Pass for SoftwarePipeline {
                 };
                 let mut unrolled = k.clone();
                 unroll(&mut unrolled, &path, op, cut);
-                if still_places_every_tile(unrolled.clone(), &later, &machine, auto_multi_buffer) {
+                if trial.succeeds(unrolled.clone()) {
                     *k = unrolled;
                 }
             }
@@ -173,24 +173,6 @@ fn has_tail(index: &[Index]) -> bool {
     index
         .iter()
         .any(|ix| matches!(ix, Index::Range { clamped: true, .. }))
-}
-
-/// Whether `later`, the passes after this one up to and including plan-memory, succeed
-/// on `kernel`. Run on a copy: they make the same choices on the real kernel afterwards
-/// (slot depths, peels), so what this admits compiles.
-fn still_places_every_tile(
-    kernel: Kernel,
-    later: &[Box<dyn super::AnyPass>],
-    machine: &Machine,
-    auto_multi_buffer: bool,
-) -> bool {
-    let mut cx = Context {
-        ir: Some(kernel),
-        machine: Some(machine.clone()),
-        auto_multi_buffer,
-        ..Context::default()
-    };
-    later.iter().all(|p| p.run(&mut cx).is_ok())
 }
 
 /// Replaces loop `f` in the block at `path` by its iterations, each split at `cut` and
