@@ -162,6 +162,20 @@ impl CompileResult {
     }
 }
 
+/// Pass records as `--emit passes` prints them: each pass's IR under `=== after NAME
+/// ===`, then a blank line (what `tilescope opt` prints too).
+pub fn passes_text(records: &[PassRecord]) -> String {
+    let mut out = String::new();
+    for pass in records {
+        out.push_str(&format!("=== after {} ===\n{}", pass.name, pass.ir));
+        if !pass.ir.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
 pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
     compile_with_context(source, options).0
 }

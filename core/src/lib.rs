@@ -14,4 +14,5 @@ pub mod examples;
 pub mod explain;
 pub mod inputs;
 pub mod lesson;
+pub mod opt;
 pub mod run;

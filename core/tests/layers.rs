@@ -53,6 +53,7 @@ const CRATES: &[Crate] = &[
             ("examples", 0),
             ("run", 1),
             ("explain", 1),
+            ("opt", 1),
             ("lesson", 2),
         ],
     },

@@ -604,3 +604,59 @@ fn a_compile_that_overflows_memory_still_prints_every_pass_before_the_error() {
             "layernorm_overflow.tile:11:35: error: UB overflows: the plan needs 199424 bytes",
         ));
 }
+
+/// The sections of `compile --emit passes` output: (pass name, the section's text from
+/// its header to the blank line after it).
+fn sections(dump: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in dump.split_inclusive('\n') {
+        if let Some(name) = line
+            .strip_prefix("=== after ")
+            .and_then(|l| l.strip_suffix(" ===\n"))
+        {
+            out.push((name.to_string(), String::new()));
+        }
+        if let Some((_, text)) = out.last_mut() {
+            text.push_str(line);
+        }
+    }
+    out
+}
+
+#[test]
+fn opt_runs_a_pass_on_a_pasted_section_and_prints_the_next_one() {
+    let file = repo().join("static/examples/flash_attention.tile");
+    let out = tilescope()
+        .args(["compile", "--emit", "passes", "--preset", "teach"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    let dump = String::from_utf8(out.stdout).expect("utf-8");
+    let options = dump.lines().next().expect("an options line");
+    assert!(options.starts_with("; options: preset=teach"), "{options}");
+    let all = sections(&dump);
+    let at = |name: &str| all.iter().position(|(n, _)| n == name).expect(name);
+    let before = &all[at("decompose-transfer")].1;
+    let after = &all[at("multi-buffer")].1;
+    let dir = scratch("opt");
+    let tir = write(&dir, "before.tir", &format!("{options}\n{before}"));
+    tilescope()
+        .args(["opt", "--pass", "multi-buffer", "--source"])
+        .arg(&file)
+        .arg(&tir)
+        .assert()
+        .success()
+        .stdout(after.clone());
+    // A wrong name in the text is an error at its line and column in the .tir file.
+    let broken = before.replacen("%qt =", "%nope =", 1);
+    let tir = write(&dir, "broken.tir", &broken);
+    tilescope()
+        .args(["opt", "--pass", "multi-buffer"])
+        .arg(&tir)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("broken.tir:"))
+        .stderr(predicate::str::contains("is not defined before this use"))
+        .stderr(predicate::str::contains("^"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

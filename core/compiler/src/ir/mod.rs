@@ -14,6 +14,7 @@ pub mod dce;
 pub mod liveness;
 pub mod lower;
 pub mod print;
+pub mod read;
 pub mod rewrite;
 pub mod slots;
 pub mod typing;

@@ -216,7 +216,9 @@ impl Printer<'_> {
             };
             let _ = write!(head, "%{}: {out}{}", self.param(i), p.ty);
         }
-        head.push_str(") {");
+        head.push(')');
+        head.push_str(&self.at(Some(self.k.span)));
+        head.push_str(" {");
         self.out.line(0, &head, Some(self.k.span));
         self.block(&self.k.body, 1);
         self.out.line(0, "}", None);
@@ -227,7 +229,8 @@ impl Printer<'_> {
             match item {
                 BlockItem::Op(op) => self.op(*op, depth),
                 BlockItem::Step(step) => {
-                    let head = format!("step {} ({}) {{", step.id, step.kind.name());
+                    let at = self.at(Some(step.span));
+                    let head = format!("step {} ({}){at} {{", step.id, step.kind.name());
                     self.out.line(depth, &head, Some(step.span));
                     for &op in &step.ops {
                         self.op(op, depth + 1);
@@ -303,8 +306,14 @@ impl Printer<'_> {
                     Some(p) if self.stores_from_l0c(op) => format!(" via fix.{}", p.ty.dtype),
                     _ => String::new(),
                 };
+                // The DMA writes the transpose of the value (decompose-transfer).
+                let transposed = if self.k.annotations.transposed.contains(&id) {
+                    " transposed"
+                } else {
+                    ""
+                };
                 format!(
-                    "store %{}[{}], {}{via}",
+                    "store %{}[{}], {}{transposed}{via}",
                     self.param(*param),
                     self.index(index),
                     self.v(*value)
@@ -417,12 +426,14 @@ impl Printer<'_> {
             ),
             OpKind::For(l) => return self.for_op(id, l, &results, depth, span),
         };
-        let note = self
-            .k
-            .annotations
-            .copy_note
-            .get(&id)
-            .map(|&n| self.copy_note(op, n));
+        let note = match (
+            self.k.annotations.copy_note.get(&id),
+            self.k.annotations.l0_whole.get(&id),
+        ) {
+            (Some(&n), _) => Some(self.copy_note(op, n)),
+            (None, Some(why)) => Some(format!("  // subtile-matmul left it whole: {why}")),
+            (None, None) => None,
+        };
         let attrs = attrs_text(&self.k.annotations, id, self.stores_from_l0c(op));
         let at = self.at(span);
         let line = format!("{line}{attrs}{at}{}", note.unwrap_or_default());

@@ -12,7 +12,7 @@ use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::analysis::{align_up, fused_layout};
 use crate::ir::liveness::Liveness;
-use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueId, ValueMap};
+use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
@@ -112,6 +112,9 @@ struct Item {
     rotates_with: Option<OpId>,
     start: u64,
     end: u64,
+    /// Where its first tile is defined in program order: ties of `start` and `end` go
+    /// by it, so the plan follows the printed IR, not the order values were created in.
+    def: u64,
     span: crate::diag::Span,
 }
 
@@ -163,6 +166,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         let Some((mut s, mut e)) = interval(v) else {
             continue;
         };
+        let def = s;
         let Some((dloops, span)) = live.def_site(v) else {
             continue;
         };
@@ -188,6 +192,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                 item.end = item.end.max(e);
                 item.bytes = item.bytes.max(bytes);
                 item.slots = item.slots.max(slots);
+                item.def = item.def.min(def);
             }
             None => {
                 order.push(root);
@@ -202,6 +207,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
                         rotates_with,
                         start: s,
                         end: e,
+                        def,
                         span,
                     },
                 );
@@ -212,6 +218,17 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
         .into_iter()
         .filter_map(|r| groups.remove(&r))
         .collect();
+    // Members in program order (a loop's block argument before its result), so the
+    // lowered program lists a buffer's tiles as the IR prints them.
+    for item in &mut items {
+        item.members.sort_by_key(|&v| {
+            let result = matches!(
+                k.values.get(v).map(|x| x.def),
+                Some(ValueDef::Result { .. })
+            );
+            (interval(v).map(|i| i.0), result)
+        });
+    }
     // A loop-carried group lives across every loop it is carried through.
     for item in &mut items {
         if item.members.len() > 1 {
@@ -256,10 +273,11 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
             rotates_with: None,
             start: p,
             end: p,
+            def: p,
             span: op.span,
         });
     }
-    items.sort_by_key(|i| (i.start, i.end));
+    items.sort_by_key(|i| (i.start, i.end, i.def));
     // Greedy best-fit into slabs of dead tiles.
     let mut plan = Plan::default();
     let mut free_after: Vec<u64> = Vec::new();

@@ -4,7 +4,9 @@ use crate::io::{self, print_json};
 use crate::Failed;
 use clap::ValueEnum;
 use std::path::PathBuf;
-use tilescope::compile::{compile, AliasMode, CompileOptions, CompileResult, SyncStrategy};
+use tilescope::compile::{
+    compile, passes_text, AliasMode, CompileOptions, CompileResult, SyncStrategy,
+};
 
 /// Options shared by `compile` and `run`.
 #[derive(clap::Args)]
@@ -79,7 +81,8 @@ impl CompileArgs {
 
 pub fn run(args: Args) -> Result<(), Failed> {
     let source = io::read_source(&args.common.file)?;
-    let result = compile(&source, &args.common.options()?);
+    let options = args.common.options()?;
+    let result = compile(&source, &options);
     match args.emit {
         // JSON consumers get the diagnostics inside the result, and the exit code.
         Emit::Json => {
@@ -96,7 +99,7 @@ pub fn run(args: Args) -> Result<(), Failed> {
         // Every pass that ran, then the errors: a compile that fails in plan-memory still
         // shows the IR that overflowed.
         Emit::Passes => {
-            print_passes(&result);
+            print_passes(&result, &options);
             if !result.ok() {
                 io::report(&result.diagnostics, &args.common.file, &source);
             }
@@ -125,13 +128,8 @@ pub fn run(args: Args) -> Result<(), Failed> {
     }
 }
 
-fn print_passes(result: &CompileResult) {
-    for pass in &result.passes {
-        println!("=== after {} ===", pass.name);
-        print!("{}", pass.ir);
-        if !pass.ir.ends_with('\n') {
-            println!();
-        }
-        println!();
-    }
+/// The options line (what `tilescope opt` reads back), then every pass's IR.
+fn print_passes(result: &CompileResult, options: &CompileOptions) {
+    print!("{}", tilescope::opt::header(options));
+    print!("{}", passes_text(&result.passes));
 }

@@ -5,6 +5,7 @@ mod compile_cmd;
 mod io;
 mod lesson_cmd;
 mod machine_cmd;
+mod opt_cmd;
 mod report;
 mod run_cmd;
 mod sim_cmd;
@@ -29,6 +30,9 @@ enum Command {
     Compile(compile_cmd::Args),
     /// Compile and run a kernel on inputs from .npy files or a seed.
     Run(run_cmd::Args),
+    /// Run passes on tile-IR text (a section of `compile --emit passes`) and print
+    /// each one's IR.
+    Opt(opt_cmd::Args),
     /// Run a hand-written assembly program on the simulator.
     Sim(sim_cmd::Args),
     /// Print a machine preset.
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compile(args) => compile_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Opt(args) => opt_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
         Command::Machine(args) => machine_cmd::run(args),
         Command::Lesson(args) => lesson_cmd::run(args),
