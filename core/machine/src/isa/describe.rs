@@ -6,11 +6,12 @@
 //! register renamer ([`operands`]), the printer and the parser ([`asm`]), [`Op::pipe`]
 //! and the rules of [`validate_op`](super::validate_op).
 //!
-//! Adding an instruction touches three places: its entry here, its semantics
-//! (`sim::exec`; a scalar instruction's is the S pipe's step in `sim::timing`) and its
-//! price (`sim::timing`). The compiler holds the first (each expansion is a match
-//! without a wildcard over the table) and the test `opcodes` holds the rule: no other
-//! source file has a match that names every opcode.
+//! Adding an instruction touches three places: its description (its `Op` variant and
+//! its entry here), its semantics (`sim::exec`; a scalar instruction's is the S pipe's
+//! step in `sim::timing`) and its price (`sim::timing`). The compiler points at each:
+//! every expansion of the table, `sim::exec::execute` and the price are matches without
+//! a wildcard. The test `core/machine/tests/opcodes.rs` holds the rule: no other source
+//! file has a match that names every opcode.
 //!
 //! # An entry
 //! `Op::Variant "name" { field: FORM => role(args), ... } pipe EXPR, rules EXPR;`
