@@ -1,6 +1,14 @@
 //! Assembly text: the printer and the parser (format documented in `isa`). `parse(print(p))
 //! == p` for every valid program.
 //!
+//! Neither knows any instruction: each instruction's text is its entry of the ISA's
+//! description (`describe`), which gives its mnemonic and each field's text form in
+//! order, and `describe::print` and `describe::parse` are made from it. This module
+//! holds what they call: the forms (`Head`, `Suffix`, `Pos`, `Key`, `Flag`), each
+//! printing and reading a field; the text of each operand kind (register, value,
+//! address, tile, ...) and of each mnemonic word; and the lines around them (tensor
+//! declarations, provenance, loop indentation).
+//!
 //! The grammar is line-oriented with a handful of operand shapes, so a small hand-written
 //! splitter is clearer than a parser-combinator dependency.
 
@@ -60,283 +68,118 @@ impl fmt::Display for Show<'_, VSrc> {
     }
 }
 
-fn alu_name(op: AluOp) -> &'static str {
-    match op {
-        AluOp::Add => "add",
-        AluOp::Sub => "sub",
-        AluOp::Mul => "mul",
-        AluOp::Div => "div",
-        AluOp::Rem => "rem",
-        AluOp::Min => "min",
-        AluOp::Max => "max",
+/// A word of a mnemonic: an instruction family's op (`add`, `vexp`, ...) or a suffix
+/// (`.f32`, `.lt`).
+pub(super) trait Word: Copy {
+    fn word(self) -> &'static str;
+    fn from_word(s: &str) -> Option<Self>;
+    /// The message for a suffix that is missing (`None`) or names nothing.
+    fn bad_suffix(found: Option<&str>) -> String {
+        format!("unknown suffix `{}`", found.unwrap_or(""))
     }
 }
-const ALU_OPS: [AluOp; 7] = [
-    AluOp::Add,
-    AluOp::Sub,
-    AluOp::Mul,
-    AluOp::Div,
-    AluOp::Rem,
-    AluOp::Min,
-    AluOp::Max,
-];
 
-pub fn unop_name(op: UnOp) -> &'static str {
-    match op {
-        UnOp::Exp => "vexp",
-        UnOp::Log => "vlog",
-        UnOp::Sqrt => "vsqrt",
-        UnOp::Rsqrt => "vrsqrt",
-        UnOp::Abs => "vabs",
-        UnOp::Neg => "vneg",
-        UnOp::Relu => "vrelu",
-        UnOp::Sigmoid => "vsigmoid",
-        UnOp::Tanh => "vtanh",
-        UnOp::Gelu => "vgelu",
-        UnOp::Silu => "vsilu",
-        UnOp::Recip => "vrecip",
-    }
-}
-pub const UN_OPS: [UnOp; 12] = [
-    UnOp::Exp,
-    UnOp::Log,
-    UnOp::Sqrt,
-    UnOp::Rsqrt,
-    UnOp::Abs,
-    UnOp::Neg,
-    UnOp::Relu,
-    UnOp::Sigmoid,
-    UnOp::Tanh,
-    UnOp::Gelu,
-    UnOp::Silu,
-    UnOp::Recip,
-];
+/// A [`Word`] type's every value, with its word.
+macro_rules! words {
+    ($ty:ident, $all:ident: $($v:ident $w:literal),* $(,)?) => {
+        #[doc = concat!("Every [`", stringify!($ty), "`], in declaration order.")]
+        pub const $all: [$ty; [$($w),*].len()] = [$($ty::$v),*];
 
-pub fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "vadd",
-        BinOp::Sub => "vsub",
-        BinOp::Mul => "vmul",
-        BinOp::Div => "vdiv",
-        BinOp::Max => "vmax",
-        BinOp::Min => "vmin",
-    }
+        impl Word for $ty {
+            fn word(self) -> &'static str {
+                match self {
+                    $($ty::$v => $w,)*
+                }
+            }
+            fn from_word(s: &str) -> Option<Self> {
+                $all.into_iter().find(|o| o.word() == s)
+            }
+        }
+    };
 }
-pub const BIN_OPS: [BinOp; 6] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Max,
-    BinOp::Min,
-];
 
-pub fn redop_name(op: RedOp) -> &'static str {
-    match op {
-        RedOp::Sum => "vsum",
-        RedOp::Max => "vrmax",
-        RedOp::Min => "vrmin",
+words!(AluOp, ALU_OPS: Add "add", Sub "sub", Mul "mul", Div "div", Rem "rem", Min "min", Max "max");
+words!(UnOp, UN_OPS:
+    Exp "vexp", Log "vlog", Sqrt "vsqrt", Rsqrt "vrsqrt", Abs "vabs", Neg "vneg",
+    Relu "vrelu", Sigmoid "vsigmoid", Tanh "vtanh", Gelu "vgelu", Silu "vsilu", Recip "vrecip",
+);
+words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin");
+words!(RedOp, RED_OPS: Sum "vsum", Max "vrmax", Min "vrmin");
+
+impl Word for CmpOp {
+    fn word(self) -> &'static str {
+        self.name()
+    }
+    fn from_word(s: &str) -> Option<Self> {
+        CmpOp::ALL.into_iter().find(|o| o.name() == s)
+    }
+    fn bad_suffix(found: Option<&str>) -> String {
+        format!(
+            "unknown comparison `{}` (lt le gt ge eq ne)",
+            found.unwrap_or("")
+        )
     }
 }
-pub const RED_OPS: [RedOp; 3] = [RedOp::Sum, RedOp::Max, RedOp::Min];
+
+impl Word for DType {
+    fn word(self) -> &'static str {
+        self.name()
+    }
+    /// Instructions may move masks (`vcopy.mask`, `vcast.f32.mask`); tensors may not.
+    fn from_word(s: &str) -> Option<Self> {
+        DType::from_name(s).or((s == "mask").then_some(DType::Mask))
+    }
+    fn bad_suffix(found: Option<&str>) -> String {
+        match found {
+            None => "this instruction needs a dtype suffix like `.f32`".to_string(),
+            Some(s) => format!("unknown dtype `{s}` (f32 f16 bf16 i32 mask)"),
+        }
+    }
+}
 
 /// The text of one instruction, without provenance.
 pub fn op_text(p: &Program, op: &Op) -> String {
-    let mut s = String::new();
-    // Writing to a String cannot fail.
-    let _ = write_op(&mut s, p, op);
-    s
+    let mut out = String::new();
+    describe::print(
+        op,
+        &mut Printer {
+            program: p,
+            out: &mut out,
+            operands: 0,
+        },
+    );
+    out
 }
 
-fn write_op(s: &mut String, p: &Program, op: &Op) -> fmt::Result {
-    let a = |x: &Addr| Show(p, x).to_string();
-    let t = |x: &Tile| Show(p, x).to_string();
-    let v = |x: &VSrc| Show(p, x).to_string();
-    match op {
-        Op::Mov { dst, src } => write!(s, "mov r{}, {}", dst.0, val(src)),
-        Op::Alu { op, dst, a: x, b } => {
-            write!(s, "{} r{}, r{}, {}", alu_name(*op), dst.0, x.0, val(b))
-        }
-        Op::Sld { dst, slot } => write!(s, "sld r{}, {slot}", dst.0),
-        Op::Sst { src, slot } => write!(s, "sst r{}, {slot}", src.0),
-        Op::Loop { counter, count } => write!(s, "loop r{}, {}", counter.0, val(count)),
-        Op::EndLoop => write!(s, "endloop"),
-        Op::Dma {
-            dtype,
-            dst,
-            src,
-            dims,
-        } => {
-            write!(s, "dma.{dtype} {}, {}", a(dst), a(src))?;
-            for d in dims {
-                write!(
-                    s,
-                    ", [{}, {}, {}]",
-                    val(&d.extent),
-                    d.src_stride,
-                    d.dst_stride
-                )?;
-            }
-            Ok(())
-        }
-        Op::Gather {
-            dtype,
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            src_stride,
-            dst_stride,
-        }
-        | Op::Scatter {
-            dtype,
-            dst,
-            src,
-            index,
-            rows,
-            len,
-            src_stride,
-            dst_stride,
-        } => {
-            let name = if matches!(op, Op::Gather { .. }) {
-                "gather"
-            } else {
-                "scatter"
-            };
-            write!(
-                s,
-                "{name}.{dtype} {}, {}, {}, rows={}, len={}, sstride={src_stride}, dstride={dst_stride}",
-                a(dst),
-                a(src),
-                a(index),
-                val(rows),
-                val(len)
-            )
-        }
-        Op::Mov2d {
-            dtype,
-            dst,
-            src,
-            transpose,
-        } => {
-            write!(
-                s,
-                "mov2d.{dtype} {}, {}{}",
-                t(dst),
-                t(src),
-                if *transpose { ", trans" } else { "" }
-            )
-        }
-        Op::Mmad {
-            dtype,
-            c,
-            a: x,
-            b,
-            m,
-            k,
-            n,
-            acc,
-        } => write!(
-            s,
-            "mmad.{dtype} {}, {}, {}, m={}, k={}, n={}, acc={}",
-            a(c),
-            a(x),
-            a(b),
-            val(m),
-            val(k),
-            val(n),
-            val(acc)
-        ),
-        Op::Mmv {
-            dtype,
-            c,
-            a: x,
-            b,
-            k,
-            n,
-            acc,
-        } => write!(
-            s,
-            "mmv.{dtype} {}, {}, {}, k={}, n={}, acc={}",
-            a(c),
-            a(x),
-            a(b),
-            val(k),
-            val(n),
-            val(acc)
-        ),
-        Op::Fix { dtype, dst, src } => write!(s, "fix.{dtype} {}, {}", t(dst), t(src)),
-        Op::VUnary {
-            op,
-            dtype,
-            dst,
-            src,
-        } => write!(s, "{}.{dtype} {}, {}", unop_name(*op), t(dst), t(src)),
-        Op::VBinary {
-            op,
-            dtype,
-            dst,
-            a: x,
-            b,
-        } => write!(
-            s,
-            "{}.{dtype} {}, {}, {}",
-            binop_name(*op),
-            t(dst),
-            v(x),
-            v(b)
-        ),
-        Op::VReduce {
-            op,
-            dtype,
-            axis,
-            dst,
-            src,
-        } => {
-            write!(
-                s,
-                "{}.{dtype} {}, {}, axis={axis}",
-                redop_name(*op),
-                t(dst),
-                t(src)
-            )
-        }
-        Op::VCast { to, from, dst, src } => write!(s, "vcast.{to}.{from} {}, {}", t(dst), t(src)),
-        Op::VDup { dtype, dst, value } => write!(s, "vdup.{dtype} {}, {}", t(dst), v(value)),
-        Op::VCopy { dtype, dst, src } => write!(s, "vcopy.{dtype} {}, {}", t(dst), t(src)),
-        Op::VCmp {
-            op,
-            dtype,
-            dst,
-            a: x,
-            b,
-        } => write!(
-            s,
-            "vcmp.{}.{dtype} {}, {}, {}",
-            op.name(),
-            t(dst),
-            v(x),
-            v(b)
-        ),
-        Op::VSel {
-            dtype,
-            dst,
-            mask,
-            a: x,
-            b,
-        } => write!(
-            s,
-            "vsel.{dtype} {}, {}, {}, {}",
-            t(dst),
-            t(mask),
-            v(x),
-            v(b)
-        ),
-        Op::VIota { dtype, axis, dst } => write!(s, "viota.{dtype} {}, axis={axis}", t(dst)),
-        Op::SetFlag { src, dst, id } => write!(s, "set_flag {src}, {dst}, {}", val(id)),
-        Op::WaitFlag { src, dst, id } => write!(s, "wait_flag {src}, {dst}, {}", val(id)),
-        Op::Barrier { pipe } => write!(s, "pipe_barrier {}", pipe.map_or("ALL", |p| p.name())),
+/// Where the printer of the description (`describe::print`) writes an instruction: its
+/// mnemonic, a space, then its operands separated by commas.
+pub(super) struct Printer<'a> {
+    program: &'a Program,
+    out: &'a mut String,
+    operands: usize,
+}
+
+impl Printer<'_> {
+    pub(super) fn name(&mut self, name: &str) {
+        self.out.push_str(name);
+    }
+
+    fn suffix(&mut self, word: &str) {
+        self.out.push('.');
+        self.out.push_str(word);
+    }
+
+    /// Starts the next operand; returns where to write it.
+    fn operand(&mut self) -> &mut String {
+        self.out
+            .push_str(if self.operands == 0 { " " } else { ", " });
+        self.operands += 1;
+        self.out
+    }
+
+    /// Writes `x` as the next operand (writing to a String cannot fail).
+    fn show(&mut self, x: impl fmt::Display) {
+        let _ = write!(self.operand(), "{x}");
     }
 }
 
@@ -663,15 +506,82 @@ impl LineCtx<'_> {
     }
 }
 
-/// Takes operands in order with a typed accessor for each.
-struct Args<'a> {
-    ops: Vec<(Opnd, Span)>,
-    pos: usize,
-    line: Span,
+/// What the parser of the description (`describe::parse`) reads an instruction from:
+/// its mnemonic split at `.`, and its operands as written, each taken in order by a
+/// typed accessor.
+pub(super) struct Parser<'a> {
     mnemonic: &'a str,
+    words: Vec<&'a str>,
+    /// The next word of the mnemonic to read.
+    word: usize,
+    ops: Vec<(Opnd, Span)>,
+    /// The next operand to read.
+    pos: usize,
+    /// The mnemonic's span.
+    line: Span,
 }
 
-impl Args<'_> {
+/// Why an entry of the description did not read the instruction.
+pub(super) enum Miss {
+    /// The mnemonic names another instruction.
+    Other,
+    /// It names this one, wrongly written.
+    Bad(Diagnostic),
+}
+
+impl From<Diagnostic> for Miss {
+    fn from(d: Diagnostic) -> Miss {
+        Miss::Bad(d)
+    }
+}
+
+impl Parser<'_> {
+    /// Reads the instruction with one entry of the description: `name` is its
+    /// mnemonic's first word (none for a family, whose `Head` field reads it), `build`
+    /// reads its fields in order. `None` when the mnemonic names another instruction.
+    pub(super) fn entry(
+        &mut self,
+        name: &[&str],
+        build: impl FnOnce(&mut Self) -> Result<Op, Miss>,
+    ) -> Option<PResult<Op>> {
+        self.word = 0;
+        if let Some(name) = name.first() {
+            if self.words.first() != Some(name) {
+                return None;
+            }
+            self.word = 1;
+        }
+        match build(self) {
+            Ok(op) => Some(self.finish().map(|()| op)),
+            Err(Miss::Bad(d)) => Some(Err(d)),
+            Err(Miss::Other) => None,
+        }
+    }
+
+    pub(super) fn unknown(&self) -> Diagnostic {
+        err(
+            format!("unknown instruction `{}`", self.mnemonic),
+            self.line,
+        )
+    }
+
+    /// After the last field: no word or operand is left over.
+    fn finish(&self) -> PResult<()> {
+        if self.word < self.words.len() {
+            return Err(err(
+                format!("unexpected suffix in `{}`", self.mnemonic),
+                self.line,
+            ));
+        }
+        match self.ops.get(self.pos) {
+            Some((_, sp)) => Err(err(
+                format!("too many operands for `{}`", self.mnemonic),
+                *sp,
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn next(&mut self, what: &str) -> PResult<(Opnd, Span)> {
         let r = self.ops.get(self.pos).cloned();
         self.pos += 1;
@@ -682,44 +592,10 @@ impl Args<'_> {
             )
         })
     }
-    fn reg(&mut self) -> PResult<Reg> {
-        match self.next("a register")? {
-            (Opnd::Reg(r), _) => Ok(r),
-            (_, sp) => Err(err("expected a register r0..r31", sp)),
-        }
-    }
-    fn val(&mut self) -> PResult<Val> {
-        match self.next("an integer or register")? {
-            (Opnd::Reg(r), _) => Ok(Val::Reg(r)),
-            (Opnd::Int(i), _) => Ok(Val::Imm(i)),
-            (_, sp) => Err(err("expected an integer or a register", sp)),
-        }
-    }
     fn int(&mut self) -> PResult<i64> {
         match self.next("an integer")? {
             (Opnd::Int(i), _) => Ok(i),
             (_, sp) => Err(err("expected an integer", sp)),
-        }
-    }
-    fn addr(&mut self) -> PResult<Addr> {
-        match self.next("an address")? {
-            (Opnd::Addr(a), _) => Ok(a),
-            (_, sp) => Err(err("expected an address like `ub[r1 + 64]`", sp)),
-        }
-    }
-    fn tile(&mut self) -> PResult<Tile> {
-        match self.next("a tile")? {
-            (Opnd::Tile(t), _) => Ok(t),
-            (_, sp) => Err(err("expected a tile like `ub[r1]{8, 64, 64}`", sp)),
-        }
-    }
-    fn vsrc(&mut self) -> PResult<VSrc> {
-        match self.next("a tile or scalar")? {
-            (Opnd::Tile(t), _) => Ok(VSrc::Tile(t)),
-            (Opnd::Reg(r), _) => Ok(VSrc::Reg(r)),
-            (Opnd::Int(i), _) => Ok(VSrc::Int(i)),
-            (Opnd::Float(x), _) => Ok(VSrc::Float(x)),
-            (_, sp) => Err(err("expected a tile, a number or a register", sp)),
         }
     }
     fn pipe(&mut self, allow_all: bool) -> PResult<Option<Pipe>> {
@@ -731,286 +607,259 @@ impl Args<'_> {
             (_, sp) => Err(err("expected a pipe name", sp)),
         }
     }
-    fn key_val(&mut self, key: &str) -> PResult<Val> {
-        self.keyed(key).and_then(|(o, sp)| match o {
-            Opnd::Reg(r) => Ok(Val::Reg(r)),
-            Opnd::Int(i) => Ok(Val::Imm(i)),
-            _ => Err(err(format!("`{key}=` takes an integer or register"), sp)),
-        })
-    }
-    fn key_int(&mut self, key: &str) -> PResult<i64> {
-        self.keyed(key).and_then(|(o, sp)| match o {
-            Opnd::Int(i) => Ok(i),
-            _ => Err(err(format!("`{key}=` takes an integer"), sp)),
-        })
-    }
     fn keyed(&mut self, key: &str) -> PResult<(Opnd, Span)> {
         match self.next(&format!("`{key}=`"))? {
             (Opnd::Key(k, v), sp) if k == key => Ok((*v, sp)),
             (_, sp) => Err(err(format!("expected `{key}=...`"), sp)),
         }
     }
-    fn finish(self) -> PResult<()> {
-        match self.ops.get(self.pos) {
-            Some((_, sp)) => Err(err(
-                format!("too many operands for `{}`", self.mnemonic),
-                *sp,
-            )),
-            None => Ok(()),
+}
+
+// ------------------------------------------------ the text forms of the description
+
+/// How a field of an instruction is written (see `describe`): the form prints the
+/// field and reads it back.
+pub(super) trait Form<T> {
+    fn print(&self, x: &T, p: &mut Printer<'_>);
+    fn parse(&self, p: &mut Parser<'_>) -> Result<T, Miss>;
+}
+
+/// The mnemonic's first word: a family's op (`add`, `vexp`).
+pub(super) struct Head;
+/// A `.word` of the mnemonic after its first: a dtype, a comparison.
+pub(super) struct Suffix;
+/// A positional operand.
+pub(super) struct Pos;
+/// An operand `key=value`.
+pub(super) struct Key(pub &'static str);
+/// A word among the operands that is there when the field is set.
+pub(super) struct Flag(pub &'static str);
+
+impl<T: Word> Form<T> for Head {
+    fn print(&self, x: &T, p: &mut Printer<'_>) {
+        p.name(x.word());
+    }
+    fn parse(&self, p: &mut Parser<'_>) -> Result<T, Miss> {
+        let w = p.words.get(p.word).and_then(|s| T::from_word(s));
+        p.word += 1;
+        w.ok_or(Miss::Other)
+    }
+}
+
+impl<T: Word> Form<T> for Suffix {
+    fn print(&self, x: &T, p: &mut Printer<'_>) {
+        p.suffix(x.word());
+    }
+    fn parse(&self, p: &mut Parser<'_>) -> Result<T, Miss> {
+        let found = p.words.get(p.word).copied();
+        p.word += 1;
+        let w = found.and_then(T::from_word);
+        Ok(w.ok_or_else(|| err(T::bad_suffix(found), p.line))?)
+    }
+}
+
+impl<T: OperandText> Form<T> for Pos {
+    fn print(&self, x: &T, p: &mut Printer<'_>) {
+        x.print(p);
+    }
+    fn parse(&self, p: &mut Parser<'_>) -> Result<T, Miss> {
+        Ok(T::parse(p)?)
+    }
+}
+
+impl<T: KeyValue> Form<T> for Key {
+    fn print(&self, x: &T, p: &mut Printer<'_>) {
+        let key = self.0;
+        let _ = write!(p.operand(), "{key}={}", x.text());
+    }
+    fn parse(&self, p: &mut Parser<'_>) -> Result<T, Miss> {
+        Ok(T::parse(p, self.0)?)
+    }
+}
+
+impl Form<bool> for Flag {
+    fn print(&self, x: &bool, p: &mut Printer<'_>) {
+        if *x {
+            p.operand().push_str(self.0);
+        }
+    }
+    fn parse(&self, p: &mut Parser<'_>) -> Result<bool, Miss> {
+        let set = matches!(p.ops.get(p.pos), Some((Opnd::Name(n), _)) if n == self.0);
+        if set {
+            p.pos += 1;
+        }
+        Ok(set)
+    }
+}
+
+/// A positional operand's text: one operand, or one per element of a list.
+pub(super) trait OperandText: Sized {
+    fn print(&self, p: &mut Printer<'_>);
+    fn parse(p: &mut Parser<'_>) -> PResult<Self>;
+}
+
+impl OperandText for Reg {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(format_args!("r{}", self.0));
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Reg> {
+        match p.next("a register")? {
+            (Opnd::Reg(r), _) => Ok(r),
+            (_, sp) => Err(err("expected a register r0..r31", sp)),
         }
     }
 }
 
-fn dtype_at(s: Option<&str>, span: Span) -> PResult<DType> {
-    let s = s.ok_or_else(|| err("this instruction needs a dtype suffix like `.f32`", span))?;
-    // Instructions may move masks (`vcopy.mask`, `vcast.f32.mask`); tensors may not.
-    DType::from_name(s)
-        .or((s == "mask").then_some(DType::Mask))
-        .ok_or_else(|| err(format!("unknown dtype `{s}` (f32 f16 bf16 i32 mask)"), span))
-}
-
-fn parse_op(mnemonic: &str, mut a: Args<'_>) -> PResult<Op> {
-    let mspan = a.line;
-    let mut parts = mnemonic.split('.');
-    let base = parts.next().unwrap_or("");
-    let s1 = parts.next();
-    let s2 = parts.next();
-    let dt = || dtype_at(s1, mspan);
-    let op = if let Some(&op) = ALU_OPS.iter().find(|o| alu_name(**o) == base) {
-        Op::Alu {
-            op,
-            dst: a.reg()?,
-            a: a.reg()?,
-            b: a.val()?,
-        }
-    } else if let Some(&op) = UN_OPS.iter().find(|o| unop_name(**o) == base) {
-        Op::VUnary {
-            op,
-            dtype: dt()?,
-            dst: a.tile()?,
-            src: a.tile()?,
-        }
-    } else if let Some(&op) = BIN_OPS.iter().find(|o| binop_name(**o) == base) {
-        Op::VBinary {
-            op,
-            dtype: dt()?,
-            dst: a.tile()?,
-            a: a.vsrc()?,
-            b: a.vsrc()?,
-        }
-    } else if let Some(&op) = RED_OPS.iter().find(|o| redop_name(**o) == base) {
-        let (dtype, dst, src) = (dt()?, a.tile()?, a.tile()?);
-        let axis = a.key_int("axis")?;
-        Op::VReduce {
-            op,
-            dtype,
-            axis: u8::try_from(axis).unwrap_or(u8::MAX),
-            dst,
-            src,
-        }
-    } else {
-        match base {
-            "mov" => Op::Mov {
-                dst: a.reg()?,
-                src: a.val()?,
-            },
-            "sld" => Op::Sld {
-                dst: a.reg()?,
-                slot: u32::try_from(a.int()?).unwrap_or(u32::MAX),
-            },
-            "sst" => Op::Sst {
-                src: a.reg()?,
-                slot: u32::try_from(a.int()?).unwrap_or(u32::MAX),
-            },
-            "loop" => Op::Loop {
-                counter: a.reg()?,
-                count: a.val()?,
-            },
-            "endloop" => Op::EndLoop,
-            "dma" => {
-                let (dtype, dst, src) = (dt()?, a.addr()?, a.addr()?);
-                let mut dims = Vec::new();
-                while a.pos < a.ops.len() {
-                    match a.next("a dimension")? {
-                        (Opnd::Dim(d), _) => dims.push(d),
-                        (_, sp) => {
-                            return Err(err(
-                                "expected a dimension `[extent, src_stride, dst_stride]`",
-                                sp,
-                            ))
-                        }
-                    }
-                }
-                Op::Dma {
-                    dtype,
-                    dst,
-                    src,
-                    dims,
-                }
-            }
-            "gather" | "scatter" => {
-                let (dtype, dst, src, index) = (dt()?, a.addr()?, a.addr()?, a.addr()?);
-                let rows = a.key_val("rows")?;
-                let len = a.key_val("len")?;
-                let src_stride = a.key_int("sstride")?;
-                let dst_stride = a.key_int("dstride")?;
-                if base == "gather" {
-                    Op::Gather {
-                        dtype,
-                        dst,
-                        src,
-                        index,
-                        rows,
-                        len,
-                        src_stride,
-                        dst_stride,
-                    }
-                } else {
-                    Op::Scatter {
-                        dtype,
-                        dst,
-                        src,
-                        index,
-                        rows,
-                        len,
-                        src_stride,
-                        dst_stride,
-                    }
-                }
-            }
-            "mov2d" => {
-                let (dtype, dst, src) = (dt()?, a.tile()?, a.tile()?);
-                let transpose = match a.ops.get(a.pos) {
-                    Some((Opnd::Name(n), _)) if n == "trans" => {
-                        a.pos += 1;
-                        true
-                    }
-                    _ => false,
-                };
-                Op::Mov2d {
-                    dtype,
-                    dst,
-                    src,
-                    transpose,
-                }
-            }
-            "mmad" => Op::Mmad {
-                dtype: dt()?,
-                c: a.addr()?,
-                a: a.addr()?,
-                b: a.addr()?,
-                m: a.key_val("m")?,
-                k: a.key_val("k")?,
-                n: a.key_val("n")?,
-                acc: a.key_val("acc")?,
-            },
-            "mmv" => Op::Mmv {
-                dtype: dt()?,
-                c: a.addr()?,
-                a: a.addr()?,
-                b: a.addr()?,
-                k: a.key_val("k")?,
-                n: a.key_val("n")?,
-                acc: a.key_val("acc")?,
-            },
-            "fix" => Op::Fix {
-                dtype: dt()?,
-                dst: a.tile()?,
-                src: a.tile()?,
-            },
-            "vcast" => Op::VCast {
-                to: dt()?,
-                from: dtype_at(s2, mspan)?,
-                dst: a.tile()?,
-                src: a.tile()?,
-            },
-            "vdup" => Op::VDup {
-                dtype: dt()?,
-                dst: a.tile()?,
-                value: a.vsrc()?,
-            },
-            "vcopy" => Op::VCopy {
-                dtype: dt()?,
-                dst: a.tile()?,
-                src: a.tile()?,
-            },
-            "vcmp" => {
-                let name = s1.unwrap_or("");
-                let op = CmpOp::ALL
-                    .into_iter()
-                    .find(|o| o.name() == name)
-                    .ok_or_else(|| {
-                        err(
-                            format!("unknown comparison `{name}` (lt le gt ge eq ne)"),
-                            mspan,
-                        )
-                    })?;
-                Op::VCmp {
-                    op,
-                    dtype: dtype_at(s2, mspan)?,
-                    dst: a.tile()?,
-                    a: a.vsrc()?,
-                    b: a.vsrc()?,
-                }
-            }
-            "vsel" => Op::VSel {
-                dtype: dt()?,
-                dst: a.tile()?,
-                mask: a.tile()?,
-                a: a.vsrc()?,
-                b: a.vsrc()?,
-            },
-            "viota" => {
-                let (dtype, dst) = (dt()?, a.tile()?);
-                let axis = a.key_int("axis")?;
-                Op::VIota {
-                    dtype,
-                    axis: u8::try_from(axis).unwrap_or(u8::MAX),
-                    dst,
-                }
-            }
-            "set_flag" | "wait_flag" => {
-                let src = a.pipe(false)?.unwrap_or(Pipe::S);
-                let dst = a.pipe(false)?.unwrap_or(Pipe::S);
-                let id = a.val()?;
-                if base == "set_flag" {
-                    Op::SetFlag { src, dst, id }
-                } else {
-                    Op::WaitFlag { src, dst, id }
-                }
-            }
-            "pipe_barrier" => Op::Barrier {
-                pipe: a.pipe(true)?,
-            },
-            _ => return Err(err(format!("unknown instruction `{mnemonic}`"), mspan)),
-        }
-    };
-    // Two-suffix mnemonics: `vcast.TO.FROM`, `vcmp.OP.DT`.
-    let extra = if matches!(op, Op::VCast { .. } | Op::VCmp { .. }) {
-        parts.next()
-    } else {
-        s2
-    };
-    if extra.is_some() || (s1.is_some() && !uses_dtype(&op)) {
-        return Err(err(format!("unexpected suffix in `{mnemonic}`"), mspan));
+impl OperandText for Val {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(val(self));
     }
-    a.finish()?;
-    Ok(op)
+    fn parse(p: &mut Parser<'_>) -> PResult<Val> {
+        match p.next("an integer or register")? {
+            (Opnd::Reg(r), _) => Ok(Val::Reg(r)),
+            (Opnd::Int(i), _) => Ok(Val::Imm(i)),
+            (_, sp) => Err(err("expected an integer or a register", sp)),
+        }
+    }
 }
 
-fn uses_dtype(op: &Op) -> bool {
-    !matches!(
-        op,
-        Op::Mov { .. }
-            | Op::Alu { .. }
-            | Op::Sld { .. }
-            | Op::Sst { .. }
-            | Op::Loop { .. }
-            | Op::EndLoop
-            | Op::SetFlag { .. }
-            | Op::WaitFlag { .. }
-            | Op::Barrier { .. }
-    )
+/// A spill slot (validation rejects one out of range).
+impl OperandText for u32 {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(self);
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<u32> {
+        Ok(u32::try_from(p.int()?).unwrap_or(u32::MAX))
+    }
+}
+
+impl OperandText for Addr {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(Show(p.program, self));
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Addr> {
+        match p.next("an address")? {
+            (Opnd::Addr(a), _) => Ok(a),
+            (_, sp) => Err(err("expected an address like `ub[r1 + 64]`", sp)),
+        }
+    }
+}
+
+impl OperandText for Tile {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(Show(p.program, self));
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Tile> {
+        match p.next("a tile")? {
+            (Opnd::Tile(t), _) => Ok(t),
+            (_, sp) => Err(err("expected a tile like `ub[r1]{8, 64, 64}`", sp)),
+        }
+    }
+}
+
+impl OperandText for VSrc {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(Show(p.program, self));
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<VSrc> {
+        match p.next("a tile or scalar")? {
+            (Opnd::Tile(t), _) => Ok(VSrc::Tile(t)),
+            (Opnd::Reg(r), _) => Ok(VSrc::Reg(r)),
+            (Opnd::Int(i), _) => Ok(VSrc::Int(i)),
+            (Opnd::Float(x), _) => Ok(VSrc::Float(x)),
+            (_, sp) => Err(err("expected a tile, a number or a register", sp)),
+        }
+    }
+}
+
+impl OperandText for Pipe {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(self);
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Pipe> {
+        // Without `ALL` allowed, a pipe is always named.
+        Ok(p.pipe(false)?.unwrap_or(Pipe::S))
+    }
+}
+
+/// A pipe or `ALL` (`None`).
+impl OperandText for Option<Pipe> {
+    fn print(&self, p: &mut Printer<'_>) {
+        p.show(self.map_or("ALL", |p| p.name()));
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Option<Pipe>> {
+        p.pipe(true)
+    }
+}
+
+/// A DMA's dimensions, outermost first: every operand left.
+impl OperandText for Vec<DmaDim> {
+    fn print(&self, p: &mut Printer<'_>) {
+        for d in self {
+            p.show(format_args!(
+                "[{}, {}, {}]",
+                val(&d.extent),
+                d.src_stride,
+                d.dst_stride
+            ));
+        }
+    }
+    fn parse(p: &mut Parser<'_>) -> PResult<Vec<DmaDim>> {
+        let mut dims = Vec::new();
+        while p.pos < p.ops.len() {
+            match p.next("a dimension")? {
+                (Opnd::Dim(d), _) => dims.push(d),
+                (_, sp) => {
+                    return Err(err(
+                        "expected a dimension `[extent, src_stride, dst_stride]`",
+                        sp,
+                    ))
+                }
+            }
+        }
+        Ok(dims)
+    }
+}
+
+/// The value of a keyed operand.
+pub(super) trait KeyValue: Sized {
+    fn text(&self) -> String;
+    fn parse(p: &mut Parser<'_>, key: &str) -> PResult<Self>;
+}
+
+impl KeyValue for Val {
+    fn text(&self) -> String {
+        val(self)
+    }
+    fn parse(p: &mut Parser<'_>, key: &str) -> PResult<Val> {
+        p.keyed(key).and_then(|(o, sp)| match o {
+            Opnd::Reg(r) => Ok(Val::Reg(r)),
+            Opnd::Int(i) => Ok(Val::Imm(i)),
+            _ => Err(err(format!("`{key}=` takes an integer or register"), sp)),
+        })
+    }
+}
+
+impl KeyValue for i64 {
+    fn text(&self) -> String {
+        self.to_string()
+    }
+    fn parse(p: &mut Parser<'_>, key: &str) -> PResult<i64> {
+        p.keyed(key).and_then(|(o, sp)| match o {
+            Opnd::Int(i) => Ok(i),
+            _ => Err(err(format!("`{key}=` takes an integer"), sp)),
+        })
+    }
+}
+
+/// An axis (validation rejects one out of range).
+impl KeyValue for u8 {
+    fn text(&self) -> String {
+        self.to_string()
+    }
+    fn parse(p: &mut Parser<'_>, key: &str) -> PResult<u8> {
+        Ok(u8::try_from(i64::parse(p, key)?).unwrap_or(u8::MAX))
+    }
 }
 
 fn parse_tensor_decl(rest: &str, span: Span) -> PResult<TensorDecl> {
@@ -1143,16 +992,15 @@ pub fn parse(text: &str) -> Result<Program, Diagnostics> {
                     ops.push((ctx.operand(s, sp)?, sp));
                 }
             }
-            let mspan = Span::new(start + lead, start + lead + mnemonic.len());
-            let op = parse_op(
+            let mut parser = Parser {
                 mnemonic,
-                Args {
-                    ops,
-                    pos: 0,
-                    line: mspan,
-                    mnemonic,
-                },
-            )?;
+                words: mnemonic.split('.').collect(),
+                word: 0,
+                ops,
+                pos: 0,
+                line: Span::new(start + lead, start + lead + mnemonic.len()),
+            };
+            let op = describe::parse(&mut parser)?;
             Ok::<_, Diagnostic>(Instr { op, prov })
         })();
         match result {

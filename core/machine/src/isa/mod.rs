@@ -1,5 +1,6 @@
 //! The pipe-level instruction set the compiler emits and the simulator executes, and its
-//! assembly text (`asm`).
+//! assembly text (`asm`). Each instruction is described once, in `describe`: its text,
+//! its operands (`operands`), its pipe and its rules.
 //!
 //! # Model
 //! A [`Program`] declares its GM tensors (bound by position to the kernel's inputs) and
@@ -75,6 +76,7 @@
 //! ```
 
 pub mod asm;
+mod describe;
 pub mod operands;
 
 use crate::diag::{Location, Span, VerifierError, VerifierErrors};
@@ -385,34 +387,7 @@ impl Op {
     /// The pipe that executes this instruction. Only meaningful for a validated op
     /// (a DMA between spaces the machine cannot connect reports MTE2).
     pub fn pipe(&self) -> Pipe {
-        match self {
-            Op::Mov { .. }
-            | Op::Alu { .. }
-            | Op::Sld { .. }
-            | Op::Sst { .. }
-            | Op::Loop { .. }
-            | Op::EndLoop => Pipe::S,
-            Op::Dma { dst, src, .. } => {
-                dma_pipe(src.region.space(), dst.region.space()).unwrap_or(Pipe::MTE2)
-            }
-            Op::Gather { .. } => Pipe::MTE2,
-            Op::Scatter { .. } => Pipe::MTE3,
-            Op::Mov2d { .. } => Pipe::MTE1,
-            Op::Mmad { .. } | Op::Mmv { .. } => Pipe::M,
-            Op::Fix { .. } => Pipe::FIX,
-            Op::VUnary { .. }
-            | Op::VBinary { .. }
-            | Op::VReduce { .. }
-            | Op::VCast { .. }
-            | Op::VDup { .. }
-            | Op::VCopy { .. }
-            | Op::VCmp { .. }
-            | Op::VSel { .. }
-            | Op::VIota { .. } => Pipe::V,
-            Op::SetFlag { src, .. } => *src,
-            Op::WaitFlag { dst, .. } => *dst,
-            Op::Barrier { pipe } => pipe.unwrap_or(Pipe::S),
-        }
+        describe::pipe(self)
     }
 
     /// Transcendental and division ops pay the preset's transcendental factor.
@@ -517,8 +492,10 @@ impl Program {
 }
 
 /// Rules a well-formed instruction obeys beyond its operand shapes: which spaces each
-/// operand may live in and which dtypes an op accepts. The parser and the simulator both
-/// check them, so a program built in memory by the compiler gets the same errors.
+/// operand may live in and which dtypes an op accepts (each instruction's are in its
+/// entry of `describe`), registers in range and tensors declared. The parser and the
+/// simulator both check them, so a program built in memory by the compiler gets the same
+/// errors.
 pub fn validate_op(program: &Program, op: &Op) -> Result<(), String> {
     validate_op_rules(program, op)?;
     let mut in_range = true;
@@ -529,7 +506,7 @@ pub fn validate_op(program: &Program, op: &Op) -> Result<(), String> {
 /// [`validate_op`] without the register numbering: what holds already while registers
 /// are still virtual (the lowered program).
 pub fn validate_op_rules(program: &Program, op: &Op) -> Result<(), String> {
-    op_rules(op)?;
+    describe::rules(op)?;
     let mut declared = true;
     operands::mem_operands(op, &mut |m| {
         declared &= match m.addr.region {
@@ -545,98 +522,6 @@ fn need(ok: bool, msg: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(msg.to_string())
-    }
-}
-
-/// The per-instruction rules: spaces, dtypes, ranges of immediates.
-fn op_rules(op: &Op) -> Result<(), String> {
-    use MemSpace::*;
-    let space = |a: &Addr| a.region.space();
-    let float = |d: DType| d.is_float();
-    // Every memory operand of a vector instruction (its tiles) is in ub.
-    let all_ub = || {
-        let mut ub = true;
-        operands::mem_operands(op, &mut |m| ub &= m.addr.region == Region::Buf(UB));
-        need(ub, "vector operands live in ub")
-    };
-    match op {
-        Op::Mov { .. } | Op::Alu { .. } | Op::Loop { .. } | Op::EndLoop => Ok(()),
-        Op::Sld { slot, .. } | Op::Sst { slot, .. } => {
-            need(*slot < SPILL_SLOTS, "spill slot out of range 0..64")
-        }
-        Op::Dma { dst, src, dims, .. } => need(
-            !dims.is_empty() && dims.len() <= MAX_DMA_DIMS as usize,
-            "a DMA has 1 to 4 dimensions",
-        )
-        .and(need(
-            dma_pipe(space(src), space(dst)).is_some(),
-            "no DMA path between these spaces (GM->UB, GM->L1, UB->GM, UB->L1, UB->UB)",
-        )),
-        Op::Gather {
-            dst, src, index, ..
-        } => need(
-            space(dst) == UB && space(src) == GM && space(index) == UB,
-            "gather moves GM rows into ub with an index tile in ub",
-        ),
-        Op::Scatter {
-            dst, src, index, ..
-        } => need(
-            space(dst) == GM && space(src) == UB && space(index) == UB,
-            "scatter moves ub rows to GM with an index tile in ub",
-        ),
-        Op::Mov2d { dst, src, .. } => need(
-            space(&src.addr) == L1 && matches!(space(&dst.addr), L0A | L0B),
-            "mov2d moves l1 to l0a or l0b",
-        ),
-        Op::Mmad { dtype, c, a, b, .. } | Op::Mmv { dtype, c, a, b, .. } => need(
-            space(c) == L0C && space(a) == L0A && space(b) == L0B,
-            "mmad and mmv read l0a and l0b and accumulate into l0c",
-        )
-        .and(need(
-            float(*dtype),
-            "mmad and mmv operands are f32, f16 or bf16",
-        )),
-        Op::Fix { dtype, dst, src } => need(
-            space(&src.addr) == L0C && matches!(space(&dst.addr), UB | GM),
-            "fix moves l0c to ub or GM",
-        )
-        .and(need(float(*dtype), "fix casts to f32, f16 or bf16")),
-        Op::VUnary { dtype, .. } => {
-            all_ub().and(need(float(*dtype), "vector unary ops are float-only"))
-        }
-        Op::VBinary { op, dtype, .. } => all_ub().and(need(
-            float(*dtype) || *op != BinOp::Div,
-            "i32 vector arithmetic is add, sub, mul, max, min",
-        )),
-        Op::VReduce { dtype, axis, .. } => all_ub()
-            .and(need(*axis <= 1, "axis is 0 or 1"))
-            .and(need(float(*dtype), "reductions are float-only")),
-        Op::VCast { .. } | Op::VCopy { .. } => all_ub(),
-        Op::VCmp { dtype, .. } | Op::VSel { dtype, .. } => all_ub().and(need(
-            *dtype != DType::Mask,
-            "vcmp and vsel take f32, f16, bf16 or i32 values",
-        )),
-        Op::VIota { dtype, axis, .. } => all_ub()
-            .and(need(*axis <= 1, "axis is 0 or 1"))
-            .and(need(*dtype == DType::I32, "viota makes an i32 tile")),
-        // Only the destination: a tile given as the value is reported as such.
-        Op::VDup { dst, value, .. } => need(
-            dst.addr.region == Region::Buf(UB),
-            "vector operands live in ub",
-        )
-        .and(need(!matches!(value, VSrc::Tile(_)), "vdup takes a scalar")),
-        Op::SetFlag { src, dst, id } | Op::WaitFlag { src, dst, id } => need(
-            *src != Pipe::S && *dst != Pipe::S && src != dst,
-            "flags connect two different non-scalar pipes",
-        )
-        .and(need(
-            !matches!(id, Val::Imm(i) if !(0..MAX_EVENT_IDS as i64).contains(i)),
-            "event id out of range 0..16",
-        )),
-        Op::Barrier { pipe } => need(
-            *pipe != Some(Pipe::S),
-            "pipe_barrier takes a non-scalar pipe or ALL",
-        ),
     }
 }
 

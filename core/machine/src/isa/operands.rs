@@ -1,22 +1,24 @@
-//! One description of every instruction's operands, in the manner of Cranelift's
-//! `get_operands`: which scalar registers it reads and writes, which memory it reads and
-//! writes (space, address, extent, strides, element size) and where each resolved value
-//! goes. Validation, the simulator's register resolution and access footprints, register
+//! Every instruction's operands, in the manner of Cranelift's `get_operands`: which
+//! scalar registers it reads and writes, which memory it reads and writes (space,
+//! address, extent, strides, element size) and where each resolved value goes.
+//! Validation, the simulator's register resolution and access footprints, register
 //! allocation and the lowered-program verifier all read this instead of destructuring
-//! `Op` themselves, so adding an instruction means describing its operands once here
-//! (plus its rules in `validate_op`, its text in `asm`, its semantics in `sim::exec` and
-//! its cost in `sim::timing`).
+//! `Op` themselves.
 //!
-//! The description is written once (`describe!`) and expanded twice: over `&Op` for
-//! reading ([`operands`], which yields [`Operand`] values) and over `&mut Op` for
-//! rewriting registers ([`registers_mut`], what the allocator needs). Match ergonomics
-//! bind the fields as `&T` in one expansion and `&mut T` in the other; each expansion has
-//! its own sink type with methods of the same names.
+//! The operands are given once, in each instruction's entry of the ISA's description
+//! (`describe`, which also gives its text, pipe and rules), as a role per field: `def`,
+//! `reg`, `scalar`, `mem`, `tile`, `vsrc`, `extents`, the methods of this module's two
+//! sinks. The description is expanded over `&Op` for reading ([`operands`], whose sink
+//! yields [`Operand`] values) and over `&mut Op` for rewriting registers
+//! ([`registers_mut`], what the allocator needs). Match ergonomics bind the fields as
+//! `&T` in one expansion and `&mut T` in the other; the two sinks have methods of the
+//! same names.
 //!
 //! # Order
 //! Operands come in assembly order (destination first), except that a register an
-//! instruction writes comes after everything it reads. The allocator numbers its spill
-//! scratch registers in this order, so it is part of the emitted code.
+//! instruction writes comes after everything it reads: the sinks hold a `def` back until
+//! the entry ends. The allocator numbers its spill scratch registers in this order, so it
+//! is part of the emitted code.
 //!
 //! # Resolved positions
 //! The simulator resolves registers once per dispatch into fixed arrays
@@ -27,8 +29,7 @@
 //! positions of later operands do not depend on whether a source is a tile or a scalar.
 
 use super::MAX_DMA_DIMS;
-use super::{Addr, DmaDim, Op, Reg, Tile, VSrc, Val};
-use crate::types::DType;
+use super::{describe, Addr, DmaDim, Op, Reg, Tile, VSrc, Val};
 
 /// How an instruction uses a scalar register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +88,7 @@ pub enum Extent {
 impl Extent {
     /// One side of a DMA over `dims`, with `stride` picking that side's strides. Dims
     /// past the hardware's four are left out (validation rejects such a DMA).
-    fn strided(dims: &[DmaDim], stride: fn(&DmaDim) -> i64) -> Extent {
+    pub(super) fn strided(dims: &[DmaDim], stride: fn(&DmaDim) -> i64) -> Extent {
         let mut strides = [0; MAX_DMA_DIMS as usize];
         for (s, d) in strides.iter_mut().zip(dims) {
             *s = stride(d);
@@ -140,209 +141,6 @@ impl Operand {
     }
 }
 
-/// The description of every instruction: each arm lists the operands in order (see the
-/// module comment), through the sink `$v`.
-macro_rules! describe {
-    ($op:expr, $v:ident) => {{
-        let gather = matches!($op, Op::Gather { .. });
-        match $op {
-            Op::Mov { dst, src } => {
-                $v.scalar(src, 0);
-                $v.def(dst);
-            }
-            Op::Alu { dst, a, b, .. } => {
-                $v.reg(a, 0);
-                $v.scalar(b, 1);
-                $v.def(dst);
-            }
-            Op::Sld { dst, .. } => $v.def(dst),
-            Op::Sst { src, .. } => $v.reg(src, 0),
-            Op::Loop { counter, count } => {
-                $v.scalar(count, 0);
-                $v.def(counter);
-            }
-            Op::EndLoop | Op::Barrier { .. } => {}
-            Op::Dma {
-                dtype,
-                dst,
-                src,
-                dims,
-            } => {
-                let eb = dtype.bytes();
-                let dst_extent = Extent::strided(dims, |d| d.dst_stride);
-                let src_extent = Extent::strided(dims, |d| d.src_stride);
-                $v.mem(dst, MemAccess::Write, eb, dst_extent);
-                $v.mem(src, MemAccess::Read, eb, src_extent);
-                $v.extents(dims);
-            }
-            Op::Gather {
-                dtype,
-                dst,
-                src,
-                index,
-                rows,
-                len,
-                src_stride,
-                dst_stride,
-            }
-            | Op::Scatter {
-                dtype,
-                dst,
-                src,
-                index,
-                rows,
-                len,
-                src_stride,
-                dst_stride,
-            } => {
-                // A gather moves GM rows into a ub tile, a scatter a ub tile into GM rows.
-                let (dst_extent, src_extent) = indexed_extents(gather, *src_stride, *dst_stride);
-                let eb = dtype.bytes();
-                $v.mem(dst, MemAccess::Write, eb, dst_extent);
-                $v.mem(src, MemAccess::Read, eb, src_extent);
-                $v.mem(index, MemAccess::Index, 4, INDEX_TILE);
-                $v.scalar(rows, 0);
-                $v.scalar(len, 1);
-            }
-            Op::Mmad {
-                dtype,
-                c,
-                a,
-                b,
-                m,
-                k,
-                n,
-                acc,
-            } => {
-                let eb = dtype.bytes();
-                // C[m, n] (f32) += A[m, k] @ B[k, n], each row-major and dense.
-                let (dm, dk, dn) = (Dim::Slot(0), Dim::Slot(1), Dim::Slot(2));
-                $v.mem(c, accumulator(acc), 4, dense(dm, dn));
-                $v.mem(a, MemAccess::Read, eb, dense(dm, dk));
-                $v.mem(b, MemAccess::Read, eb, dense(dk, dn));
-                $v.scalar(m, 0);
-                $v.scalar(k, 1);
-                $v.scalar(n, 2);
-                $v.scalar(acc, 3);
-            }
-            Op::Mmv {
-                dtype,
-                c,
-                a,
-                b,
-                k,
-                n,
-                acc,
-            } => {
-                let eb = dtype.bytes();
-                // C[1, n] (f32) += A[1, k] @ B[k, n]: `mmad` with one row.
-                let (one, dk, dn) = (Dim::Imm(1), Dim::Slot(0), Dim::Slot(1));
-                $v.mem(c, accumulator(acc), 4, dense(one, dn));
-                $v.mem(a, MemAccess::Read, eb, dense(one, dk));
-                $v.mem(b, MemAccess::Read, eb, dense(dk, dn));
-                $v.scalar(k, 0);
-                $v.scalar(n, 1);
-                $v.scalar(acc, 2);
-            }
-            Op::Fix { dtype, dst, src } => {
-                $v.tile(dst, MemAccess::Write, dtype.bytes());
-                $v.tile(src, MemAccess::Read, 4);
-            }
-            Op::VCast { to, from, dst, src } => {
-                $v.tile(dst, MemAccess::Write, to.bytes());
-                $v.tile(src, MemAccess::Read, from.bytes());
-            }
-            Op::Mov2d {
-                dtype, dst, src, ..
-            }
-            | Op::VUnary {
-                dtype, dst, src, ..
-            }
-            | Op::VReduce {
-                dtype, dst, src, ..
-            }
-            | Op::VCopy { dtype, dst, src } => {
-                $v.tile(dst, MemAccess::Write, dtype.bytes());
-                $v.tile(src, MemAccess::Read, dtype.bytes());
-            }
-            Op::VBinary {
-                dtype, dst, a, b, ..
-            } => {
-                $v.tile(dst, MemAccess::Write, dtype.bytes());
-                $v.vsrc(a, dtype.bytes());
-                $v.vsrc(b, dtype.bytes());
-            }
-            Op::VDup { dtype, dst, value } => {
-                $v.tile(dst, MemAccess::Write, dtype.bytes());
-                $v.vsrc(value, dtype.bytes());
-            }
-            Op::VCmp {
-                dtype, dst, a, b, ..
-            } => {
-                $v.tile(dst, MemAccess::Write, DType::Mask.bytes());
-                $v.vsrc(a, dtype.bytes());
-                $v.vsrc(b, dtype.bytes());
-            }
-            Op::VSel {
-                dtype,
-                dst,
-                mask,
-                a,
-                b,
-            } => {
-                $v.tile(dst, MemAccess::Write, dtype.bytes());
-                $v.tile(mask, MemAccess::Read, DType::Mask.bytes());
-                $v.vsrc(a, dtype.bytes());
-                $v.vsrc(b, dtype.bytes());
-            }
-            Op::VIota { dtype, dst, .. } => $v.tile(dst, MemAccess::Write, dtype.bytes()),
-            Op::SetFlag { id, .. } | Op::WaitFlag { id, .. } => $v.scalar(id, 0),
-        }
-    }};
-}
-
-/// How a product (`mmad`, `mmv`) uses C: written, or also read when `acc` may be set.
-fn accumulator(acc: &Val) -> MemAccess {
-    if *acc == Val::Imm(0) {
-        MemAccess::Write
-    } else {
-        MemAccess::ReadWrite
-    }
-}
-
-/// A row-major `rows x cols` tile with no gap between rows (a product's operands).
-fn dense(rows: Dim, cols: Dim) -> Extent {
-    Extent::Tile {
-        rows,
-        cols,
-        stride: cols,
-    }
-}
-
-/// A gather's index tile: `rows` i32 entries in one row.
-const INDEX_TILE: Extent = Extent::Tile {
-    rows: Dim::Imm(1),
-    cols: Dim::Slot(0),
-    stride: Dim::Imm(1),
-};
-
-/// The extents of a gather's or scatter's destination and source (`rows` at `val[0]`,
-/// `len` at `val[1]`): the ub tile of `rows x len`, and the GM rows the index picks.
-fn indexed_extents(gather: bool, src_stride: i64, dst_stride: i64) -> (Extent, Extent) {
-    let (rows, len) = (Dim::Slot(0), Dim::Slot(1));
-    let tile = |stride| Extent::Tile {
-        rows,
-        cols: len,
-        stride: Dim::Imm(stride),
-    };
-    let picked = |stride| Extent::Indexed { rows, len, stride };
-    if gather {
-        (tile(dst_stride), picked(src_stride))
-    } else {
-        (picked(dst_stride), tile(src_stride))
-    }
-}
-
 /// Narrows a slot number; a slot past `u8` only arises from an invalid DMA with more
 /// dimensions than any array of resolved values holds, and then lands nowhere.
 fn slot_at(i: usize) -> u8 {
@@ -350,24 +148,32 @@ fn slot_at(i: usize) -> u8 {
 }
 
 /// The reading expansion's sink: turns each operand into an [`Operand`].
-struct Reader<'f, F> {
+pub(super) struct Reader<'f, F> {
     f: &'f mut F,
     next_mem: u8,
+    /// The register the instruction writes, given after everything it reads.
+    def: Option<Reg>,
 }
 
 impl<F: FnMut(Operand)> Reader<'_, F> {
-    fn def(&mut self, r: &Reg) {
-        (self.f)(Operand::Def(*r));
+    pub(super) fn def(&mut self, r: &Reg) {
+        self.def = Some(*r);
     }
 
-    fn reg(&mut self, r: &Reg, slot: u8) {
+    pub(super) fn end(&mut self) {
+        if let Some(r) = self.def.take() {
+            (self.f)(Operand::Def(r));
+        }
+    }
+
+    pub(super) fn reg(&mut self, r: &Reg, slot: u8) {
         (self.f)(Operand::Scalar {
             val: Val::Reg(*r),
             slot,
         });
     }
 
-    fn scalar(&mut self, v: &Val, slot: u8) {
+    pub(super) fn scalar(&mut self, v: &Val, slot: u8) {
         (self.f)(Operand::Scalar { val: *v, slot });
     }
 
@@ -377,7 +183,7 @@ impl<F: FnMut(Operand)> Reader<'_, F> {
         m
     }
 
-    fn mem(&mut self, addr: &Addr, access: MemAccess, elem_bytes: u64, extent: Extent) {
+    pub(super) fn mem(&mut self, addr: &Addr, access: MemAccess, elem_bytes: u64, extent: Extent) {
         let slot = self.take_mem_slot();
         (self.f)(Operand::Mem(MemOperand {
             addr: *addr,
@@ -388,7 +194,7 @@ impl<F: FnMut(Operand)> Reader<'_, F> {
         }));
     }
 
-    fn tile(&mut self, t: &Tile, access: MemAccess, elem_bytes: u64) {
+    pub(super) fn tile(&mut self, t: &Tile, access: MemAccess, elem_bytes: u64) {
         let m = usize::from(self.next_mem);
         let (rows, cols) = (slot_at(2 * m), slot_at(2 * m + 1));
         let extent = Extent::Tile {
@@ -401,7 +207,7 @@ impl<F: FnMut(Operand)> Reader<'_, F> {
         self.scalar(&t.cols, cols);
     }
 
-    fn vsrc(&mut self, s: &VSrc, elem_bytes: u64) {
+    pub(super) fn vsrc(&mut self, s: &VSrc, elem_bytes: u64) {
         if let VSrc::Tile(t) = s {
             return self.tile(t, MemAccess::Read, elem_bytes);
         }
@@ -414,7 +220,7 @@ impl<F: FnMut(Operand)> Reader<'_, F> {
         }
     }
 
-    fn extents(&mut self, dims: &[DmaDim]) {
+    pub(super) fn extents(&mut self, dims: &[DmaDim]) {
         for (i, d) in dims.iter().enumerate() {
             self.scalar(&d.extent, slot_at(i));
         }
@@ -422,32 +228,46 @@ impl<F: FnMut(Operand)> Reader<'_, F> {
 }
 
 /// The rewriting expansion's sink: hands out each register mutably with its role.
-struct Renamer<'f, F> {
+pub(super) struct Renamer<'a, 'f, F> {
     f: &'f mut F,
+    /// The register the instruction writes, handed out after everything it reads.
+    def: Option<&'a mut Reg>,
 }
 
-impl<F: FnMut(&mut Reg, RegRole)> Renamer<'_, F> {
-    fn def(&mut self, r: &mut Reg) {
-        (self.f)(r, RegRole::Def);
+impl<'a, F: FnMut(&mut Reg, RegRole)> Renamer<'a, '_, F> {
+    pub(super) fn def(&mut self, r: &'a mut Reg) {
+        self.def = Some(r);
     }
 
-    fn reg(&mut self, r: &mut Reg, _slot: u8) {
+    pub(super) fn end(&mut self) {
+        if let Some(r) = self.def.take() {
+            (self.f)(r, RegRole::Def);
+        }
+    }
+
+    pub(super) fn reg(&mut self, r: &mut Reg, _slot: u8) {
         (self.f)(r, RegRole::Use);
     }
 
-    fn scalar(&mut self, v: &mut Val, _slot: u8) {
+    pub(super) fn scalar(&mut self, v: &mut Val, _slot: u8) {
         if let Val::Reg(r) = v {
             (self.f)(r, RegRole::Use);
         }
     }
 
-    fn mem(&mut self, addr: &mut Addr, _access: MemAccess, _elem_bytes: u64, _extent: Extent) {
+    pub(super) fn mem(
+        &mut self,
+        addr: &mut Addr,
+        _access: MemAccess,
+        _elem_bytes: u64,
+        _extent: Extent,
+    ) {
         if let Some(r) = &mut addr.base {
             (self.f)(r, RegRole::Use);
         }
     }
 
-    fn tile(&mut self, t: &mut Tile, access: MemAccess, elem_bytes: u64) {
+    pub(super) fn tile(&mut self, t: &mut Tile, access: MemAccess, elem_bytes: u64) {
         // The extent is only read by the reading expansion.
         let extent = Extent::Tile {
             rows: Dim::Imm(0),
@@ -459,7 +279,7 @@ impl<F: FnMut(&mut Reg, RegRole)> Renamer<'_, F> {
         self.scalar(&mut t.cols, 0);
     }
 
-    fn vsrc(&mut self, s: &mut VSrc, elem_bytes: u64) {
+    pub(super) fn vsrc(&mut self, s: &mut VSrc, elem_bytes: u64) {
         match s {
             VSrc::Tile(t) => self.tile(t, MemAccess::Read, elem_bytes),
             VSrc::Reg(r) => self.reg(r, 0),
@@ -467,7 +287,7 @@ impl<F: FnMut(&mut Reg, RegRole)> Renamer<'_, F> {
         }
     }
 
-    fn extents(&mut self, dims: &mut [DmaDim]) {
+    pub(super) fn extents(&mut self, dims: &mut [DmaDim]) {
         for d in dims {
             self.scalar(&mut d.extent, 0);
         }
@@ -476,8 +296,12 @@ impl<F: FnMut(&mut Reg, RegRole)> Renamer<'_, F> {
 
 /// Calls `f` on every operand of `op`, in order (see the module comment).
 pub fn operands(op: &Op, f: &mut impl FnMut(Operand)) {
-    let mut v = Reader { f, next_mem: 0 };
-    describe!(op, v)
+    let mut v = Reader {
+        f,
+        next_mem: 0,
+        def: None,
+    };
+    describe::read(op, &mut v)
 }
 
 /// Calls `f` on every register operand of `op` with its role, in operand order (uses
@@ -488,8 +312,8 @@ pub fn registers(op: &Op, f: &mut impl FnMut(Reg, RegRole)) {
 
 /// [`registers`] with each register handed out mutably, to rename it.
 pub fn registers_mut(op: &mut Op, f: &mut impl FnMut(&mut Reg, RegRole)) {
-    let mut v = Renamer { f };
-    describe!(op, v)
+    let mut v = Renamer { f, def: None };
+    describe::rename(op, &mut v)
 }
 
 /// Calls `f` on every memory operand of `op`, in order.

@@ -647,7 +647,17 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             }
             write_view(m, d, *dtype, &s.out)
         }
-        _ => Ok(()),
+        // The S pipe runs the scalar instructions and loop control itself
+        // (`timing::Engine::s_step`); flags and barriers move no data.
+        Op::Mov { .. }
+        | Op::Alu { .. }
+        | Op::Sld { .. }
+        | Op::Sst { .. }
+        | Op::Loop { .. }
+        | Op::EndLoop
+        | Op::SetFlag { .. }
+        | Op::WaitFlag { .. }
+        | Op::Barrier { .. } => Ok(()),
     }
 }
 

@@ -627,8 +627,20 @@ impl<'a> Engine<'a> {
                 tile_elems(1),
                 u(r.val[2]) * c.reduction_cycles_per_row,
             ),
-            _ => Cost {
+            Op::SetFlag { .. } | Op::WaitFlag { .. } | Op::Barrier { .. } => Cost {
                 cycles: c.sync_cycles,
+                transfer: 0,
+                startup: 0,
+                gm_bytes: 0,
+            },
+            // Never dispatched: the S pipe runs them itself (`s_step`), at this price.
+            Op::Mov { .. }
+            | Op::Alu { .. }
+            | Op::Sld { .. }
+            | Op::Sst { .. }
+            | Op::Loop { .. }
+            | Op::EndLoop => Cost {
+                cycles: c.scalar_op_cycles,
                 transfer: 0,
                 startup: 0,
                 gm_bytes: 0,
