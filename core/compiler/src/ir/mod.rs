@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod dce;
 pub mod liveness;
 pub mod lower;
+pub mod memory;
 pub mod print;
 pub mod read;
 pub mod rewrite;
@@ -183,9 +184,9 @@ pub struct Kernel {
     pub loop_vars: Arena<LoopVar>,
     pub body: Block,
     pub annotations: Annotations,
-    /// plan-memory has run: every value that needs memory on chip has its addresses (a
-    /// kernel with no such value has none to give, and is planned all the same).
-    pub planned: bool,
+    /// The memory plan, once plan-memory has run: every value that needs memory on chip
+    /// is in one of its slabs, with the slab's addresses.
+    pub memory: Option<memory::MemoryPlan>,
 }
 
 /// A tensor in global memory.

@@ -220,8 +220,46 @@ impl Printer<'_> {
         head.push_str(&self.at(Some(self.k.span)));
         head.push_str(" {");
         self.out.line(0, &head, Some(self.k.span));
+        if let Some(plan) = &self.k.memory {
+            self.memory(plan);
+        }
         self.block(&self.k.body, 1);
         self.out.line(0, "}", None);
+    }
+
+    /// The memory plan, one slab a line: `slab 2: l1 8192 bytes at [0x0, 0x2000]
+    /// rotates with %j holds %kt, %vt` (or `holds scratch`, a fused op's).
+    fn memory(&mut self, plan: &super::memory::MemoryPlan) {
+        if plan.slabs.is_empty() {
+            self.out.line(1, "no slabs", None);
+        }
+        for (i, slab) in plan.slabs.iter().enumerate() {
+            let addrs: Vec<String> = slab.addrs().iter().map(|a| format!("{a:#x}")).collect();
+            let mut line = format!(
+                "slab {i}: {} {} bytes at [{}]",
+                slab.space,
+                slab.bytes,
+                addrs.join(", ")
+            );
+            if let Some(l) = slab.rotates_with {
+                let var = match self.k.ops.get(l) {
+                    Some(super::Op {
+                        kind: OpKind::For(f),
+                        ..
+                    }) => self.names.vars.get(&f.var).map(|n| format!("%{n}")),
+                    _ => None,
+                };
+                let var = var.unwrap_or_else(|| format!("<bad loop {}>", l.index()));
+                let _ = write!(line, " rotates with {var}");
+            }
+            let tiles: Vec<String> = slab.tiles.iter().map(|&v| self.v(v)).collect();
+            let mut held = tiles;
+            if slab.scratch_of.is_some() {
+                held.push("scratch".into());
+            }
+            let _ = write!(line, " holds {}", held.join(", "));
+            self.out.line(1, &line, None);
+        }
     }
 
     fn block(&mut self, block: &Block, depth: usize) {

@@ -2,7 +2,8 @@
 //! back into a kernel, so passes run on IR text (`tilescope opt`, the filetests).
 //!
 //! The printed form carries what passes read: each value's type, memory space, slots
-//! and addresses; each op's source position (`!at LINE:COL`); and the annotations
+//! and addresses; the memory plan's slabs (`slab N: ...`, at the top of a planned
+//! kernel); each op's source position (`!at LINE:COL`); and the annotations
 //! passes leave for later ones (DMA descriptors, fused scratch, slot rotation,
 //! transposed stores, subtile-matmul's splits and whole products, out-of-ssa's copy
 //! notes). A printed name becomes a debug name again: `%acc.2` is a value of the
@@ -21,6 +22,7 @@
 //! skipped. Whatever the text, the reader returns a diagnostic located in it (never a
 //! panic), and hands over only a kernel the IR verifier accepts (naga's validator gate).
 
+use super::memory::{MemoryPlan, Slab};
 use super::{
     Block, BlockItem, CopyNote, ForOp, FusedExpr, Index, IndexExpr, Kernel, L0Split, LoopVar,
     LoopVarId, Op, OpId, OpKind, Param, ParamId, Step, StepKind, Transfer, TransferDim, Value,
@@ -56,12 +58,11 @@ pub fn read(text: &str, source: Option<&str>) -> Result<ReadKernel, Diagnostics>
         positions: spans,
         notes: Vec::new(),
         op_lines: HashMap::new(),
+        var_loops: HashMap::new(),
     };
     r.kernel().map_err(|d| vec![d])?;
     let op_lines = r.op_lines;
-    let mut k = r.k;
-    k.planned = k.values.iter().any(|(_, v)| !v.attrs.addresses.is_empty())
-        || !k.annotations.scratch.is_empty();
+    let k = r.k;
     if let Err(errors) = super::verify(&k) {
         // Each error at the line of its op, else at the kernel's first line.
         let first_line = Span::new(0, text.find('\n').unwrap_or(text.len()));
@@ -81,6 +82,13 @@ pub fn read(text: &str, source: Option<&str>) -> Result<ReadKernel, Diagnostics>
             })
             .collect();
         return Err(diagnostics);
+    }
+    if let Some(Err(why)) = k.memory.as_ref().map(|plan| plan.agrees_with(&k)) {
+        let first_line = Span::new(0, text.find('\n').unwrap_or(text.len()));
+        return Err(vec![Diagnostic::error(
+            format!("the memory plan disagrees with the IR: {why}"),
+            first_line,
+        )]);
     }
     Ok(ReadKernel { kernel: k, source })
 }
@@ -239,6 +247,8 @@ struct Reader<'t> {
     notes: Vec<(OpId, Cursor<'t>)>,
     /// Each op's line in the text, for the verifier's errors.
     op_lines: HashMap<u32, Span>,
+    /// The loop of each loop variable.
+    var_loops: HashMap<LoopVarId, OpId>,
 }
 
 impl<'t> Reader<'t> {
@@ -334,11 +344,19 @@ impl<'t> Reader<'t> {
         }
         c.expect("{")?;
         c.end()?;
+        let slabs = self.slab_lines()?;
         let (body, yields) = self.block(0)?;
         if let Some((_, c)) = yields {
             return Err(c.err("`yield` outside a loop"));
         }
         self.k.body = body;
+        if let Some(lines) = slabs {
+            let mut slabs = Vec::new();
+            for (i, mut c) in lines.into_iter().enumerate() {
+                slabs.push(self.slab(&mut c, i)?);
+            }
+            self.k.memory = Some(MemoryPlan::new(slabs));
+        }
         if let Some(&(offset, line)) = self.lines.get(self.next) {
             return Err(Diagnostic::error(
                 "text after the kernel's closing `}`",
@@ -350,6 +368,116 @@ impl<'t> Reader<'t> {
             self.k.annotations.copy_note.insert(op, note);
         }
         Ok(())
+    }
+
+    /// The memory plan's lines at the top of the kernel, when it has one (read once
+    /// the values they name are defined).
+    fn slab_lines(&mut self) -> R<Option<Vec<Cursor<'t>>>> {
+        let mut lines = None;
+        loop {
+            let Some(&(_, line)) = self.lines.get(self.next) else {
+                return Ok(lines);
+            };
+            let code = line.trim();
+            if code == "no slabs" {
+                self.next += 1;
+                return Ok(Some(Vec::new()));
+            }
+            if !code.starts_with("slab ") {
+                return Ok(lines);
+            }
+            let (mut c, _) = self.line("a slab")?;
+            c.ws();
+            lines.get_or_insert_with(Vec::new).push(c);
+        }
+    }
+
+    /// `slab N: SPACE BYTES bytes at [ADDR, ...][ rotates with %VAR] holds %TILE, ...`,
+    /// `scratch` standing for the fused op whose scratch is at that address.
+    fn slab(&self, c: &mut Cursor<'_>, index: usize) -> R<Slab> {
+        c.keyword("slab")?;
+        c.ws();
+        let at = c.clone();
+        if c.uint()? != index as u64 {
+            return Err(at.err(format!(
+                "expected slab {index}: slabs are numbered from 0, in order"
+            )));
+        }
+        c.expect(":")?;
+        c.ws();
+        let at = c.clone();
+        let word = c.word().unwrap_or("");
+        let space =
+            MemSpace::from_name(word).ok_or_else(|| at.err(format!("`{word}` is not a memory")))?;
+        c.ws();
+        let bytes = c.uint()?;
+        c.ws();
+        c.keyword("bytes")?;
+        c.ws();
+        c.keyword("at")?;
+        let at = c.clone();
+        c.expect("[")?;
+        let addrs = comma_list(c, "]", Cursor::uint)?;
+        let addr = *addrs
+            .first()
+            .ok_or_else(|| at.err("a slab without an address"))?;
+        let slots = u32::try_from(addrs.len()).map_err(|_| at.err("too many slots"))?;
+        let contiguous = addrs.iter().enumerate().all(|(i, &a)| {
+            Some(a)
+                == bytes
+                    .checked_mul(i as u64)
+                    .and_then(|o| o.checked_add(addr))
+        });
+        if !contiguous {
+            return Err(at.err(format!(
+                "a slab's slots follow each other, {bytes} bytes apart"
+            )));
+        }
+        let mut rotates_with = None;
+        if c.tok("rotates") {
+            c.ws();
+            c.keyword("with")?;
+            c.ws();
+            let at = c.clone();
+            let name = c.name()?;
+            let var = self.vars.get(&name);
+            let l = var.and_then(|v| self.var_loops.get(v));
+            rotates_with =
+                Some(*l.ok_or_else(|| at.err(format!("`%{name}` is not a loop variable")))?);
+        }
+        c.ws();
+        c.keyword("holds")?;
+        let mut tiles = Vec::new();
+        let mut scratch_of = None;
+        loop {
+            c.ws();
+            if c.keyword_here("scratch") {
+                let op = self
+                    .k
+                    .annotations
+                    .scratch
+                    .iter()
+                    .find(|(_, &s)| s == (bytes, addr))
+                    .map(|(op, _)| op);
+                let op = op.ok_or_else(|| c.err("no op has its scratch in this slab"))?;
+                scratch_of = Some(op);
+            } else {
+                tiles.push(self.value(c)?);
+            }
+            if !c.tok(",") {
+                break;
+            }
+        }
+        c.end()?;
+        Ok(Slab {
+            space,
+            bytes,
+            slots,
+            addr,
+            rotates_with,
+            tiles,
+            scratch_of,
+        })
     }
 
     /// Items up to the closing `}`, and the `yield` before it when there is one.
@@ -982,6 +1110,7 @@ impl<'t> Reader<'t> {
             span,
         });
         self.vars.insert(var_name.clone(), var);
+        self.var_loops.insert(var, op);
         let (body, yields) = self.block(depth + 1)?;
         // The variable is not visible after its loop (the printer reuses no names).
         let yields = yields.map(|(vs, _)| vs).unwrap_or_default();

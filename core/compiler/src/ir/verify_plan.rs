@@ -9,6 +9,8 @@
 //!   one buffer, moving nothing at the back edge) do not share one address, and a
 //!   matmul whose accumulator and result do not;
 //! - a tile without an address, or with another number of addresses than slots;
+//! - a memory plan (the slabs lower-to-pipes declares) that disagrees with the values'
+//!   spaces and addresses or the fused ops' scratch;
 //! - an address past the capacity of its memory or off its alignment.
 //!
 //! Each error names both values by their source names with their source positions.
@@ -22,7 +24,7 @@ use crate::types::MemSpace;
 
 /// Whether plan-memory has run.
 pub fn is_planned(k: &Kernel) -> bool {
-    k.planned
+    k.memory.is_some()
 }
 
 /// Checks the address plan of `k` for `machine`; `source` names positions in errors.
@@ -47,6 +49,15 @@ pub fn verify_plan(k: &Kernel, machine: &Machine, source: &str) -> Result<(), Ve
         }
     };
     let mut errors = VerifierErrors::new();
+    // Lower-to-pipes declares its buffers from the plan's slabs, and this verifier reads
+    // the values' addresses: the two must say the same.
+    if let Some(Err(why)) = k.memory.as_ref().map(|plan| plan.agrees_with(k)) {
+        errors.push(VerifierError::new(
+            Location::Program,
+            None,
+            format!("the memory plan disagrees with the IR: {why}"),
+        ));
+    }
     let mut entries: Vec<Entry> = Vec::new();
     // A tile that lives in a slot of a `buffers` tile shares its bytes by design: it
     // must sit exactly at the buffer's slots, and counts as the buffer.

@@ -12,7 +12,8 @@ use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::analysis::{align_up, fused_layout};
 use crate::ir::liveness::Liveness;
-use crate::ir::{Kernel, OpId, OpKind, OpMap, ValueDef, ValueId, ValueMap};
+use crate::ir::memory::{MemoryPlan, Slab};
+use crate::ir::{Kernel, OpId, OpKind, ValueDef, ValueId, ValueMap};
 use crate::machine::Machine;
 use crate::types::MemSpace;
 
@@ -48,39 +49,9 @@ impl Pass for PlanMemory {
             let slab = &plan.slabs[s];
             k.annotations.scratch.insert(op, (slab.bytes, slab.addr));
         }
-        k.planned = true;
+        k.memory = Some(plan);
         Ok(())
     }
-}
-
-/// A contiguous allocation: one or more tiles with disjoint lifetimes, `slots` copies.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Slab {
-    pub space: MemSpace,
-    /// Bytes of one slot (aligned).
-    pub bytes: u64,
-    pub slots: u32,
-    pub addr: u64,
-    /// The loop whose iteration picks the slot, for multi-slot slabs.
-    pub rotates_with: Option<OpId>,
-    pub tiles: Vec<ValueId>,
-    /// A fused op's scratch.
-    pub scratch_of: Option<OpId>,
-}
-
-impl Slab {
-    pub fn addrs(&self) -> Vec<u64> {
-        (0..self.slots as u64)
-            .map(|i| self.addr + i * self.bytes)
-            .collect()
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct Plan {
-    pub slabs: Vec<Slab>,
-    pub tile_slab: ValueMap<usize>,
-    pub scratch_slab: OpMap<usize>,
 }
 
 struct UnionFind(Vec<usize>);
@@ -127,11 +98,11 @@ fn internal(what: &str, span: crate::diag::Span) -> Diagnostic {
 /// Plans with every tile in a slab of its own when that fits, so no tile waits for an
 /// unrelated dead tile's last reader before it is written (a false write-after-read
 /// dependence the sync pass would order); otherwise tiles reuse dead tiles' slabs.
-pub fn plan(k: &Kernel, machine: &Machine) -> Result<Plan, Diagnostic> {
+pub fn plan(k: &Kernel, machine: &Machine) -> Result<MemoryPlan, Diagnostic> {
     plan_with(k, machine, false).or_else(|_| plan_with(k, machine, true))
 }
 
-fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnostic> {
+fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<MemoryPlan, Diagnostic> {
     let live = Liveness::new(k)?;
     let lin = &live.lin;
     let names = crate::ir::print::value_names(k);
@@ -279,7 +250,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<Plan, Diagnos
     }
     items.sort_by_key(|i| (i.start, i.end, i.def));
     // Greedy best-fit into slabs of dead tiles.
-    let mut plan = Plan::default();
+    let mut plan = MemoryPlan::default();
     let mut free_after: Vec<u64> = Vec::new();
     let mut first_span: Vec<crate::diag::Span> = Vec::new();
     for item in &items {

@@ -8,10 +8,10 @@ mod ops;
 mod slots;
 mod strips;
 
-use super::plan_memory::{plan, Plan};
 use super::{Context, Pass};
 use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::ir::memory::MemoryPlan;
 use crate::ir::{
     Block, BlockItem, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
 };
@@ -48,7 +48,21 @@ impl Pass for LowerToPipes {
 }
 
 pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
-    let plan = plan(k, machine).map_err(|d| vec![d])?;
+    // The plan as plan-memory left it (and as the IR prints it), checked against the
+    // addresses the values carry.
+    let plan = match &k.memory {
+        Some(plan) => plan.clone(),
+        None => {
+            return Err(vec![Diagnostic::global(
+                "internal error in lower-to-pipes: the kernel has no memory plan",
+            )])
+        }
+    };
+    plan.agrees_with(k).map_err(|why| {
+        vec![Diagnostic::global(format!(
+            "internal error in lower-to-pipes: the memory plan disagrees with the IR: {why}"
+        ))]
+    })?;
     let names = crate::ir::print::value_names(k);
     let mut out = Lowered {
         tensors: k
@@ -135,7 +149,7 @@ type Valid = Vec<Val>;
 
 struct Lw<'a> {
     k: &'a Kernel,
-    plan: Plan,
+    plan: MemoryPlan,
     /// The slot index of each tile that lives in a slot of a `buffers` tile.
     member_slot: ValueMap<usize>,
     /// The column strips of each L0C accumulator with N blocks (`strips`).
