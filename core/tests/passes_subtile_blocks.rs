@@ -61,50 +61,6 @@ fn without_sync_the_blocks_race() {
 }
 
 #[test]
-fn the_ir_shows_the_block_loops_their_slices_and_the_stores_of_each_block() {
-    let ir = pass_support::ir_after_with(
-        LINEAR_F32,
-        &options(Machine::teach(), SyncStrategy::Auto),
-        "subtile-matmul",
-    );
-    for line in [
-        // The row block stays whole: after the split the loop over rows is not
-        // innermost, so it keeps one slot, which fits L0A.
-        "for %nb in 0..128 step 32 {  // subtile-matmul: M x N in 1 x 4 blocks moved from L1, \
-         L0A capacity required it (the whole operand tile needs 65536 bytes, L0A has 32768)",
-        "%1 = slice %wt[%nb .. %nb + 32, :] transposed : f32[128, 32]",
-        "%2 = matmul %0, %1 : f32[64, 32]",
-        "store %y[%r .. %r + 64, %nb .. %nb + 32], %2",
-    ] {
-        assert!(ir.contains(line), "missing `{line}` in\n{ir}");
-    }
-    let top = pass_support::ir_after_with(
-        TOP_F32,
-        &options(Machine::teach(), SyncStrategy::Auto),
-        "subtile-matmul",
-    );
-    for line in [
-        "for %mb in 0..128 step 32 {  // subtile-matmul: M x N in 4 x 4 blocks moved from L1, \
-         L0A capacity required it (the whole operand tile needs 131072 bytes, L0A has 32768)",
-        "%2 = slice %0[%mb .. %mb + 32, :] : f32[32, 128]",
-        "for %nb in 0..128 step 32 {",
-        "%3 = slice %1[:, %nb .. %nb + 32] : f32[128, 32]",
-        "store %y[%mb .. %mb + 32, %nb .. %nb + 32], %4",
-    ] {
-        assert!(top.contains(line), "missing `{line}` in\n{top}");
-    }
-    let wide = pass_support::ir_after_with(
-        WIDE,
-        &options(Machine::a3(), SyncStrategy::Auto),
-        "subtile-matmul",
-    );
-    assert!(
-        wide.contains("L0C capacity required it (the whole product tile needs 524288 bytes"),
-        "{wide}"
-    );
-}
-
-#[test]
 fn without_the_pass_the_tiles_overflow() {
     for (source, want) in [
         (

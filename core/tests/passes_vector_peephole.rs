@@ -1,11 +1,9 @@
-//! vector-peephole: which divisions become multiplies, which pairs become one rsqrt or
-//! silu, what the vector pipe then runs, and that the results still match the reference
-//! interpreter.
+//! vector-peephole: what the vector pipe runs once divisions become multiplies and pairs
+//! become one rsqrt or silu, and that the results still match the reference
+//! interpreter. What the pass does to the IR is in `core/filetests/vector-peephole/`.
 
-mod pass_support;
 mod run_support;
 
-use pass_support::ir_after;
 use tilescope::compile::{compile, CompileOptions};
 use tilescope::ir::analysis::exact_reciprocal;
 use tilescope::run::run;
@@ -69,9 +67,6 @@ fn exact_reciprocals_are_powers_of_two_only() {
 
 #[test]
 fn a_division_by_a_reduction_becomes_a_multiply_by_its_reciprocal() {
-    let ir = ir_after(ROW_NORMALIZE, "vector-peephole");
-    assert!(ir.contains("{ $0 * recip($1) } : f32[8, 256]"), "{ir}");
-    assert!(!ir.contains("div "), "{ir}");
     // The reciprocal runs on the [8, 1] column, the multiply on the whole tile.
     let a = asm(ROW_NORMALIZE);
     assert!(
@@ -92,18 +87,6 @@ fn the_rewrite_cuts_vector_cycles() {
         rewritten + 100 < divided,
         "reciprocal {rewritten} vs division {divided}"
     );
-    assert!(ir_after(&full, "vector-peephole").contains("/ ($0 + $1)"));
-}
-
-#[test]
-fn a_division_as_wide_as_its_divisor_stays() {
-    let src = "kernel k(a: f32[8, 64], b: f32[8, 64], y: out f32[8, 64]) {
-    store y[:, :] = load a[:, :] / load b[:, :];
-}
-";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("div %"), "{ir}");
-    assert!(!ir.contains("recip"), "{ir}");
 }
 
 #[test]
@@ -115,21 +98,9 @@ fn a_power_of_two_divisor_becomes_an_exact_multiply_in_every_float_type() {
 }}
 "
         );
-        let ir = ir_after(&src, "vector-peephole");
-        assert!(ir.contains("{ $0 * 0.25 }"), "{ir}");
         assert!(asm(&src).contains("vmul"), "{dt}");
         assert_bit_exact(&src, 11, dt);
     }
-}
-
-#[test]
-fn other_constant_divisors_stay() {
-    let src = "kernel k(a: f32[8, 64], y: out f32[8, 64]) {
-    store y[:, :] = load a[:, :] / 3.0;
-}
-";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("div %") && !ir.contains("recip"), "{ir}");
 }
 
 #[test]
@@ -143,8 +114,6 @@ fn a_fused_chain_rewrites_its_inner_division_and_matches_with_a_tail() {
     }
 }
 ";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("recip(") && ir.contains("* 0.5"), "{ir}");
     for seed in [1, 2, 3] {
         run_support::check_against_reference(src, seed);
     }
@@ -162,68 +131,18 @@ fn a_power_of_two_mean_multiplies() {
 }
 
 #[test]
-fn a_small_quotient_keeps_its_division_when_the_reciprocal_would_cost_more() {
-    // [8, 64]: the division is 32 + 25 cycles on a3, the reciprocal and multiply 26 + 33.
-    let src = "kernel k(x: f32[8, 64], y: out f32[8, 64]) {
-    let t = load x[:, :];
-    store y[:, :] = t / sum(t, axis=1);
-}
-";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("div %t") && !ir.contains("recip"), "{ir}");
-}
-
-#[test]
 fn a_square_root_divisor_becomes_one_rsqrt() {
     let src = "kernel k(x: f32[8, 256], y: out f32[8, 256]) {
     let t = load x[:, :];
     store y[:, :] = t / sqrt(sum(t * t, axis=1));
 }
 ";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("$0 * rsqrt($1)"), "{ir}");
     let a = asm(src);
     assert!(
         a.contains("vrsqrt.f32") && !a.contains("vsqrt") && !a.contains("vrecip"),
         "{a}"
     );
     run_support::check_against_reference(src, 4);
-}
-
-#[test]
-fn an_f16_square_root_divisor_is_not_folded() {
-    // In f16 the square root is rounded to f16 before the division: rsqrt would skip it.
-    let src = "kernel k(x: f16[8, 256], y: out f16[8, 256]) {
-    let t = load x[:, :];
-    store y[:, :] = recip(sqrt(t));
-}
-";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(!ir.contains("rsqrt"), "{ir}");
-}
-
-#[test]
-fn a_quotient_a_cast_or_a_matrix_product_reads_keeps_its_division() {
-    // A last-bit difference in the quotient can move its f16 rounding by a whole step,
-    // and a matrix product sums many such differences into an f32 result compared at
-    // 1e-5 (attention's `(w as f16) @ v` failed on 3 of 201 seeds when rewritten).
-    let readers = [
-        ("f32[16, 128]", "f16[128, 64]", "(w as f16) @ load v[:, :]"),
-        ("f32[16, 128]", "f32[128, 64]", "w @ load v[:, :]"),
-        ("f32[128, 16]", "f32[128, 64]", "w.T @ load v[:, :]"),
-    ];
-    for (x, v, out) in readers {
-        let src = format!(
-            "kernel k(x: {x}, v: {v}, o: out f32[16, 64]) {{
-    let p = load x[:, :];
-    let w = p / sum(p, axis=1);
-    store o[:, :] = {out};
-}}
-"
-        );
-        let ir = ir_after(&src, "vector-peephole");
-        assert!(ir.contains("div %p") && !ir.contains("recip"), "{ir}");
-    }
 }
 
 #[test]
@@ -241,19 +160,10 @@ fn sigmoid_times_its_argument_is_one_silu_in_f32_only() {
 }}
 "
         );
-        let ir = ir_after(&src, "vector-peephole");
-        assert_eq!(ir.contains("{ silu($0) }"), folded, "{ir}");
         assert_eq!(asm(&src).contains("vsigmoid"), !folded, "{dt}");
         // Bit-exact: silu rounds the sigmoid where the two instructions did.
         assert_bit_exact(&src, 9, e);
     }
-    // A sigmoid of something else is left alone.
-    let src = "kernel k(x: f32[16, 128], y: out f32[16, 128]) {
-    let t = load x[:, :];
-    store y[:, :] = sigmoid(t) * (t + 1.0);
-}
-";
-    assert!(!ir_after(src, "vector-peephole").contains("silu"));
 }
 
 #[test]
@@ -277,8 +187,6 @@ fn a_scale_moves_past_the_reduction_that_is_its_only_reader() {
 }}
 "
         );
-        let ir = ir_after(&src, "vector-peephole");
-        assert_eq!(ir.contains(" %t, axis=1"), folded, "{e}\n{ir}");
         // Folded, the multiply runs on the [8, 1] column only.
         let a = asm(&src);
         let full_tile_mul = a
@@ -289,16 +197,4 @@ fn a_scale_moves_past_the_reduction_that_is_its_only_reader() {
             assert_bit_exact(&src, seed, e);
         }
     }
-}
-
-#[test]
-fn a_scaled_tile_with_another_reader_keeps_its_multiply() {
-    // Attention's shape: the scaled scores feed both the row max and the exponent.
-    let src = "kernel k(x: f32[16, 128], y: out f32[16, 128]) {
-    let s = load x[:, :] * 0.125;
-    store y[:, :] = exp(s - amax(s, axis=1));
-}
-";
-    let ir = ir_after(src, "vector-peephole");
-    assert!(ir.contains("amax %s, axis=1"), "{ir}");
 }
