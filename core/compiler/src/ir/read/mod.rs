@@ -40,7 +40,7 @@ use notes::l0_split;
 use ops::kind_has_result;
 use positions::Positions;
 use std::collections::HashMap;
-use text::{tile_type, typed, Cursor};
+use text::{comma_list, tile_type, typed, Cursor};
 
 /// A kernel read from text, and the text its positions are in: the kernel source when
 /// the caller had it, else the blank stand-in.
@@ -217,13 +217,7 @@ impl<'t> Reader<'t> {
             .ok_or_else(|| c.err("expected the kernel's name"))?
             .to_string();
         c.expect("(")?;
-        let mut first = true;
-        while !c.tok(")") {
-            if !first {
-                c.expect(",")?;
-            }
-            first = false;
-            c.ws();
+        comma_list(&mut c, ")", |c| {
             let name = c.name()?;
             c.expect(":")?;
             c.ws();
@@ -236,7 +230,7 @@ impl<'t> Reader<'t> {
                 (false, false)
             };
             c.ws();
-            let ty = tile_type(&mut c)?;
+            let ty = tile_type(c)?;
             if self
                 .params
                 .insert(name.clone(), self.k.params.len())
@@ -251,7 +245,8 @@ impl<'t> Reader<'t> {
                 scratch,
                 span: Span::DUMMY,
             });
-        }
+            Ok(())
+        })?;
         self.k.span = self.span_at(&mut c)?;
         for p in &mut self.k.params {
             p.span = self.k.span;
@@ -331,20 +326,15 @@ impl<'t> Reader<'t> {
         let id = u32::try_from(c.uint()?).map_err(|_| c.err("a step number too large"))?;
         c.expect("(")?;
         let mut kind = StepKind::default();
-        let mut first = true;
-        while !c.tok(")") {
-            if !first {
-                c.expect(",")?;
-            }
-            first = false;
-            c.ws();
+        comma_list(&mut c, ")", |c| {
             match c.word() {
                 Some("load") => kind.load = true,
                 Some("compute") => kind.compute = true,
                 Some("store") => kind.store = true,
                 _ => return Err(c.err("expected `load`, `compute` or `store`")),
             }
-        }
+            Ok(())
+        })?;
         let span = self.span_at(&mut c)?;
         c.expect("{")?;
         c.end()?;
