@@ -470,6 +470,7 @@ fn slow_link(faults: Vec<support::Fault>) -> support::Serving {
             bits_per_s: 1.6e6,
             latency: Duration::from_millis(150),
         }),
+        ..support::Serving::default()
     }
 }
 

@@ -113,7 +113,8 @@ fn render(markdown: &str) -> Result<String> {
     Ok(format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title} · Tilescope</title>\n<style>{STYLE}</style>\n</head>\n\
+         <title>{title} · Tilescope</title>\n\
+         <link rel=\"icon\" href=\"data:,\">\n<style>{STYLE}</style>\n</head>\n\
          <body>\n<main class=\"doc\">\n{body}</main>\n</body>\n</html>\n",
         title = html_escape(&title)
     ))
@@ -154,6 +155,8 @@ mod tests {
         assert!(page.contains("<h2 id=\"indexing\">"), "GitHub's ids");
         assert!(page.contains("href=\"#indexing\""));
         assert!(page.contains("<title>"));
+        // No request for the host's /favicon.ico, outside a site served under a path.
+        assert!(page.contains("<link rel=\"icon\" href=\"data:,\">"));
         assert_eq!(
             slug("Explicit multi-buffers: `buffers`"),
             "explicit-multi-buffers-buffers"

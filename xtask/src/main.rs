@@ -5,10 +5,13 @@
 //! - `cargo xtask test`: install the tools if needed, then run every check CI runs,
 //!   failing fast.
 //!
+//! And `cargo xtask dist [--public-url /path/]` builds the static site to publish.
+//!
 //! Only std and pulldown-cmark (for the language reference page) are used, so this
 //! builds in seconds on a fresh machine.
 
 mod cmd;
+mod dist;
 mod docs_html;
 mod hash_worker;
 mod serve;
@@ -21,8 +24,9 @@ use std::process::ExitCode;
 /// An error message for the user; xtask prints it and exits non-zero.
 type Result<T> = std::result::Result<T, String>;
 
-const USAGE: &str = "usage: cargo xtask <serve|test>
+const USAGE: &str = "usage: cargo xtask <serve|test|dist>
   serve   serve the playground on http://127.0.0.1:8080 (release build)
+  dist    build the static site into dist/ (--public-url /path/; default: any path)
   test    formatting, lints, unit, wasm and browser tests
   (hash-worker and docs-html are Trunk's post-build hooks; Trunk.toml runs them)";
 
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["serve"] => serve::run(&workspace_root()),
+        ["dist", rest @ ..] => dist::run(&workspace_root(), rest),
         ["hash-worker"] => hash_worker::run(),
         ["docs-html"] => docs_html::run(&workspace_root()),
         ["test"] => test::run(&workspace_root()),

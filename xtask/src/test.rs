@@ -74,6 +74,8 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "--test",
                 "browser_hostile",
                 "--test",
+                "browser_site",
+                "--test",
                 "browser_budgets",
                 "--test",
                 "browser_lessons",
@@ -107,10 +109,10 @@ fn wasm_tests(tools: &Tools, root: &Path) -> Command {
     command
 }
 
+/// The site as `cargo xtask dist` builds it by default: relative links, so the browser
+/// tests can serve the one build both at the root and under a path.
 fn trunk_build(tools: &Tools, root: &Path) -> Command {
-    let mut command = tools.command("trunk");
-    command.current_dir(root).args(["build", "--release"]);
-    command
+    crate::dist::build(tools, root, crate::dist::RELATIVE)
 }
 
 /// The browser tests are `#[ignore]`d for plain `cargo test`; here they run with

@@ -51,6 +51,11 @@ pub struct Link {
 pub struct Serving {
     pub faults: Vec<Fault>,
     pub link: Option<Link>,
+    /// Serve the directory under this path (`/course/tilescope/`) as a host serving a
+    /// course site does; anything outside it answers 404.
+    pub under: Option<String>,
+    /// Every request that answered 404, for tests that expect none.
+    pub missed: Arc<Mutex<Vec<String>>>,
 }
 
 /// What the link sends at once, and how far behind its schedule it may catch up.
@@ -130,13 +135,22 @@ impl StaticServer {
                 })
             });
             let faults = Arc::new(serving.faults);
+            let under = serving.under;
+            let missed = serving.missed;
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
                     let (root, faults) = (root.clone(), Arc::clone(&faults));
+                    let (under, missed) = (under.clone(), Arc::clone(&missed));
                     let (gzipped, pacer) = (Arc::clone(&gzipped), pacer.clone());
                     // A thread per response, so paced downloads share the link at once.
                     std::thread::spawn(move || {
-                        let response = respond(&root, &request, &faults, &gzipped);
+                        let response =
+                            respond(&root, &request, under.as_deref(), &faults, &gzipped);
+                        if response.status_code().0 == 404 {
+                            if let Ok(mut missed) = missed.lock() {
+                                missed.push(request.url().to_string());
+                            }
+                        }
                         let response = match pacer {
                             Some(pacer) => paced(response, pacer),
                             None => response.boxed(),
@@ -191,11 +205,19 @@ fn paced(response: Response<std::io::Cursor<Vec<u8>>>, pacer: Arc<Pacer>) -> Res
 fn respond(
     root: &Path,
     request: &Request,
+    under: Option<&str>,
     faults: &[Fault],
     gzipped: &Gzipped,
 ) -> Response<std::io::Cursor<Vec<u8>>> {
     let url = request.url();
-    let Some(path) = resolve(root, url) else {
+    let served = match under {
+        Some(prefix) => url.strip_prefix(prefix.trim_end_matches('/')),
+        None => Some(url),
+    };
+    let Some(served) = served.filter(|u| u.is_empty() || u.starts_with(['/', '?', '#'])) else {
+        return Response::from_string("not found").with_status_code(404);
+    };
+    let Some(path) = resolve(root, served) else {
         return Response::from_string("forbidden").with_status_code(403);
     };
     for fault in faults {
