@@ -67,7 +67,8 @@ fn each_decision_agrees_with_the_simulator() {
     // On teach (GM startup 20 cycles) the split pays and the compiler makes it: the whole
     // product compiles as fast as the hand-split one. On a3 (startup 200) a second chunk
     // costs more than the matrix pipe can win, the compiler keeps the product whole, and
-    // the hand-split one is slower.
+    // the hand-split one is slower. The split itself is
+    // core/filetests/subtile-matmul/scores-split-over-k-on-teach.tir.
     for (machine, split_wins) in [(Machine::teach(), true), (Machine::a3(), false)] {
         let name = machine.name.clone();
         let whole = clean_run(SCORES, machine.clone(), SyncStrategy::Auto)
@@ -88,8 +89,6 @@ fn each_decision_agrees_with_the_simulator() {
             );
         }
     }
-    let teach_whole = after(SCORES, Machine::teach(), "subtile-matmul");
-    assert!(teach_whole.contains("for %kc"), "{teach_whole}");
 }
 
 #[test]
@@ -106,8 +105,11 @@ fn attention_is_faster_on_teach_and_unchanged_on_a3() {
     assert_eq!(a3, 1992);
 }
 
+/// Products that do not fit the pattern stay whole
+/// (`core/filetests/subtile-matmul/*-stays-whole.tir`, `*-is-not-split-over-k.tir`) and
+/// match the reference.
 #[test]
-fn products_that_do_not_fit_the_pattern_stay_whole() {
+fn products_that_do_not_fit_the_pattern_match_the_reference() {
     let cases = [
         // Inside a loop (here with both operands loaded in it).
         "kernel k(a: f16[32, 128], b: f16[64, 128], y: out f32[32, 64]) {
@@ -144,8 +146,6 @@ fn products_that_do_not_fit_the_pattern_stay_whole() {
         SCORES_F16,
     ];
     for source in cases {
-        let ir = after(source, Machine::teach(), "subtile-matmul");
-        assert!(!ir.contains("%kc"), "{ir}");
         clean_run(source, Machine::teach(), SyncStrategy::Auto);
     }
 }
