@@ -4,14 +4,14 @@
 //! another order): each block's product adds into its block of the L0C tile
 //! (`matmul .., acc=%acc[%mb .. , %nb .. ]`). An accumulator with N blocks is laid out
 //! in column strips, moved out one FIX per strip. What no block split helps (an
-//! accumulator larger than L0C) stays the located capacity error. The IR of the split
-//! is checked in `core/filetests/subtile-matmul/accumulator-blocks.tir`.
+//! accumulator larger than L0C) stays the located capacity error. The IR of the splits
+//! is checked in `core/filetests/subtile-matmul/accumulator-blocks*.tir`, the capacity
+//! errors with and without the pass in `core/filetests/plan-memory/`.
 
 mod pass_support;
 
 use pass_support::options;
 use tilescope::compile::{compile, SyncStrategy};
-use tilescope::diag::render;
 use tilescope::machine::Machine;
 
 /// f32 x_k and w_k of 64 KiB each: over teach's 32 KiB L0A and L0B. The 64 KiB
@@ -71,22 +71,6 @@ fn blocks_of_one_accumulator_match_the_reference_without_races() {
 }
 
 #[test]
-fn every_case_is_split_into_blocks() {
-    for (name, source, machine) in cases() {
-        let ir = pass_support::ir_after_with(
-            source,
-            &options(machine.clone(), SyncStrategy::Auto),
-            "subtile-matmul",
-        );
-        assert!(
-            ir.contains("blocks moved from L1") && ir.contains(", acc=%acc."),
-            "{name} on {}:\n{ir}",
-            machine.name
-        );
-    }
-}
-
-#[test]
 fn without_sync_the_blocks_race() {
     for (name, source, machine) in cases() {
         pass_support::assert_races_without_sync(name, source, &machine);
@@ -111,42 +95,4 @@ fn the_accumulator_is_laid_out_in_column_strips_and_moved_out_strip_by_strip() {
     ] {
         assert!(asm.contains(line), "missing `{line}` in\n{asm}");
     }
-}
-
-#[test]
-fn without_the_pass_the_operands_overflow_l0() {
-    let mut o = options(Machine::teach(), SyncStrategy::Auto);
-    o.disabled_passes = vec!["subtile-matmul".into()];
-    let r = compile(ACC_F32, &o);
-    let text = render(&r.diagnostics, "acc.tile", ACC_F32);
-    assert!(
-        text.contains("L0A overflows: the plan needs 65536 bytes but teach has 32768 bytes"),
-        "{text}"
-    );
-}
-
-#[test]
-fn an_accumulator_larger_than_l0c_stays_the_capacity_error() {
-    // 128 x 256 f32 is 128 KiB; blocks of the operands leave the accumulator whole.
-    let source = "kernel acc(x: f32[128, 64], w: f32[64, 256], y: out f32[128, 256]) {
-    let acc = zeros(f32[128, 256]);
-    for k in 0..64 step 32 {
-        acc += load x[:, k .. k + 32] @ load w[k .. k + 32, :];
-    }
-    store y[:, :] = acc;
-}";
-    let r = compile(source, &options(Machine::teach(), SyncStrategy::Auto));
-    let text = render(&r.diagnostics, "acc.tile", source);
-    assert!(
-        text.contains("acc.tile:2:15: error: L0C overflows: the plan needs 131072 bytes"),
-        "{text}"
-    );
-    // The error says why subtile-matmul left the product whole, at the product.
-    assert!(
-        text.contains(
-            "acc.tile:4:16: note: this product stays whole: the accumulator (128 x 256 f32, \
-             131072 bytes) stays whole in L0C, which holds 65536"
-        ),
-        "{text}"
-    );
 }
