@@ -3,13 +3,12 @@
 //! in another order than one product, or a product tile larger than L0C): each block is
 //! a product of its own, from slices of the operand tiles kept whole in L1, stored by
 //! itself. Blocks of an accumulator carried across a loop are
-//! `passes_subtile_accumulator.rs`'s.
+//! `passes_subtile_accumulator.rs`'s. The IR of the blocks is checked in
+//! `core/filetests/subtile-matmul/`, the capacity errors without the pass, or for a
+//! product it leaves whole, in `core/filetests/plan-memory/`.
 
 mod pass_support;
 
-use pass_support::options;
-use tilescope::compile::{compile, SyncStrategy};
-use tilescope::diag::render;
 use tilescope::machine::Machine;
 
 /// An f32 weight (64 KiB) read by every 64-row block: over L0B on both presets with
@@ -58,42 +57,4 @@ fn without_sync_the_blocks_race() {
     for (name, source, machine) in cases() {
         pass_support::assert_races_without_sync(name, source, &machine);
     }
-}
-
-#[test]
-fn without_the_pass_the_tiles_overflow() {
-    for (source, want) in [
-        (
-            TOP_F32,
-            "L0A overflows: the plan needs 65536 bytes but teach has 32768 bytes",
-        ),
-        (
-            WIDE,
-            "L0C overflows: the plan needs 262144 bytes but teach has 65536 bytes",
-        ),
-    ] {
-        let mut o = options(Machine::teach(), SyncStrategy::Auto);
-        o.disabled_passes = vec!["subtile-matmul".into()];
-        let r = compile(source, &o);
-        let text = render(&r.diagnostics, "k.tile", source);
-        assert!(text.contains(want), "{text}");
-    }
-}
-
-#[test]
-fn a_product_read_by_other_ops_than_a_store_says_why_it_stays_whole() {
-    let source = "kernel g(x: f32[128, 128], w: f32[128, 128], y: out f32[128, 128]) {
-    let p = load x[:, :] @ load w[:, :];
-    store y[:, :] = exp(p);
-}";
-    let r = compile(source, &options(Machine::teach(), SyncStrategy::Auto));
-    let text = render(&r.diagnostics, "g.tile", source);
-    assert!(text.contains("g.tile:2:13: error: L0A overflows"), "{text}");
-    assert!(
-        text.contains(
-            "g.tile:2:13: note: this product stays whole: subtile-matmul splits a product \
-             that a store alone reads or that updates an accumulator carried across a loop"
-        ),
-        "{text}"
-    );
 }
