@@ -4,12 +4,14 @@
 //! blocks (weight-stationary), read by every iteration's product. Each piece is a
 //! `slice` (a `mov2d` from a strided view of the L1 tile); the pieces accumulate in one
 //! L0C tile, inside the enclosing loop's accumulator when the product is `acc += ..`.
+//! The pieces in the IR are checked in `core/filetests/scope-inference/`, f32 operands
+//! taking blocks instead in `core/filetests/subtile-matmul/`, and the weight overflowing
+//! L0B without the pass in `core/filetests/plan-memory/`.
 
 mod pass_support;
 
 use pass_support::options;
 use tilescope::compile::{compile, SyncStrategy};
-use tilescope::diag::render;
 use tilescope::machine::Machine;
 use tilescope::run::run;
 
@@ -85,37 +87,6 @@ fn without_sync_the_pieces_race() {
 }
 
 #[test]
-fn the_ir_shows_the_slices_of_the_l1_tiles_and_why() {
-    let ir = pass_support::ir_after_with(
-        LINEAR,
-        &options(Machine::teach(), SyncStrategy::Auto),
-        "scope-inference",
-    );
-    for line in [
-        "%wt = load %w[0 .. 128, 0 .. 256] : l1 bf16[128, 256]",
-        "for %kc in 0..256 step 64 iter(%2: l0c f32[64, 128] = %1) {  // subtile-matmul: K in 4 \
-         pieces moved from L1, L0A capacity required it (the whole operand tile needs 65536 \
-         bytes, L0A has 32768)",
-        "%3 = slice %0[:, %kc .. %kc + 64] : l0a bf16[64, 64]",
-        "%4 = slice %wt[:, %kc .. %kc + 64] transposed : l0b bf16[64, 128]",
-        "%5 = matmul %3, %4, acc=%2 : l0c f32[64, 128]",
-    ] {
-        assert!(ir.contains(line), "missing `{line}` in\n{ir}");
-    }
-    // The weight is loaded once, ahead of the loop: GM is read once for it.
-    assert_eq!(ir.matches("load %w").count(), 1, "{ir}");
-    let nest = pass_support::ir_after_with(
-        ACCUMULATE,
-        &options(Machine::teach(), SyncStrategy::Auto),
-        "scope-inference",
-    );
-    assert!(
-        nest.contains("for %kc in 0..256 step 64 iter(%acc.2: l0c f32[128, 128] = %acc.1)"),
-        "{nest}"
-    );
-}
-
-#[test]
 fn each_piece_is_one_mov2d_from_a_strided_view_of_the_l1_tile() {
     let r = compile(LINEAR, &options(Machine::teach(), SyncStrategy::Auto));
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
@@ -127,31 +98,4 @@ fn each_piece_is_one_mov2d_from_a_strided_view_of_the_l1_tile() {
         "{asm}"
     );
     assert!(asm.contains("{128, 64, 256}, trans"), "{asm}");
-}
-
-#[test]
-fn without_the_pass_the_weight_overflows_l0() {
-    let mut o = options(Machine::a3(), SyncStrategy::Auto);
-    o.disabled_passes = vec!["subtile-matmul".into()];
-    let r = compile(LINEAR_A3, &o);
-    let text = render(&r.diagnostics, "linear.tile", LINEAR_A3);
-    assert!(
-        text.contains("L0B overflows: the plan needs 131072 bytes but a3 has 65536 bytes"),
-        "{text}"
-    );
-}
-
-#[test]
-fn f32_operands_are_not_split_along_k() {
-    // Pieces along K sum in another order than one product: exact for 16-bit operands
-    // in the f32 accumulator, not for f32 ones, which take blocks of M and N instead
-    // (`passes_subtile_blocks.rs`).
-    let source = LINEAR.replace("bf16", "f32");
-    let ir = pass_support::ir_after_with(
-        &source,
-        &options(Machine::teach(), SyncStrategy::Auto),
-        "subtile-matmul",
-    );
-    assert!(!ir.contains("K in"), "{ir}");
-    assert!(ir.contains("M x N in"), "{ir}");
 }
