@@ -1,15 +1,11 @@
-//! Shared by the tests of single passes: the IR a pass printed when compiling a source.
+//! Shared by the pass tests: the IR a pass printed when compiling a source (where a
+//! filetest cannot state the case: a custom machine, a sweep), and the runs that check
+//! a pass's kernels against the reference and the simulator's race detector.
 // Each test crate that includes this module uses part of it.
 #![allow(dead_code)]
 
 use tilescope::compile::{compile, CompileOptions, CompileResult, SyncStrategy};
 use tilescope::machine::Machine;
-
-/// The printed IR after `pass`, compiling `source` with the default options; the
-/// compile must succeed.
-pub fn ir_after(source: &str, pass: &str) -> String {
-    ir_after_with(source, &CompileOptions::default(), pass)
-}
 
 /// The printed IR after `pass`, compiling `source` with `options`; the compile must
 /// succeed.
