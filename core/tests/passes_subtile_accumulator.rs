@@ -24,8 +24,8 @@ const ACC_F32: &str = "kernel acc(x: f32[128, 512], w: f32[512, 128], y: out f32
     store y[:, :] = acc;
 }";
 
-/// A transposed f16 weight of 64 KiB per K block, in a double-buffered loop: N blocks
-/// only (the rows fit L0A, two slots of them as the loop asks).
+/// A transposed f16 weight of 64 KiB per K block, in a double-buffered loop: 2 x 4 blocks
+/// on teach (two slots of the 32 KiB row block, as the loop asks, overflow L0A).
 const ACC_F16_T: &str = "kernel acc(x: f16[64, 512], w: f16[128, 512], y: out f32[64, 128]) {
     let acc = zeros(f32[64, 128]);
     for k in 0..512 step 256 @buffers(2) {
