@@ -293,6 +293,20 @@ impl BinaryOp {
             BinaryOp::Minimum => "minimum",
         }
     }
+
+    pub const ALL: [BinaryOp; 6] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ];
+
+    /// The op [`BinaryOp::name`] names.
+    pub fn from_name(name: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.name() == name)
+    }
 }
 
 impl ReduceOp {

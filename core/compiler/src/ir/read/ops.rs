@@ -168,7 +168,7 @@ impl<'t> Reader<'t> {
                         op,
                         arg: self.one(c)?,
                     }
-                } else if let Some(op) = binary_op(w) {
+                } else if let Some(op) = BinaryOp::from_name(w) {
                     let (lhs, rhs) = self.two(c)?;
                     OpKind::Binary { op, lhs, rhs }
                 } else if let Some(op) = ReduceOp::from_name(w) {
@@ -376,19 +376,6 @@ impl<'t> Reader<'t> {
 
 pub(super) fn kind_has_result(kind: &OpKind) -> bool {
     !matches!(kind, OpKind::Store { .. } | OpKind::SlotWrite { .. })
-}
-
-pub(super) fn binary_op(name: &str) -> Option<BinaryOp> {
-    [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-    ]
-    .into_iter()
-    .find(|op| op.name() == name)
 }
 
 /// `, axis=N` after a reduction's operand (`comma`), or ` axis=N` after `iota`.

@@ -1,6 +1,5 @@
 //! The pieces of a line: the cursor over it, comma lists, types and fused expressions.
 
-use super::ops::binary_op;
 use super::{Typed, R};
 use crate::diag::{Diagnostic, Span};
 use crate::front::hir::{BinaryOp, UnaryOp};
@@ -132,7 +131,8 @@ pub(super) fn fatom(c: &mut Cursor<'_>, depth: usize) -> R<FusedExpr> {
         c.expect(")")?;
         return Ok(FusedExpr::Unary(op, Box::new(a)));
     }
-    let op = binary_op(name).ok_or_else(|| at.err(format!("`{name}` is not a function")))?;
+    let op =
+        BinaryOp::from_name(name).ok_or_else(|| at.err(format!("`{name}` is not a function")))?;
     c.expect(",")?;
     c.ws();
     let b = fexpr(c, depth + 1)?;
