@@ -176,6 +176,18 @@ pub fn passes_text(records: &[PassRecord]) -> String {
     out
 }
 
+impl CompileOptions {
+    /// Gives `cx` the options passes read (all but the machine, which
+    /// [`resolve_machine`] checks first): the compile and `tilescope opt` set up their
+    /// contexts through this one place.
+    pub fn configure(&self, cx: &mut Context) {
+        cx.sync = self.sync;
+        cx.alias = self.alias;
+        cx.auto_multi_buffer = self.auto_multi_buffer;
+        cx.disabled_passes = self.disabled_passes.clone();
+    }
+}
+
 pub fn compile(source: &str, options: &CompileOptions) -> CompileResult {
     compile_with_context(source, options).0
 }
@@ -193,10 +205,7 @@ pub fn compile_with_context(source: &str, options: &CompileOptions) -> (CompileR
     let kernel = options.kernel.clone().or_else(|| kernels.first().cloned());
     let mut cx = Context::new(source, options.kernel.clone());
     cx.parsed = Some(parsed);
-    cx.sync = options.sync;
-    cx.alias = options.alias;
-    cx.auto_multi_buffer = options.auto_multi_buffer;
-    cx.disabled_passes = options.disabled_passes.clone();
+    options.configure(&mut cx);
     // The machine and the pass list come from the options: either can be wrong before a
     // pass runs.
     let setup = resolve_machine(options).and_then(|m| {

@@ -110,8 +110,7 @@ pub struct OptResult {
 }
 
 /// Runs `pass_names` in order on the kernel in `text` (the options line, when there is
-/// one, gives the machine and options; `options` overrides the machine when it names
-/// one). `source` is the kernel source the positions refer to, when at hand.
+/// one, gives the machine and options; `machine`, when given, overrides its machine). `source` is the kernel source the positions refer to, when at hand.
 pub fn opt(
     text: &str,
     pass_names: &[String],
@@ -162,10 +161,7 @@ pub fn opt(
     let mut cx = Context::new(read.source.clone(), None);
     cx.ir = Some(read.kernel);
     cx.machine = Some(machine);
-    cx.sync = options.sync;
-    cx.alias = options.alias;
-    cx.auto_multi_buffer = options.auto_multi_buffer;
-    cx.disabled_passes = options.disabled_passes.clone();
+    options.configure(&mut cx);
     // Each name gets its own instance, so a pass named twice runs twice.
     let list: Vec<Box<dyn passes::AnyPass>> = chosen
         .into_iter()
