@@ -24,17 +24,7 @@ async fn the_site_works_under_a_sub_path() -> Result<()> {
         page.open(UNDER).await?;
         page.wait_for("[data-testid=lane-MTE2]").await?;
         // Another example, then its share link in a fresh load under the same path.
-        page.click(".tb-examples").await?;
-        page.click("[data-example=softmax]").await?;
-        page.wait_for_text_containing(".tb-examples", "Softmax")
-            .await?;
-        let link = page
-            .wait_for("[data-testid=share]")
-            .await?
-            .attr("data-link")
-            .await?
-            .unwrap_or_default();
-        ensure!(link.starts_with("v1="), "share link {link:?}");
+        let link = page.share_example("softmax", "Softmax").await?;
         let path = page.eval("return location.pathname;").await?;
         ensure!(path == UNDER, "the page moved to {path}");
         page.open(&format!("{UNDER}?again=1#{link}")).await?;
@@ -55,7 +45,5 @@ async fn the_site_works_under_a_sub_path() -> Result<()> {
         Ok(())
     })
     .await?;
-    let missed = missed.lock().map(|m| m.clone()).unwrap_or_default();
-    ensure!(missed.is_empty(), "requests that found nothing: {missed:?}");
-    Ok(())
+    Serving::assert_nothing_missed(&missed)
 }

@@ -31,12 +31,18 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// `trunk build --release` with the site's public URL.
+/// `trunk build --release` with the site's public URL, into `dist/`.
 pub fn build(tools: &Tools, root: &Path, public_url: &str) -> Command {
+    build_into(tools, root, public_url, &dist_dir(root))
+}
+
+/// `trunk build --release` with the site's public URL, into `dir`.
+pub fn build_into(tools: &Tools, root: &Path, public_url: &str, dir: &Path) -> Command {
     let mut command = tools.command("trunk");
     command
         .current_dir(root)
-        .args(["build", "--release", "--public-url", public_url]);
+        .args(["build", "--release", "--public-url", public_url, "--dist"])
+        .arg(dir);
     command
 }
 

@@ -1,5 +1,4 @@
-//! `cargo xtask docs-html`: Trunk's post-build hook (Trunk.toml) that renders the
-//! language reference, `docs/language.md`, as `language.html` beside the page, so the
+//! A step of the post-build hook (`post_build.rs`): it renders the language reference, `docs/language.md`, as `language.html` beside the page, so the
 //! help overlay opens it as a page a student can read, with working section links.
 //!
 //! Headings get the ids GitHub gives them (lower case, punctuation dropped, spaces as
@@ -18,14 +17,12 @@ const SOURCE: &str = "docs/language.md";
 /// Its name in the built site (the help overlay links to it).
 const TARGET: &str = "language.html";
 
-/// Writes `language.html` into Trunk's staging directory (`TRUNK_STAGING_DIR`).
-pub fn run(root: &Path) -> Result<()> {
-    let dir = std::env::var_os("TRUNK_STAGING_DIR")
-        .ok_or("docs-html runs as Trunk's post-build hook (TRUNK_STAGING_DIR is not set)")?;
+/// Writes `language.html` into `dir` (Trunk's staging directory).
+pub fn write(root: &Path, dir: &Path) -> Result<()> {
     let markdown =
         std::fs::read_to_string(root.join(SOURCE)).map_err(|e| format!("reading {SOURCE}: {e}"))?;
     let page = render(&markdown)?;
-    let out = Path::new(&dir).join(TARGET);
+    let out = dir.join(TARGET);
     std::fs::write(&out, page).map_err(|e| format!("writing {}: {e}", out.display()))
 }
 

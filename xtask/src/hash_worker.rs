@@ -1,5 +1,5 @@
-//! `cargo xtask hash-worker`: Trunk's post-build hook (Trunk.toml) that gives the compile
-//! worker's files content-hashed names, as Trunk gives the page's.
+//! The first step of the post-build hook (`post_build.rs`): the compile worker's files
+//! get content-hashed names, as Trunk gives the page's.
 //!
 //! Trunk names a `data-type="worker"` build after its binary alone
 //! (`tilescope-worker.js`, `tilescope-worker_bg.wasm`) because a worker is spawned by
@@ -18,14 +18,8 @@ use crate::Result;
 const STEM: &str = "tilescope-worker";
 const META: &str = r#"<meta name="tilescope-worker" content="tilescope-worker.js">"#;
 
-/// Renames the worker's files in Trunk's staging directory (`TRUNK_STAGING_DIR`).
-pub fn run() -> Result<()> {
-    let dir = std::env::var_os("TRUNK_STAGING_DIR")
-        .ok_or("hash-worker runs as Trunk's post-build hook (TRUNK_STAGING_DIR is not set)")?;
-    hash_worker(Path::new(&dir))
-}
-
-fn hash_worker(dir: &Path) -> Result<()> {
+/// Renames the worker's files in `dir` (Trunk's staging directory).
+pub fn hash_worker(dir: &Path) -> Result<()> {
     let js = dir.join(format!("{STEM}.js"));
     let wasm = dir.join(format!("{STEM}_bg.wasm"));
     let html = dir.join("index.html");

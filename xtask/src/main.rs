@@ -14,7 +14,9 @@ mod cmd;
 mod dist;
 mod docs_html;
 mod hash_worker;
+mod post_build;
 mod serve;
+mod service_worker;
 mod test;
 mod tools;
 
@@ -28,7 +30,7 @@ const USAGE: &str = "usage: cargo xtask <serve|test|dist>
   serve   serve the playground on http://127.0.0.1:8080 (release build)
   dist    build the static site into dist/ (--public-url /path/; default: any path)
   test    formatting, lints, unit, wasm and browser tests
-  (hash-worker and docs-html are Trunk's post-build hooks; Trunk.toml runs them)";
+  (post-build is Trunk's post-build hook; Trunk.toml runs it)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,8 +42,7 @@ fn main() -> ExitCode {
     {
         ["serve"] => serve::run(&workspace_root()),
         ["dist", rest @ ..] => dist::run(&workspace_root(), rest),
-        ["hash-worker"] => hash_worker::run(),
-        ["docs-html"] => docs_html::run(&workspace_root()),
+        ["post-build"] => post_build::run(&workspace_root()),
         ["test"] => test::run(&workspace_root()),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

@@ -86,8 +86,23 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
             ]),
             &root.join("dist"),
         )
+    })?;
+    // The site as a course publishes it, under an absolute path; its test also goes
+    // offline and deploys a second build over the first.
+    let course = root.join("target").join("course-site");
+    report.run(
+        &format!("cargo xtask dist --public-url {COURSE_URL} -> target/course-site"),
+        crate::dist::build_into(&tools, root, COURSE_URL, &course),
+    )?;
+    report.stage("browser tests of the course site", || {
+        let mut command = cargo(&["test", "-p", "tilescope-e2e", "--test", "browser_course"]);
+        command.env("TILESCOPE_COURSE_DIST", &course);
+        browser_tests(command, &root.join("dist"))
     })
 }
+
+/// Where the course-site test publishes the site (`tests/tests/browser_course.rs`).
+const COURSE_URL: &str = "/course/tilescope/";
 
 fn wasm_tests(tools: &Tools, root: &Path) -> Command {
     let mut command = tools.command("cargo");

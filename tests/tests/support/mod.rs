@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use chromedriver::Chromedriver;
 use static_server::StaticServer;
 #[allow(unused_imports)] // each test file uses some
-pub use static_server::{Fault, Link, Serving};
+pub use static_server::{Deploy, Fault, Link, Serving};
 
 /// How long a step may wait for the page before the test fails.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -80,7 +80,10 @@ pub async fn with_page_serving(
     serving: Serving,
     test: impl AsyncFnOnce(&Page) -> Result<()>,
 ) -> Result<()> {
-    let dist = dist_dir()?;
+    let dist = match &serving.deploy {
+        Some(deploy) => deploy.dir(),
+        None => dist_dir()?,
+    };
     let server = StaticServer::start_with(&dist, serving)?;
     let profile = tempfile::tempdir().context("creating a Chromium profile directory")?;
     let (_driver, client) = start_session(profile.path()).await?;
@@ -325,6 +328,42 @@ impl Page {
             .execute(script, Vec::new())
             .await
             .context("running a script in the page")
+    }
+
+    /// Loads the gallery example `id` (its title contains `title`) and returns the
+    /// Share button's link to it (`v1=...`).
+    pub async fn share_example(&self, id: &str, title: &str) -> Result<String> {
+        self.click(".tb-examples").await?;
+        self.click(&format!("[data-example={id}]")).await?;
+        self.wait_for_text_containing(".tb-examples", title).await?;
+        let link = self
+            .wait_for("[data-testid=share]")
+            .await?
+            .attr("data-link")
+            .await?
+            .unwrap_or_default();
+        ensure!(link.starts_with("v1="), "share link {link:?}");
+        Ok(link)
+    }
+
+    /// Sets the browser window's outer size (a phone's width, say).
+    pub async fn resize(&self, width: u32, height: u32) -> Result<()> {
+        self.client
+            .set_window_size(width, height)
+            .await
+            .with_context(|| format!("resizing the window to {width} x {height}"))
+    }
+
+    /// Waits until the page is controlled by the site's service worker (index.html
+    /// registers it; it takes control once it has cached the build).
+    pub async fn wait_for_service_worker(&self) -> Result<()> {
+        self.eventually("the service worker to control the page", async || {
+            Ok(self
+                .eval("return !!(navigator.serviceWorker && navigator.serviceWorker.controller);")
+                .await?
+                == serde_json::json!(true))
+        })
+        .await
     }
 
     /// Saves a PNG of the viewport as `tests/artifacts/<name>.png`.

@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -56,6 +57,42 @@ pub struct Serving {
     pub under: Option<String>,
     /// Every request that answered 404, for tests that expect none.
     pub missed: Arc<Mutex<Vec<String>>>,
+    /// The directory served, which a test may switch to another build (a new deploy);
+    /// `None` serves `dist/`.
+    pub deploy: Option<Deploy>,
+    /// While set, every request fails as with the network off: the answer is not
+    /// HTTP, which the browser reports as a network error.
+    pub offline: Arc<AtomicBool>,
+    /// Every request answered while `offline` was set.
+    pub refused: Arc<Mutex<Vec<String>>>,
+}
+
+impl Serving {
+    /// Fails listing every request that answered 404.
+    pub fn assert_nothing_missed(missed: &Mutex<Vec<String>>) -> anyhow::Result<()> {
+        let missed = missed.lock().map(|m| m.clone()).unwrap_or_default();
+        anyhow::ensure!(missed.is_empty(), "requests that found nothing: {missed:?}");
+        Ok(())
+    }
+}
+
+/// The directory a server answers from, shared with the test that switches it.
+#[derive(Clone, Debug)]
+pub struct Deploy(Arc<Mutex<PathBuf>>);
+
+impl Deploy {
+    pub fn new(dir: &Path) -> Deploy {
+        Deploy(Arc::new(Mutex::new(dir.to_path_buf())))
+    }
+
+    /// Serves `dir` from the next request on, as a host does once a deploy lands.
+    pub fn switch(&self, dir: &Path) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = dir.to_path_buf();
+    }
+
+    pub fn dir(&self) -> PathBuf {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// What the link sends at once, and how far behind its schedule it may catch up.
@@ -124,7 +161,8 @@ impl StaticServer {
             .map(|addr| addr.port())
             .ok_or_else(|| anyhow!("static file server has no IP address"))?;
         let server = Arc::new(server);
-        let root = root.to_path_buf();
+        let root = serving.deploy.unwrap_or_else(|| Deploy::new(root));
+        let (offline, refused) = (serving.offline, serving.refused);
         let thread = {
             let server = Arc::clone(&server);
             let gzipped = Arc::new(Mutex::new(HashMap::new()));
@@ -139,7 +177,17 @@ impl StaticServer {
             let missed = serving.missed;
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
-                    let (root, faults) = (root.clone(), Arc::clone(&faults));
+                    if offline.load(Ordering::SeqCst) {
+                        if let Ok(mut refused) = refused.lock() {
+                            refused.push(request.url().to_string());
+                        }
+                        // Bytes that are not an HTTP response: a network error.
+                        let mut writer = request.into_writer();
+                        let _ = writer.write_all(b"offline\r\n\r\n");
+                        let _ = writer.flush();
+                        continue;
+                    }
+                    let (root, faults) = (root.dir(), Arc::clone(&faults));
                     let (under, missed) = (under.clone(), Arc::clone(&missed));
                     let (gzipped, pacer) = (Arc::clone(&gzipped), pacer.clone());
                     // A thread per response, so paced downloads share the link at once.

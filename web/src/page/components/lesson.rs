@@ -117,7 +117,7 @@ pub fn LessonPane(props: &LessonProps) -> Html {
                     onclick={dispatch(Action::ShowOverlay(Overlay::Lessons))}>{"☰"}</button>
                 <h2 class="lesson-heading">{format!("Lesson {} · {}", lesson.number, lesson.title)}</h2>
                 {medal}
-                <button class="tb-icon" title="Leave the lesson (keeps your code)" aria-label="Leave the lesson"
+                <button class="tb-icon" data-testid="lesson-close" title="Leave the lesson (keeps your code)" aria-label="Leave the lesson"
                     onclick={dispatch(Action::Lesson(LessonAction::Close))}>{"×"}</button>
             </div>
             <div class="lesson-body">
