@@ -3,8 +3,11 @@
 //! under that path with nothing at the host's root.
 //!
 //! - A student's visit: the page runs, a lesson opens, a share link opens the same
-//!   kernel; then, with the network off, the page, the lesson and the language
-//!   reference still load and compile from the service worker's cache.
+//!   kernel and Share's embed snippet's `src` opens the embed; axe-core finds nothing
+//!   serious on the page, the lesson and the embed in either theme. Then, with the
+//!   network off, the page, the lesson, the embed and the language reference still load
+//!   and compile from the service worker's cache, and on a 390-px-wide phone the shared
+//!   kernel reads top to bottom (the screenshot is `tests/artifacts/course-phone-390.png`).
 //! - Two deploys one after the other: after the second lands, the open page keeps
 //!   running the first build whole (page and compile worker), offers Reload, and after
 //!   it runs the second build whole.
@@ -17,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use anyhow::{ensure, Context, Result};
-use support::{with_page_serving, Deploy, Page, Serving};
+use serde_json::json;
+use support::{path_of, with_page_serving, Deploy, Page, Serving};
 
 const UNDER: &str = "/course/tilescope/";
 
@@ -127,12 +131,24 @@ async fn a_course_site_works_under_its_path_and_offline() -> Result<()> {
             .await?;
         page.wait_for_text_containing(".lesson-heading", &lesson.title)
             .await?;
+        page.assert_accessible_in_both_themes("an open lesson").await?;
         page.click("[data-testid=lesson-close]").await?;
         let link = page.share_example("softmax", "Softmax").await?;
         page.open(&format!("{UNDER}?from=course#{link}")).await?;
         page.wait_for_text_containing(".tb-examples", "Softmax")
             .await?;
         ran(page).await?;
+        page.assert_accessible_in_both_themes("the course page").await?;
+
+        // Share's embed snippet: its `src` opens the embed under the course path.
+        page.click("[data-testid=share]").await?;
+        let src = page.embed_snippet_src().await?;
+        let embed = path_of(&src)?;
+        ensure!(embed.starts_with(UNDER), "the embed is not under {UNDER}: {src}");
+        page.open(&embed).await?;
+        page.wait_for("[data-testid=embed]").await?;
+        ran(page).await?;
+        page.assert_accessible_in_both_themes("the embed").await?;
         page.assert_no_console_errors().await?;
 
         // The network off: everything comes from the service worker's cache.
@@ -151,8 +167,25 @@ async fn a_course_site_works_under_its_path_and_offline() -> Result<()> {
             verdict.contains("Not yet"),
             "the starter, offline: {verdict}"
         );
+        page.open(&embed).await?;
+        ran(page).await?;
         page.open(&format!("{UNDER}language.html")).await?;
         page.wait_for("h1").await?;
+
+        // A phone: the shared kernel, then its panel, down the page.
+        page.resize(390, 844).await?;
+        page.open(&format!("{UNDER}?phone=1#{link}")).await?;
+        ran(page).await?;
+        let shot = page.screenshot("course-phone-390").await?;
+        let width = page.eval("return document.documentElement.clientWidth;").await?;
+        ensure!(
+            width.as_u64().is_some_and(|w| w <= 400),
+            "the window is {width} px wide"
+        );
+        let scrolls = page
+            .eval("return document.documentElement.scrollWidth <= document.documentElement.clientWidth;")
+            .await?;
+        ensure!(scrolls == json!(true), "the page scrolls sideways at 390 px ({shot:?})");
         let reached = refused.lock().map(|r| r.clone()).unwrap_or_default();
         // Only the browser's check for a newer sw.js may try the network.
         ensure!(

@@ -1,5 +1,7 @@
-//! A step of the post-build hook (`post_build.rs`): it renders the language reference, `docs/language.md`, as `language.html` beside the page, so the
-//! help overlay opens it as a page a student can read, with working section links.
+//! A step of the post-build hook (`post_build.rs`): it renders the language reference,
+//! `docs/language.md`, as `language.html` beside the page (and the publishing guide as
+//! `publishing.html`), so the help overlay opens it as a page a student can read, with
+//! working section links.
 //!
 //! Headings get the ids GitHub gives them (lower case, punctuation dropped, spaces as
 //! `-`), which the reference's own links (`[indexing](#indexing)`) already use; a link
@@ -12,18 +14,23 @@ use pulldown_cmark::{html, CowStr, Event, HeadingLevel, Options, Parser, Tag, Ta
 
 use crate::Result;
 
-/// The reference, relative to the workspace root.
-const SOURCE: &str = "docs/language.md";
-/// Its name in the built site (the help overlay links to it).
-const TARGET: &str = "language.html";
+/// The documents the site serves, relative to the workspace root, and their names in
+/// the built site (the help overlay and the Share dialog link to them).
+const PAGES: [(&str, &str); 2] = [
+    ("docs/language.md", "language.html"),
+    ("docs/publishing.md", "publishing.html"),
+];
 
-/// Writes `language.html` into `dir` (Trunk's staging directory).
+/// Writes each of `PAGES` into `dir` (Trunk's staging directory).
 pub fn write(root: &Path, dir: &Path) -> Result<()> {
-    let markdown =
-        std::fs::read_to_string(root.join(SOURCE)).map_err(|e| format!("reading {SOURCE}: {e}"))?;
-    let page = render(&markdown)?;
-    let out = dir.join(TARGET);
-    std::fs::write(&out, page).map_err(|e| format!("writing {}: {e}", out.display()))
+    for (source, target) in PAGES {
+        let markdown = std::fs::read_to_string(root.join(source))
+            .map_err(|e| format!("reading {source}: {e}"))?;
+        let page = render(&markdown).map_err(|e| format!("{source} {e}"))?;
+        let out = dir.join(target);
+        std::fs::write(&out, page).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    }
+    Ok(())
 }
 
 /// GitHub's heading id: lower case, letters, digits, `-` and `_` kept, spaces as `-`,
@@ -85,7 +92,7 @@ fn render(markdown: &str) -> Result<String> {
         .collect();
     if !broken.is_empty() {
         return Err(format!(
-            "{SOURCE} links to sections it does not have: #{}",
+            "links to sections it does not have: #{}",
             broken.join(", #")
         ));
     }
@@ -106,7 +113,7 @@ fn render(markdown: &str) -> Result<String> {
     });
     let mut body = String::new();
     html::push_html(&mut body, events);
-    let title = title.unwrap_or_else(|| "The .tile language".into());
+    let title = title.unwrap_or_else(|| "Tilescope".into());
     Ok(format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -147,7 +154,7 @@ mod tests {
     #[test]
     fn headings_get_githubs_ids_and_every_section_link_resolves() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let markdown = std::fs::read_to_string(root.join(SOURCE)).expect("the reference");
+        let markdown = std::fs::read_to_string(root.join(PAGES[0].0)).expect("the reference");
         let page = render(&markdown).expect("renders, every #link resolving");
         assert!(page.contains("<h2 id=\"indexing\">"), "GitHub's ids");
         assert!(page.contains("href=\"#indexing\""));

@@ -24,8 +24,8 @@ const CACHE = PREFIX + BUILD;
 const PAGE = new URL("index.html", self.registration.scope).href;
 
 // Trunk's and the post-build hook's hashed names: `name-0123456789abcdef.js`,
-// `name-0123456789abcdef_bg.wasm`.
-const HASHED = /-[0-9a-f]{16}(_bg)?\.[a-z]+$/;
+// `name-0123456789abcdef_bg.wasm` (Trunk drops a 64-bit hash's leading zeros).
+const HASHED = /-[0-9a-f]{8,16}(_bg)?\.[a-z]+$/;
 
 self.addEventListener("install", (event) => {
   const request = (file) =>

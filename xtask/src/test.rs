@@ -23,6 +23,7 @@ pub fn run(root: &Path) -> Result<()> {
 fn stages(root: &Path, report: &mut Report) -> Result<()> {
     let tools = report.stage("ensure build tools", || tools::ensure_build_tools(root))?;
     report.stage("ensure browser", tools::ensure_browser)?;
+    let axe = report.stage("ensure axe-core", tools::ensure_axe)?;
 
     let cargo = |args: &[&str]| {
         let mut command = tools.command("cargo");
@@ -76,6 +77,10 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "--test",
                 "browser_site",
                 "--test",
+                "browser_embed",
+                "--test",
+                "browser_a11y",
+                "--test",
                 "browser_budgets",
                 "--test",
                 "browser_lessons",
@@ -85,6 +90,7 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
                 "bundle",
             ]),
             &root.join("dist"),
+            &axe,
         )
     })?;
     // The site as a course publishes it, under an absolute path; its test also goes
@@ -97,7 +103,7 @@ fn stages(root: &Path, report: &mut Report) -> Result<()> {
     report.stage("browser tests of the course site", || {
         let mut command = cargo(&["test", "-p", "tilescope-e2e", "--test", "browser_course"]);
         command.env("TILESCOPE_COURSE_DIST", &course);
-        browser_tests(command, &root.join("dist"))
+        browser_tests(command, &root.join("dist"), &axe)
     })
 }
 
@@ -134,10 +140,11 @@ fn trunk_build(tools: &Tools, root: &Path) -> Command {
 /// `--include-ignored`, and the stage fails unless at least one actually passed,
 /// so they cannot be skipped silently. One at a time: each drives its own Chromium,
 /// and two at once on the 2-core machines left a page that never finished loading.
-fn browser_tests(mut command: Command, dist: &Path) -> Result<()> {
+fn browser_tests(mut command: Command, dist: &Path, axe: &Path) -> Result<()> {
     command
         .args(["--", "--include-ignored", "--test-threads=1"])
         .env("TILESCOPE_DIST", dist)
+        .env("TILESCOPE_AXE", axe)
         .stdout(Stdio::piped());
     let line = cmd::describe(&command);
     let mut child = command

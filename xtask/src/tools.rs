@@ -14,6 +14,8 @@ const TRUNK_VERSION: &str = "0.21.14";
 /// binaryen's npm package ships a working `wasm-opt`; Debian's is too old to read
 /// current Rust wasm output (reference types).
 const BINARYEN_VERSION: &str = "132.0.0";
+/// axe-core, the accessibility checker the browser tests run in the page.
+const AXE_VERSION: &str = "4.14.1";
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
@@ -91,6 +93,36 @@ pub fn ensure_browser() -> Result<()> {
             .env("DEBIAN_FRONTEND", "noninteractive"),
     )
     .map_err(|err| format!("{err}; Chromium is installed with apt-get (run as root)"))
+}
+
+/// axe-core from npm, for the browser tests' accessibility checks: the path of its
+/// `axe.min.js` (the tests read it from `TILESCOPE_AXE`).
+pub fn ensure_axe() -> Result<PathBuf> {
+    cmd::header(&format!("tools: axe-core@{AXE_VERSION}"));
+    let dir = home().join(".local/share/tilescope/tools/axe");
+    let package = dir.join("node_modules").join("axe-core");
+    let script = package.join("axe.min.js");
+    let installed = std::fs::read_to_string(package.join("package.json"))
+        .is_ok_and(|json| json.contains(&format!("\"version\": \"{AXE_VERSION}\"")));
+    if installed && script.is_file() {
+        println!("axe-core {AXE_VERSION}: present");
+        return Ok(script);
+    }
+    std::fs::create_dir_all(&dir).map_err(|err| format!("creating {}: {err}", dir.display()))?;
+    cmd::run(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(format!("axe-core@{AXE_VERSION}")),
+    )?;
+    if script.is_file() {
+        Ok(script)
+    } else {
+        Err(format!(
+            "installed axe-core@{AXE_VERSION}, but {} is missing",
+            script.display()
+        ))
+    }
 }
 
 fn ensure_wasm_target(tools: &Tools) -> Result<()> {

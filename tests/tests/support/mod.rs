@@ -23,6 +23,14 @@ use static_server::StaticServer;
 #[allow(unused_imports)] // each test file uses some
 pub use static_server::{Deploy, Fault, Link, Serving};
 
+/// WebDriver's key code points, for [`Page::keys`].
+pub const TAB: &str = "\u{E004}";
+pub const ENTER: &str = "\u{E007}";
+pub const SHIFT: &str = "\u{E008}";
+pub const ESCAPE: &str = "\u{E00C}";
+pub const ARROW_RIGHT: &str = "\u{E014}";
+pub const ARROW_DOWN: &str = "\u{E015}";
+
 /// How long a step may wait for the page before the test fails.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -56,6 +64,12 @@ pub fn dist_file(prefix: &str, suffix: &str) -> Result<String> {
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .find(|name| name.starts_with(prefix) && name.ends_with(suffix))
         .with_context(|| format!("no {prefix}*{suffix} in {}", dist.display()))
+}
+
+/// A full URL's path, query and fragment (what [`Page::open`] takes).
+pub fn path_of(url: &str) -> Result<String> {
+    let rest = url.split("://").nth(1).context("not a full URL")?;
+    Ok(rest[rest.find('/').context("no path")?..].to_string())
 }
 
 /// Where screenshots go (gitignored).
@@ -344,6 +358,125 @@ impl Page {
             .unwrap_or_default();
         ensure!(link.starts_with("v1="), "share link {link:?}");
         Ok(link)
+    }
+
+    /// axe-core's serious and critical violations on the page as it is now, one line
+    /// each (rule, what it asks, up to five elements). axe-core comes from npm
+    /// (`TILESCOPE_AXE`, which `cargo xtask test` sets to its `axe.min.js`).
+    pub async fn accessibility_violations(&self) -> Result<Vec<String>> {
+        let path = std::env::var_os("TILESCOPE_AXE")
+            .map(PathBuf::from)
+            .context(
+                "TILESCOPE_AXE is not set: `cargo xtask test` installs axe-core and sets it",
+            )?;
+        let axe = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if self.eval("return typeof window.axe;").await? != json!("object") {
+            self.execute(&axe, vec![])
+                .await
+                .context("loading axe-core")?;
+        }
+        let found = self
+            .eval(
+                "return axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations
+                   .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                   .map((v) => v.impact + ' ' + v.id + ': ' + v.help + ' (' + v.nodes.length + ' elements: '
+                     + v.nodes.slice(0, 5).map((n) => n.target.join(' ')
+                       + (n.any[0] && n.any[0].message ? ' [' + n.any[0].message + ']' : '')).join('; ') + ')'));",
+            )
+            .await
+            .context("running axe-core")?;
+        Ok(serde_json::from_value(found)?)
+    }
+
+    /// Fails listing axe-core's serious and critical violations on the page now.
+    pub async fn assert_accessible(&self, view: &str) -> Result<()> {
+        let violations = self.accessibility_violations().await?;
+        ensure!(
+            violations.is_empty(),
+            "axe-core on {view}: {} serious or critical violation(s):\n  {}",
+            violations.len(),
+            violations.join("\n  ")
+        );
+        Ok(())
+    }
+
+    /// Real key presses (WebDriver's, with the browser's default actions: Tab moves the
+    /// focus) to the focused element. WebDriver names keys by code points: `TAB`,
+    /// `ESCAPE`, `ENTER`, `ARROW_DOWN`, `ARROW_RIGHT`.
+    pub async fn keys(&self, keys: &str) -> Result<()> {
+        let focused = self
+            .client
+            .active_element()
+            .await
+            .context("the focused element")?;
+        focused.send_keys(keys).await.context("sending keys")
+    }
+
+    /// Whether the focused element matches `css`.
+    pub async fn focus_matches(&self, css: &str) -> Result<bool> {
+        Ok(self
+            .execute(
+                "return !!document.activeElement && document.activeElement.matches(arguments[0]);",
+                vec![json!(css)],
+            )
+            .await?
+            == json!(true))
+    }
+
+    /// Presses Tab until the focused element matches `css`, as a keyboard user would:
+    /// in the editor, where Tab indents, Esc first. Fails after `max` presses.
+    pub async fn tab_to(&self, css: &str, max: usize) -> Result<()> {
+        for _ in 0..max {
+            if self.focus_matches(css).await? {
+                return Ok(());
+            }
+            if self.focus_matches(".editor-input").await? {
+                self.keys(ESCAPE).await?;
+            }
+            self.keys(TAB).await?;
+        }
+        ensure!(
+            self.focus_matches(css).await?,
+            "{max} presses of Tab did not reach `{css}`"
+        );
+        Ok(())
+    }
+
+    /// [`Page::assert_accessible`] in the light theme, then in the dark one.
+    pub async fn assert_accessible_in_both_themes(&self, view: &str) -> Result<()> {
+        for theme in ["light", "dark"] {
+            self.set_theme(theme).await?;
+            self.assert_accessible(&format!("{view} ({theme})")).await?;
+        }
+        Ok(())
+    }
+
+    /// Forces the light or the dark theme, as the theme button does.
+    pub async fn set_theme(&self, theme: &str) -> Result<()> {
+        self.execute(
+            "document.documentElement.dataset.theme = arguments[0];",
+            vec![json!(theme)],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The `src` of the embed snippet the open Share dialog shows.
+    pub async fn embed_snippet_src(&self) -> Result<String> {
+        let snippet = self
+            .wait_for("[data-testid=embed-snippet]")
+            .await?
+            .prop("value")
+            .await?
+            .unwrap_or_default();
+        let src = snippet
+            .split("src=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .context("the snippet has no src")?
+            .replace("&amp;", "&");
+        Ok(src)
     }
 
     /// Sets the browser window's outer size (a phone's width, say).

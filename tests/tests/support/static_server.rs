@@ -331,7 +331,8 @@ fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Arc<Vec<u8>> {
 }
 
 /// A year for a file named with a content hash (`name-0123456789abcdef.ext`, as Trunk
-/// and `cargo xtask hash-worker` name them), else revalidate every time.
+/// and the post-build hook name them), else revalidate every time. Trunk prints its
+/// 64-bit hash without leading zeros, so a hash may be shorter than 16 digits.
 fn cache_control(path: &Path) -> &'static str {
     let stem = path
         .file_name()
@@ -339,9 +340,9 @@ fn cache_control(path: &Path) -> &'static str {
         .unwrap_or_default();
     let stem = stem.split('.').next().unwrap_or_default();
     let stem = stem.strip_suffix("_bg").unwrap_or(stem);
-    let hashed = stem
-        .rsplit_once('-')
-        .is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()));
+    let hashed = stem.rsplit_once('-').is_some_and(|(_, hash)| {
+        (8..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    });
     if hashed {
         "public, max-age=31536000, immutable"
     } else {

@@ -51,6 +51,53 @@ pub fn set_fragment(fragment: &str) {
     }
 }
 
+/// The page URL's query (`?embed=...`), or "".
+pub fn query() -> String {
+    window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}
+
+/// The page's URL without query or fragment: what share links and embeds append to.
+pub fn page_url() -> String {
+    window()
+        .and_then(|w| {
+            let location = w.location();
+            Some(format!(
+                "{}{}",
+                location.origin().ok()?,
+                location.pathname().ok()?
+            ))
+        })
+        .unwrap_or_default()
+}
+
+/// Tells the window around an embed the height its content needs (docs/publishing.md:
+/// the one message an embed sends). Nothing when the page is not in a frame.
+pub fn post_height(height: i32) {
+    let Some(w) = window() else {
+        return;
+    };
+    let Ok(Some(parent)) = w.parent() else {
+        return;
+    };
+    if js_sys::Object::is(&parent, &w) {
+        return;
+    }
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &"type".into(), &"tilescope:height".into());
+    let _ = js_sys::Reflect::set(&message, &"height".into(), &height.into());
+    // The height is all it says, so any page may read it.
+    let _ = parent.post_message(&message, "*");
+}
+
+/// The height the document's content takes, in CSS pixels.
+pub fn content_height() -> i32 {
+    document()
+        .and_then(|d| d.document_element())
+        .map_or(0, |e| e.scroll_height())
+}
+
 /// The full page URL (for the Share button's clipboard copy).
 pub fn href() -> String {
     window()
@@ -91,6 +138,14 @@ pub fn save_progress(progress: &Progress) {
     let _ = LocalStorage::set(PROGRESS_KEY, progress);
 }
 
+/// Saves `progress` joined with what is saved already: an embed's medals never erase
+/// one the full page earned meanwhile.
+pub fn merge_progress(progress: &Progress) {
+    let mut saved = load_progress();
+    saved.merge(progress);
+    save_progress(&saved);
+}
+
 pub fn load_lesson_work() -> BTreeMap<String, LessonWork> {
     LocalStorage::get(WORK_KEY).unwrap_or_default()
 }
@@ -116,14 +171,18 @@ pub fn load_theme() -> Theme {
 
 /// Sets `data-theme` on the root element (CSS falls back to `prefers-color-scheme`
 /// when absent) and remembers the choice.
-pub fn apply_theme(theme: Theme) {
+/// Shows `theme`, and remembers it unless `remember` is off (an embed's theme is its
+/// course page's choice, not the reader's).
+pub fn apply_theme(theme: Theme, remember: bool) {
     if let Some(root) = document().and_then(|d| d.document_element()) {
         let _ = match theme {
             Theme::System => root.remove_attribute("data-theme"),
             t => root.set_attribute("data-theme", t.name()),
         };
     }
-    let _ = LocalStorage::set(THEME_KEY, theme.name());
+    if remember {
+        let _ = LocalStorage::set(THEME_KEY, theme.name());
+    }
 }
 
 pub fn prefers_dark() -> bool {

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::protocol::{Lane, SimOutput, TraceSlice};
+use crate::protocol::{FlagEvent, Lane, SimOutput, TraceSlice};
 
 /// Indices of the slices of `lane` that intersect cycles `[from, to)`.
 pub fn visible(lane: &Lane, from: u64, to: u64) -> Range<usize> {
@@ -149,6 +149,32 @@ impl Window {
         }
         .clamped(cycles)
     }
+}
+
+/// The instruction a keyboard user lands on at `cycle`: the first lane's that starts
+/// there, else the first lane's that runs there.
+pub fn slice_at(sim: &SimOutput, cycle: u64) -> Option<u32> {
+    let running = || sim.lanes.iter().find_map(|l| at(l, cycle));
+    sim.lanes
+        .iter()
+        .filter_map(|l| at(l, cycle))
+        .find(|s| s.start == cycle)
+        .or_else(running)
+        .map(|s| s.instr)
+}
+
+/// The flags in the order `[` and `]` go through them on the timeline: by the cycle
+/// their wait was satisfied (their set, for a flag never waited on).
+pub fn flags_in_order(sim: &SimOutput) -> Vec<&FlagEvent> {
+    let mut flags: Vec<&FlagEvent> = sim.flags.iter().collect();
+    flags.sort_by_key(|f| {
+        (
+            f.wait_cycle.unwrap_or(f.set_cycle),
+            f.set_cycle,
+            f.set_instr,
+        )
+    });
+    flags
 }
 
 /// A round tick interval (1, 2 or 5 times a power of ten cycles) that puts ticks about

@@ -28,6 +28,14 @@ impl Progress {
         }
     }
 
+    /// Keeps the better medal of each lesson from both (an embed's medals joined with
+    /// what the full page saved meanwhile).
+    pub fn merge(&mut self, other: &Progress) {
+        for (id, medal) in &other.0 {
+            self.record(id, *medal);
+        }
+    }
+
     pub fn medal(&self, id: &str) -> Option<Medal> {
         self.0.get(id).copied()
     }

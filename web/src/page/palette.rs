@@ -16,6 +16,20 @@ pub fn pipe_color(pipe: Pipe) -> &'static str {
     }
 }
 
+/// A pipe's colour for its name as text: a CSS variable (playground.css) holding
+/// `pipe_color` darkened or lightened until it meets WCAG AA in the theme.
+pub fn pipe_text_color(pipe: Pipe) -> &'static str {
+    match pipe {
+        Pipe::S => "var(--pipe-s)",
+        Pipe::MTE2 => "var(--pipe-mte2)",
+        Pipe::MTE1 => "var(--pipe-mte1)",
+        Pipe::M => "var(--pipe-m)",
+        Pipe::V => "var(--pipe-v)",
+        Pipe::FIX => "var(--pipe-fix)",
+        Pipe::MTE3 => "var(--pipe-mte3)",
+    }
+}
+
 /// The hue (degrees) of a step's colour.
 pub fn step_hue(step: u32) -> u32 {
     // 137.5 degrees apart: neighbours in program order never look alike.

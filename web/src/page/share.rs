@@ -41,6 +41,19 @@ impl Panel {
         Panel::Compare,
     ];
 
+    /// The name links and embed URLs use (serde's lower case).
+    pub fn name(self) -> &'static str {
+        match self {
+            Panel::Passes => "passes",
+            Panel::Steps => "steps",
+            Panel::Timeline => "timeline",
+            Panel::Assembly => "assembly",
+            Panel::Output => "output",
+            Panel::Problems => "problems",
+            Panel::Compare => "compare",
+        }
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Panel::Passes => "Passes",

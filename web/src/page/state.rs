@@ -13,6 +13,7 @@ use tilescope::diag::Span;
 use yew::Reducible;
 
 use crate::catalog;
+use crate::page::embed::EmbedOptions;
 use crate::page::lessons::Grade;
 use crate::page::lessons::{self, Lesson, Progress};
 use crate::page::share::{Panel, ViewState};
@@ -55,6 +56,8 @@ pub enum Overlay {
     Help,
     Gallery,
     Lessons,
+    /// The link and the embed snippet.
+    Share,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,6 +283,17 @@ pub struct Ui {
     pub worker_restarts: u32,
     /// The worker could not be loaded, and why: nothing compiles.
     pub worker_unavailable: Option<String>,
+    /// The page is an embed (`?embed=...`): one panel, and runs on Run.
+    pub embed: Option<Embedded>,
+}
+
+/// An embedded view's options and the text its last Run compiled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Embedded {
+    pub options: EmbedOptions,
+    /// What the results on screen are for: an embed compiles on Run (and once when it
+    /// loads), not while the student types.
+    pub ran: String,
 }
 
 /// The page's state, by concern. `apply` is the one reducer over all of it.
@@ -360,6 +374,8 @@ pub enum Action {
     /// The worker was replaced to cancel a long run (an edit came in): whatever it was
     /// asked is gone, and the newer compile follows.
     WorkerReplaced,
+    /// An embed's Run: compile and simulate the text in the editor.
+    Run,
     /// Esc: close the overlay, else the banner.
     Escape,
     /// Close the "Start here" card for good.
@@ -432,6 +448,27 @@ impl AppState {
         lessons::find(self.view.lesson.as_deref()?)
     }
 
+    /// The text the worker compiles: the editor's, or in an embed the last Run's.
+    pub fn compiled_source(&self) -> &str {
+        match &self.ui.embed {
+            Some(embed) => &embed.ran,
+            None => &self.view.source,
+        }
+    }
+
+    /// An embed whose editor holds an edit its last Run did not see.
+    pub fn edited_since_run(&self) -> bool {
+        self.ui
+            .embed
+            .as_ref()
+            .is_some_and(|e| e.ran != self.view.source)
+    }
+
+    /// The editor takes no edits (a read-only embed).
+    pub fn read_only(&self) -> bool {
+        self.ui.embed.as_ref().is_some_and(|e| e.options.read_only)
+    }
+
     /// The editor holds a hand-written `.tasm` program (an assembly lesson).
     pub fn is_asm(&self) -> bool {
         self.open_lesson()
@@ -498,10 +535,22 @@ impl AppState {
 
     fn apply_action(&mut self, action: Action) {
         match action {
+            Action::SetSource(_) if self.read_only() => {}
             Action::SetSource(source) => {
                 if source != self.view.source {
                     self.view.source = source;
-                    self.invalidate();
+                    // An embed keeps its results until Run.
+                    if self.ui.embed.is_none() {
+                        self.invalidate();
+                    }
+                }
+            }
+            Action::Run => {
+                if let Some(embed) = &mut self.ui.embed {
+                    if embed.ran != self.view.source {
+                        embed.ran = self.view.source.clone();
+                        self.invalidate();
+                    }
                 }
             }
             Action::LoadExample(id) => {
@@ -999,6 +1048,48 @@ mod tests {
             banner.contains("Internal error") && banner.contains("Ablated"),
             "{banner}"
         );
+    }
+
+    fn embedded(read_only: bool) -> AppState {
+        let mut s = AppState::default();
+        s.ui.embed = Some(Embedded {
+            options: EmbedOptions {
+                read_only,
+                ..EmbedOptions::default()
+            },
+            ran: s.view.source.clone(),
+        });
+        s.results.sim = Some(Rc::default());
+        s
+    }
+
+    #[test]
+    fn an_embed_compiles_what_run_saw_and_keeps_its_results_while_typing() {
+        let mut s = embedded(false);
+        let first = s.view.source.clone();
+        s.apply(Action::SetSource("edited".into()));
+        assert_eq!(s.compiled_source(), first);
+        assert!(s.edited_since_run());
+        assert!(s.results.sim.is_some(), "typing keeps the run on screen");
+        s.apply(Action::Run);
+        assert_eq!(s.compiled_source(), "edited");
+        assert!(!s.edited_since_run());
+        assert!(s.results.sim.is_none(), "Run drops the old run");
+        // The full page compiles what the editor holds.
+        let mut page = AppState::default();
+        page.apply(Action::SetSource("typed".into()));
+        assert_eq!(page.compiled_source(), "typed");
+        page.apply(Action::Run);
+        assert!(page.ui.embed.is_none());
+    }
+
+    #[test]
+    fn a_read_only_embed_takes_no_edit() {
+        let mut s = embedded(true);
+        let first = s.view.source.clone();
+        s.apply(Action::SetSource("edited".into()));
+        assert_eq!(s.view.source, first);
+        assert!(s.read_only() && !s.edited_since_run());
     }
 
     #[test]

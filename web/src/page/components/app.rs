@@ -11,6 +11,7 @@ use yew::prelude::*;
 use super::{
     banner::BannerBar,
     editor::Editor,
+    embed_view::EmbedView,
     example_note::ExampleNote,
     gallery::Gallery,
     help::Help,
@@ -21,8 +22,9 @@ use super::{
     AppContext,
 };
 use crate::page::dom;
+use crate::page::embed::{self, EmbedOptions, EmbedTheme};
 use crate::page::share::{self, Panel};
-use crate::page::state::{default_view, Action, AppState, Banner, Overlay};
+use crate::page::state::{default_view, Action, AppState, Banner, Embedded, Overlay, Theme};
 use crate::page::tracker::Purpose;
 use crate::page::worker_link::WorkerLink;
 use crate::protocol::Request;
@@ -40,6 +42,9 @@ const SESSION_SAVE_MS: u32 = 500;
 /// The state a page load starts from: a share link, else the saved session, else the
 /// default example. A bad link falls back with a banner, never a blank page.
 fn initial_state() -> AppState {
+    if let Some((options, notes)) = embed::parse(&dom::query()) {
+        return embedded_state(options, notes);
+    }
     let fragment = dom::fragment();
     let (view, banner) = if !fragment.is_empty() {
         let opened = share::open(&fragment);
@@ -62,6 +67,38 @@ fn initial_state() -> AppState {
         && state.view.lesson.is_none()
         && state.lessons.progress.passed() == 0
         && !dom::start_here_done();
+    state
+}
+
+/// An embed's state: its link's view (never the saved session, which it neither reads
+/// nor writes), the one panel its options ask for, and a message for each option or
+/// part of the link it could not use.
+fn embedded_state(options: EmbedOptions, notes: Vec<String>) -> AppState {
+    let fragment = dom::fragment();
+    let opened = (!fragment.is_empty()).then(|| share::open(&fragment));
+    let mut view = opened
+        .as_ref()
+        .and_then(|o| o.view.clone())
+        .unwrap_or_else(default_view);
+    view.panel = options.panel;
+    let messages: Vec<String> = opened
+        .as_ref()
+        .and_then(|o| o.message())
+        .into_iter()
+        .chain(notes)
+        .collect();
+    let mut state = AppState::new(view);
+    state.ui.banner = (!messages.is_empty()).then(|| Banner::error(messages.join(" ")));
+    state.ui.theme = match options.theme {
+        EmbedTheme::System => Theme::System,
+        EmbedTheme::Light => Theme::Light,
+        EmbedTheme::Dark => Theme::Dark,
+    };
+    state.lessons.progress = dom::load_progress();
+    state.ui.embed = Some(Embedded {
+        ran: state.view.source.clone(),
+        options,
+    });
     state
 }
 
@@ -101,7 +138,10 @@ pub fn App(props: &AppProps) -> Html {
         });
     }
 
-    use_effect_with(state.ui.theme, |theme| dom::apply_theme(*theme));
+    let embedded = state.ui.embed.is_some();
+    use_effect_with((state.ui.theme, embedded), |(theme, embedded)| {
+        dom::apply_theme(*theme, !*embedded)
+    });
 
     // Compile at once after a quiet spell, else after a pause in typing (`DEBOUNCE_MS`);
     // dropping the timeout cancels it.
@@ -110,7 +150,7 @@ pub fn App(props: &AppProps) -> Html {
         let last_sent = use_mut_ref(|| f64::NEG_INFINITY);
         use_effect_with(
             (
-                state.view.source.clone(),
+                state.compiled_source().to_string(),
                 state.view.options.clone(),
                 state.view.seed,
                 state.is_asm(),
@@ -135,6 +175,7 @@ pub fn App(props: &AppProps) -> Html {
     }
 
     // The Compare panel's second run, after the first (the worker answers in order).
+    // An embed shows no Compare panel.
     {
         let link = Rc::clone(&link);
         let key = (
@@ -146,6 +187,7 @@ pub fn App(props: &AppProps) -> Html {
         use_effect_with(key, move |(source, _, compare, seed)| {
             let request = compare
                 .clone()
+                .filter(|_| !embedded)
                 .map(|options| (source.clone(), options, *seed));
             let timeout = request.map(|(source, options, seed)| {
                 link.send_later(DEBOUNCE_MS, Purpose::Compare, move |id| Request::Compare {
@@ -173,8 +215,11 @@ pub fn App(props: &AppProps) -> Html {
             state.view.seed,
         );
         use_effect_with(key, move |_| {
-            let ready =
-                state.results.sim.is_some() && !state.is_asm() && state.results.ablation.is_none();
+            // Not in an embed: a course page may hold several, and none shows it.
+            let ready = state.results.sim.is_some()
+                && !state.is_asm()
+                && state.results.ablation.is_none()
+                && state.ui.embed.is_none();
             let timeout = ready.then(|| {
                 let (source, options, seed) = (
                     state.view.source.clone(),
@@ -197,10 +242,13 @@ pub fn App(props: &AppProps) -> Html {
     // Remember the session; the link in the address bar only changes on Share.
     // Encoding waits for the pause too: compressing a big kernel on every keystroke
     // would make typing lag.
-    use_effect_with(state.view.clone(), |view| {
+    // An embed keeps its own state: it never saves over the full page's session.
+    use_effect_with((state.view.clone(), embedded), |(view, embedded)| {
         let view = view.clone();
-        let timeout = Timeout::new(SESSION_SAVE_MS, move || {
-            dom::save_session(&share::encode(&view), &view.source)
+        let timeout = (!*embedded).then(|| {
+            Timeout::new(SESSION_SAVE_MS, move || {
+                dom::save_session(&share::encode(&view), &view.source)
+            })
         });
         move || drop(timeout)
     });
@@ -209,7 +257,7 @@ pub fn App(props: &AppProps) -> Html {
     {
         let state = state.clone();
         use_effect_with(state.ui.worker_restarts, move |restarts| {
-            if *restarts > 0 {
+            if *restarts > 0 && state.ui.embed.is_none() {
                 dom::save_session(&share::encode(&state.view), &state.view.source);
             }
         });
@@ -218,13 +266,14 @@ pub fn App(props: &AppProps) -> Html {
     // Page-wide shortcuts.
     {
         let dispatcher = state.dispatcher();
-        use_effect_with((), move |_| {
+        use_effect_with(embedded, move |embedded| {
+            let embedded = *embedded;
             let listener = dom::document().map(|doc| {
                 // Not passive: shortcuts call preventDefault.
                 let options = EventListenerOptions::enable_prevent_default();
                 EventListener::new_with_options(&doc, "keydown", options, move |event| {
                     if let Some(event) = event.dyn_ref::<web_sys::KeyboardEvent>() {
-                        handle_shortcut(event, &dispatcher);
+                        handle_shortcut(event, &dispatcher, embedded);
                     }
                 })
             });
@@ -232,11 +281,28 @@ pub fn App(props: &AppProps) -> Html {
         });
     }
 
-    // Medals, every lesson's work and the dismissed "Start here" survive reloads.
-    use_effect_with(state.lessons.progress.clone(), dom::save_progress);
-    use_effect_with(state.lessons.work.clone(), dom::save_lesson_work);
-    use_effect_with(state.ui.start_here, |shown| {
-        if !*shown {
+    // Medals, every lesson's work and the dismissed "Start here" survive reloads. An
+    // embed keeps the medals it earns (joined with the saved ones), and nothing else.
+    use_effect_with(
+        (state.lessons.progress.clone(), embedded),
+        |(progress, embedded)| {
+            if *embedded {
+                dom::merge_progress(progress);
+            } else {
+                dom::save_progress(progress);
+            }
+        },
+    );
+    use_effect_with(
+        (state.lessons.work.clone(), embedded),
+        |(work, embedded)| {
+            if !*embedded {
+                dom::save_lesson_work(work);
+            }
+        },
+    );
+    use_effect_with((state.ui.start_here, embedded), |(shown, embedded)| {
+        if !*shown && !*embedded {
             dom::set_start_here_done();
         }
     });
@@ -251,16 +317,24 @@ pub fn App(props: &AppProps) -> Html {
     };
     let lesson = lesson_pane(&state, &link);
     let theme_class = match state.ui.theme {
-        crate::page::state::Theme::System => "",
+        Theme::System => "",
         _ => "themed",
     };
+    if embedded {
+        return html! {
+            <ContextProvider<AppContext> context={state.clone()}>
+                <EmbedView {lesson} class={theme_class} />
+            </ContextProvider<AppContext>>
+        };
+    }
     html! {
         <ContextProvider<AppContext> context={state.clone()}>
             <div class={classes!("app", theme_class)}>
                 <Toolbar {on_trace} />
                 <BannerBar banner={state.ui.banner.clone()} dispatch={state.dispatcher()} />
                 <main class="workspace">
-                    <section class="pane pane-editor" aria-label="Kernel source">
+                    <section class="pane pane-editor" aria-label="Kernel source"
+                        style={format!("--editor-rows: {}", state.view.source.lines().count().max(1))}>
                         <StartHere shown={state.ui.start_here} dispatch={state.dispatcher()} />
                         {lesson}
                         <ExampleNote example={super::example_note::ExampleNoteProps::of(&state)}
@@ -275,6 +349,7 @@ pub fn App(props: &AppProps) -> Html {
                 if state.ui.overlay == Overlay::Help { <Help /> }
                 if state.ui.overlay == Overlay::Gallery { <Gallery /> }
                 if state.ui.overlay == Overlay::Lessons { <super::lessons::Lessons /> }
+                if state.ui.overlay == Overlay::Share { <super::share_dialog::ShareDialog /> }
             </div>
         </ContextProvider<AppContext>>
     }
@@ -301,10 +376,22 @@ fn lesson_pane(state: &UseReducerHandle<AppState>, link: &Rc<WorkerLink>) -> Htm
     html! { <LessonPane {on_check} /> }
 }
 
-fn handle_shortcut(event: &web_sys::KeyboardEvent, dispatcher: &UseReducerDispatcher<AppState>) {
+fn handle_shortcut(
+    event: &web_sys::KeyboardEvent,
+    dispatcher: &UseReducerDispatcher<AppState>,
+    embedded: bool,
+) {
     let key = event.key();
     if key == "Escape" {
         dispatcher.dispatch(Action::Escape);
+        return;
+    }
+    // An embed has its one panel and no overlays: Ctrl+Enter (Cmd+Enter) is Run.
+    if embedded {
+        if key == "Enter" && (event.ctrl_key() || event.meta_key()) {
+            event.prevent_default();
+            dispatcher.dispatch(Action::Run);
+        }
         return;
     }
     if event.alt_key() && !event.ctrl_key() && !event.meta_key() {

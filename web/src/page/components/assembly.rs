@@ -7,8 +7,9 @@ use tilescope::dense::DenseSet;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, sync_card::SyncCard, use_app};
+use crate::page::keys;
 use crate::page::lanes;
-use crate::page::palette::pipe_color;
+use crate::page::palette::pipe_text_color;
 use crate::page::state::Action;
 
 #[function_component]
@@ -49,7 +50,7 @@ pub fn AssemblyPanel() -> Html {
         };
     };
     let header = compile.asm_header.iter().map(|h| {
-        html! { <div class="asm-line asm-decl"><span class="asm-ln" /><span class="asm-pipe" /><span class="asm-text">{h.clone()}</span></div> }
+        html! { <div class="asm-line asm-decl" role="option" aria-disabled="true"><span class="asm-ln" /><span class="asm-pipe" /><span class="asm-text">{h.clone()}</span></div> }
     });
     let lines = compile.asm.iter().enumerate().map(|(i, l)| {
         let index = i as u32;
@@ -64,15 +65,30 @@ pub fn AssemblyPanel() -> Html {
             (app.ui.selected_instr == Some(index)).then_some("asm-selected"),
             in_step.then_some("asm-in-step"),
         );
+        let selected = app.ui.selected_instr == Some(index);
         html! {
-            <div {class} {onclick} data-instr={index.to_string()}>
+            <div {class} {onclick} data-instr={index.to_string()} id={format!("asm-{index}")}
+                role="option" aria-selected={selected.to_string()}>
                 <span class="asm-ln">{i}</span>
-                <span class="asm-pipe" style={format!("color:{}", pipe_color(l.pipe))}>{l.pipe.name()}</span>
+                <span class="asm-pipe" style={format!("color:{}", pipe_text_color(l.pipe))}>{l.pipe.name()}</span>
                 <span class="asm-text">{format!("{}{}", "  ".repeat(l.depth.min(16) as usize), l.text)}</span>
                 if let Some(s) = l.step { <span class="asm-step">{format!("s{s}")}</span> }
             </div>
         }
     });
+    // One tab stop: the arrow keys select instructions (`page::keys`).
+    let onkeydown = {
+        let app = app.clone();
+        let len = compile.asm.len();
+        Callback::from(move |e: KeyboardEvent| {
+            let current = app.ui.selected_instr.map(|i| i as usize);
+            if let Some(next) = keys::list_move(&e.key(), current, len) {
+                e.prevent_default();
+                app.dispatch(Action::SelectInstr(Some(next as u32)));
+            }
+        })
+    };
+    let active = app.ui.selected_instr.map(|i| format!("asm-{i}"));
     let note = if app.results.sim.is_some() {
         format!(
             "{} instructions · highlighted: executing at cycle {cursor}",
@@ -85,7 +101,9 @@ pub fn AssemblyPanel() -> Html {
         <div class="asm">
             <div class="panel-note">{note}</div>
             <SyncCard />
-            <div class="asm-list code-view" ref={list_ref}>
+            <div class="asm-list code-view" ref={list_ref} tabindex="0" role="listbox"
+                aria-label="Assembly: ↑ and ↓ select an instruction" aria-activedescendant={active}
+                {onkeydown} data-testid="asm-list">
                 {for header}
                 {for lines}
             </div>

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use super::use_app;
-use crate::page::palette::pipe_color;
+use crate::page::palette::pipe_text_color;
 use crate::protocol::buffers::SlotValue;
 use crate::protocol::{AsmLine, SimOutput};
 
@@ -67,7 +67,7 @@ pub fn BufferList(props: &BufferListProps) -> Html {
         let state = if at.live.is_some() { "live" } else { "free" };
         let writer = at.last.map(|v| {
             html! {
-                <span class="ro-pipe" style={format!("color:{}", pipe_color(v.writer))}>{v.writer.name()}</span>
+                <span class="ro-pipe" style={format!("color:{}", pipe_text_color(v.writer))}>{v.writer.name()}</span>
             }
         });
         let title = at.last.map(|v| hover_text(asm, v)).unwrap_or_else(|| "not written yet".into());

@@ -1,6 +1,10 @@
 //! The source editor: a transparent textarea over a highlighted `<pre>`, scroll-synced,
 //! with a line-number gutter, Tab/Shift-Tab indentation, wavy underlines for
 //! diagnostics and a highlight for the span linked from an IR line.
+//!
+//! Tab indents, so it cannot also move the focus on: Esc, then Tab (or Shift+Tab)
+//! leaves the editor, as in VS Code and CodeMirror (the help says so). A read-only
+//! editor (a read-only embed) leaves Tab to the browser.
 
 use std::ops::Range;
 
@@ -128,10 +132,17 @@ pub fn Editor() -> Html {
         })
     };
 
+    // Esc was the last key: the next Tab moves the focus instead of indenting.
+    let tab_leaves = use_mut_ref(|| false);
+    let read_only = app.read_only();
     let onkeydown = {
         let app = app.clone();
         Callback::from(move |e: KeyboardEvent| {
+            let escaped = std::mem::replace(&mut *tab_leaves.borrow_mut(), e.key() == "Escape");
             if e.key() != "Tab" || e.ctrl_key() || e.alt_key() || e.meta_key() {
+                return;
+            }
+            if escaped || read_only {
                 return;
             }
             let Some(ta) = e.target_dyn_into::<HtmlTextAreaElement>() else {
@@ -238,6 +249,9 @@ pub fn Editor() -> Html {
                     ref={textarea}
                     value={source.clone()}
                     spellcheck="false"
+                    readonly={read_only}
+                    aria-readonly={read_only.then_some("true")}
+                    aria-description="Tab indents; press Esc, then Tab, to move on"
                     autocomplete="off"
                     autocapitalize="off"
                     wrap="off"

@@ -14,6 +14,7 @@ const LANGUAGE_REFERENCE: &str = "language.html";
 
 /// Keys that work anywhere outside a text field (`app::handle_shortcut`), then those of
 /// a focused panel or the editor. The panel keys (Alt+1 …) are listed from `Panel::ALL`.
+/// Each dense view is one tab stop; its arrow keys move inside it (`page::keys`).
 const SHORTCUTS: &[(&str, &str)] = &[
     ("?", "show or hide this help"),
     ("Esc", "close the open overlay, else the banner"),
@@ -24,6 +25,23 @@ const SHORTCUTS: &[(&str, &str)] = &[
     (
         "↑ / ↓, k / j",
         "Passes (list focused): previous / next pass",
+    ),
+    (
+        "↑ / ↓, Home / End",
+        "Assembly, IR, Steps (focused): previous / next instruction, line or step",
+    ),
+    (
+        "← / →",
+        "Steps (focused): previous / next sync edge, with its card",
+    ),
+    ("Enter", "IR (focused): the card of a set or wait line"),
+    (
+        "[ / ]",
+        "Timeline (focused): previous / next sync flag, with its card",
+    ),
+    (
+        "Enter",
+        "Timeline (focused): pick the instruction at the cursor",
     ),
     (
         "← / →",
@@ -37,6 +55,11 @@ const SHORTCUTS: &[(&str, &str)] = &[
     ("0", "Timeline (focused): show the whole run"),
     ("Space", "Timeline (focused): play / pause"),
     ("Tab / Shift+Tab", "Editor: indent / dedent"),
+    (
+        "Esc, then Tab",
+        "Editor: move the focus on (Shift+Tab: back)",
+    ),
+    ("Ctrl+Enter", "Embedded view: run the kernel"),
 ];
 
 #[function_component]

@@ -36,7 +36,18 @@ pub fn Panels() -> Html {
             </button>
         }
     });
-    let body = match app.view.panel {
+    let body = panel_body(app.view.panel);
+    html! {
+        <div class="panels">
+            <nav class="tabs" role="tablist">{ for tabs }</nav>
+            <div class="panel-body" role="tabpanel">{body}</div>
+        </div>
+    }
+}
+
+/// What `panel` shows (the full page's selected tab, or an embed's one panel).
+pub fn panel_body(panel: Panel) -> Html {
+    match panel {
         Panel::Passes => html! { <PassesPanel /> },
         Panel::Steps => html! { <StepsPanel /> },
         Panel::Timeline => html! { <TimelinePanel /> },
@@ -44,12 +55,6 @@ pub fn Panels() -> Html {
         Panel::Output => html! { <OutputPanel /> },
         Panel::Problems => html! { <ProblemsPanel /> },
         Panel::Compare => html! { <ComparePanel /> },
-    };
-    html! {
-        <div class="panels">
-            <nav class="tabs" role="tablist">{ for tabs }</nav>
-            <div class="panel-body" role="tabpanel">{body}</div>
-        </div>
     }
 }
 

@@ -8,6 +8,7 @@ use yew::prelude::*;
 
 use super::{panels::EmptyState, sync_card::SyncCard, use_app};
 use crate::page::diff::{self, DiffKind};
+use crate::page::keys;
 use crate::page::share::Panel;
 use crate::page::state::Action;
 
@@ -16,6 +17,21 @@ pub fn PassesPanel() -> Html {
     let app = use_app();
     // Hooks come before the early returns below: Yew needs the same hooks every render.
     let ir_ref = use_node_ref();
+    // The IR line the arrow keys are on.
+    let ir_focus = use_state(|| None::<usize>);
+    {
+        let ir_ref = ir_ref.clone();
+        use_effect_with(*ir_focus, move |_| {
+            let focused = ir_ref
+                .cast::<web_sys::Element>()
+                .and_then(|ir| ir.query_selector(".ir-focus").ok().flatten());
+            if let Some(line) = focused {
+                let options = web_sys::ScrollIntoViewOptions::new();
+                options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                line.scroll_into_view_with_scroll_into_view_options(&options);
+            }
+        });
+    }
     // When the caret moves, bring the first IR line it maps to into view.
     {
         let ir_ref = ir_ref.clone();
@@ -149,6 +165,10 @@ pub fn PassesPanel() -> Html {
         Callback::from(move |_: MouseEvent| app.dispatch(Action::LinkSpan(None)))
     };
 
+    // The IR is one tab stop: ↑ and ↓ move through its lines, linking each to its
+    // source as the pointer does; Enter on a set or wait line opens the pair's card.
+    let focus = *ir_focus;
+    let mut shown: Vec<(Option<Span>, Option<u32>)> = Vec::new();
     let (body, stats) = if app.ui.show_diff {
         let old = previous.map_or("", |p| p.ir.as_str());
         let lines = diff::diff_lines(old, &pass.ir);
@@ -164,8 +184,12 @@ pub fn PassesPanel() -> Html {
                 };
                 let instr = sync_instr(l.new_line);
                 let onclick = pick(instr);
+                let n = shown.len();
+                shown.push((span, instr));
                 html! {
-                    <div class={classes!(class, line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
+                    <div class={classes!(class, line_class(span), instr.map(|_| "ir-sync"), (focus == Some(n)).then_some("ir-focus"))}
+                        data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}
+                        id={format!("ir-line-{n}")} role="option" aria-selected={(focus == Some(n)).to_string()}>
                         <span class="ir-ln">{l.new_line.map(|n| (n + 1).to_string()).unwrap_or_default()}</span>
                         <span class="ir-sign">{sign}</span>
                         <span class="ir-text">{l.text}</span>
@@ -183,8 +207,11 @@ pub fn PassesPanel() -> Html {
                 let span = pass.span_of_line(n);
                 let instr = sync_instr(Some(n));
                 let onclick = pick(instr);
+                shown.push((span, instr));
                 html! {
-                    <div class={classes!("ir-line", line_class(span), instr.map(|_| "ir-sync"))} data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}>
+                    <div class={classes!("ir-line", line_class(span), instr.map(|_| "ir-sync"), (focus == Some(n)).then_some("ir-focus"))}
+                        data-instr={instr.map(|i| i.to_string())} onmouseenter={hover(span)} {onclick}
+                        id={format!("ir-line-{n}")} role="option" aria-selected={(focus == Some(n)).to_string()}>
                         <span class="ir-ln">{n + 1}</span>
                         <span class="ir-text">{text.to_string()}</span>
                     </div>
@@ -194,6 +221,25 @@ pub fn PassesPanel() -> Html {
         (body, None)
     };
 
+    let on_ir_key = {
+        let app = app.clone();
+        let ir_focus = ir_focus.clone();
+        Callback::from(move |e: KeyboardEvent| {
+            if e.key() == "Enter" {
+                if let Some(instr) = focus.and_then(|n| shown.get(n)).and_then(|l| l.1) {
+                    e.prevent_default();
+                    app.dispatch(Action::SelectInstr(Some(instr)));
+                }
+                return;
+            }
+            if let Some(next) = keys::list_move(&e.key(), focus, shown.len()) {
+                e.prevent_default();
+                ir_focus.set(Some(next));
+                app.dispatch(Action::LinkSpan(shown[next].0));
+            }
+        })
+    };
+    let ir_active = focus.map(|n| format!("ir-line-{n}"));
     let mode = |diff: bool, label: &'static str| {
         let app = app.clone();
         let active = app.ui.show_diff == diff;
@@ -235,7 +281,9 @@ pub fn PassesPanel() -> Html {
                     </div>
                 </div>
                 <SyncCard />
-                <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}>{body}</div>
+                <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}
+                    tabindex="0" role="listbox" onkeydown={on_ir_key} aria-activedescendant={ir_active}
+                    aria-label={format!("The IR after {}: ↑ and ↓ move through its lines, Enter opens a sync line's card", pass.name)}>{body}</div>
             </div>
         </div>
     }

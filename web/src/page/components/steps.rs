@@ -7,6 +7,7 @@ use tilescope::diag::LineCol;
 use yew::prelude::*;
 
 use super::{panels::EmptyState, sync_card::SyncCard, use_app};
+use crate::page::keys;
 use crate::page::palette::pipe_color;
 use crate::page::state::Action;
 use crate::protocol::{StepEdge, StepEdgeKind, StepGraph, StepNode};
@@ -14,6 +15,8 @@ use crate::protocol::{StepEdge, StepEdgeKind, StepGraph, StepNode};
 #[function_component]
 pub fn StepsPanel() -> Html {
     let app = use_app();
+    // The sync edge ← and → are on (an index into the graph's sync edges).
+    let edge_focus = use_state(|| None::<usize>);
     let Some(graph) = app.results.compile.as_ref().and_then(|c| c.steps.clone()) else {
         return html! {
             <EmptyState title="Step graph">
@@ -26,11 +29,31 @@ pub fn StepsPanel() -> Html {
         return html! { <EmptyState title="No steps">{"This kernel has no steps."}</EmptyState> };
     }
     let selected = app.ui.selected_step;
+    // The sync edges a click (or ← and →) opens the card of: (edge index, set instr).
+    let sync_edges: Vec<(usize, u32)> = graph
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind == StepEdgeKind::Sync)
+        .filter_map(|(i, e)| Some((i, app.results.compile.as_ref()?.set_flag_of(e.from, e.to)?)))
+        .collect();
+    let focused_edge = (*edge_focus)
+        .and_then(|k| sync_edges.get(k))
+        .map(|(i, _)| *i);
+    // What ← and → are on, in words (a sync within one step is a label, not a line).
+    let edge_note = focused_edge.and_then(|i| graph.edges.get(i)).map(|e| {
+        html! {
+            <div class="step-detail edge-note" data-testid="edge-focus" aria-live="polite">
+                {edge_title(e)}
+            </div>
+        }
+    });
     let edges: Html = graph
         .edges
         .iter()
         .filter(|e| e.from != e.to)
-        .scan(0usize, |back, e| {
+        .enumerate()
+        .scan(0usize, |back, (index, e)| {
             let lane = *back;
             if e.back || e.from > e.to {
                 *back += 1;
@@ -42,7 +65,14 @@ pub fn StepsPanel() -> Html {
                     let app = app.clone();
                     Callback::from(move |_: MouseEvent| app.dispatch(Action::SelectInstr(Some(i))))
                 });
-            Some(edge(&graph, e, lane, selected, pick))
+            Some(edge(
+                &graph,
+                e,
+                lane,
+                selected,
+                pick,
+                focused_edge == Some(index),
+            ))
         })
         .collect();
     let nodes: Html = graph
@@ -71,7 +101,7 @@ pub fn StepsPanel() -> Html {
         .map(|n| {
             let LineCol { line, .. } = LineCol::at(&app.view.source, n.step.span.start as usize);
             html! {
-                <div class="step-detail">
+                <div class="step-detail" aria-live="polite">
                     <span class="step-detail-id">{format!("step {}", n.step.id)}</span>
                     <span>{n.step.kind.clone()}</span>
                     <span class="muted">{format!("line {line}")}</span>
@@ -84,6 +114,36 @@ pub fn StepsPanel() -> Html {
         .unwrap_or_else(|| html! {
             <div class="step-detail muted">{"Click a step to see its source, IR lines and instructions on the timeline."}</div>
         });
+    // One tab stop: ↑ and ↓ select steps, ← and → go through the sync edges.
+    let onkeydown = {
+        let app = app.clone();
+        let edge_focus = edge_focus.clone();
+        let ids: Vec<u32> = graph.nodes.iter().map(|n| n.step.id).collect();
+        Callback::from(move |e: KeyboardEvent| {
+            let key = e.key();
+            let edge_key = match key.as_str() {
+                "ArrowRight" => Some("ArrowDown"),
+                "ArrowLeft" => Some("ArrowUp"),
+                _ => None,
+            };
+            if let Some(key) = edge_key {
+                if let Some(k) = keys::list_move(key, *edge_focus, sync_edges.len()) {
+                    e.prevent_default();
+                    edge_focus.set(Some(k));
+                    app.dispatch(Action::SelectInstr(Some(sync_edges[k].1)));
+                }
+                return;
+            }
+            let current = app
+                .ui
+                .selected_step
+                .and_then(|id| ids.iter().position(|&s| s == id));
+            if let Some(next) = keys::list_move(&key, current, ids.len()) {
+                e.prevent_default();
+                app.dispatch(Action::SelectStep(Some(ids[next])));
+            }
+        })
+    };
     // Room on the left for back edges and on the right for in-step sync labels.
     let (w, h) = (graph.width + BACK_LANES + 150.0, graph.height);
     html! {
@@ -99,9 +159,11 @@ pub fn StepsPanel() -> Html {
                     }) }
                 </div>
                 {detail}
+                {edge_note}
             </div>
             <SyncCard />
-            <div class="steps-canvas">
+            <div class="steps-canvas" tabindex="0" {onkeydown} data-testid="steps-canvas"
+                aria-label="Step graph: ↑ and ↓ select a step; ← and → go through the sync edges, each opening its pair's card">
                 <svg class="step-graph" width={w.to_string()} height={h.to_string()}
                     viewBox={format!("0 0 {w} {h}")} role="img" aria-label="Step graph">
                     <defs>
@@ -187,6 +249,7 @@ fn edge(
     lane: usize,
     selected: Option<u32>,
     pick: Option<Callback<MouseEvent>>,
+    focused: bool,
 ) -> Html {
     let (Some(a), Some(b)) = (g.node(e.from), g.node(e.to)) else {
         return html! {};
@@ -228,10 +291,26 @@ fn edge(
     });
     let clickable = pick.is_some();
     html! {
-        <g class={classes!("edge", touches.then_some("edge-active"), clickable.then_some("edge-pick"))}
+        <g class={classes!("edge", touches.then_some("edge-active"), clickable.then_some("edge-pick"), focused.then_some("edge-focus"))}
             onclick={pick} data-testid={clickable.then_some("sync-edge")}>
+            <title>{edge_title(e)}</title>
             <path d={d} class={class} marker-end={marker} fill="none" />
             {label}
         </g>
     }
+}
+
+/// An edge in words: its kind, its steps and its label (`MTE2->V #0`).
+fn edge_title(e: &StepEdge) -> String {
+    let kind = match e.kind {
+        StepEdgeKind::Data => "data",
+        StepEdgeKind::Sync => "sync",
+        StepEdgeKind::LoopCarried => "loop-carried",
+    };
+    let label = e
+        .label
+        .as_deref()
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    format!("{kind} edge s{} → s{}{label}", e.from, e.to)
 }

@@ -16,8 +16,9 @@ use yew::prelude::*;
 
 use super::buffers::BufferList;
 use super::{panels::EmptyState, sync_card::SyncCard, use_app, AppContext};
+use crate::page::keys;
 use crate::page::lanes::{self, StepUnit, Window};
-use crate::page::palette::pipe_color;
+use crate::page::palette::{pipe_color, pipe_text_color};
 use crate::page::state::Action;
 use crate::page::timeline_draw::{self, canvas_height, Scene, AXIS_H, LANE_H};
 use crate::protocol::{Race, SimOutput};
@@ -223,11 +224,36 @@ pub fn TimelinePanel() -> Html {
         let playing = playing.clone();
         let window = window.clone();
         let unit = *unit;
+        let app = app.clone();
+        let sim = Rc::clone(&sim);
         Callback::from(move |e: KeyboardEvent| {
             let count = if e.shift_key() { 10 } else { 1 };
+            // `[` and `]` go through the set/wait flags (the arrow heads are not tab
+            // stops: hundreds on a long run), opening each pair's card.
+            let flag = |forward: bool| {
+                let flags = lanes::flags_in_order(&sim);
+                let current = app
+                    .ui
+                    .selected_instr
+                    .and_then(|i| flags.iter().position(|f| f.set_instr == i));
+                let key = if forward { "ArrowDown" } else { "ArrowUp" };
+                keys::list_move(key, current, flags.len()).map(|k| flags[k].clone())
+            };
             match e.key().as_str() {
                 "ArrowRight" => move_cursor.emit((unit, true, count)),
                 "ArrowLeft" => move_cursor.emit((unit, false, count)),
+                "]" | "[" => {
+                    if let Some(f) = flag(e.key() == "]") {
+                        let at = f.wait_cycle.unwrap_or(f.set_cycle);
+                        window.set(window.follow(at, sim.cycles));
+                        app.dispatch(Action::SetCursor(at));
+                        app.dispatch(Action::SelectInstr(Some(f.set_instr)));
+                    }
+                }
+                // The slice at the cursor: its source, step and card.
+                "Enter" => {
+                    app.dispatch(Action::SelectInstr(lanes::slice_at(&sim, app.view.cursor)))
+                }
                 "." => move_cursor.emit((StepUnit::Cycle, true, count)),
                 "," => move_cursor.emit((StepUnit::Cycle, false, count)),
                 "+" | "=" => zoom.emit(0.5),
@@ -390,14 +416,16 @@ pub fn TimelinePanel() -> Html {
             let onclick = Callback::from(move |_: MouseEvent| app.dispatch(Action::SelectInstr(Some(instr))));
             let left = (a.wait as f64 - w.start) / w.span().max(1.0) * 100.0;
             html! {
-                <button class="tl-flag" data-testid="flag-arrow" data-instr={instr.to_string()} {onclick}
+                <button class="tl-flag" data-testid="flag-arrow" data-instr={instr.to_string()} {onclick} tabindex="-1"
                     style={format!("left:{left:.3}%;top:{:.0}px", a.y1)}
                     title={format!("flag {} → {} #{}: why is it here?", f.src.name(), f.dst.name(), f.event)} />
             }
         }).collect::<Html>()
     });
     html! {
-        <div class="timeline" tabindex="0" {onkeydown} aria-label="Timeline: arrows step, +/- zoom, space plays">
+        <div class="timeline" tabindex="0" {onkeydown} data-testid="timeline"
+            aria-label="Timeline: ← and → step, Enter picks the instruction at the cursor, [ and ] go through the sync flags, + and − zoom, space plays"
+            aria-describedby="tl-readout">
             <div class="tl-bar">
                 <div class="tl-group">
                     {button("|◀", "To the start", { let app = app.clone(); Callback::from(move |_| app.dispatch(Action::SetCursor(0))) })}
@@ -532,7 +560,7 @@ fn CursorReadout(props: &SimProps) -> Html {
         };
         html! {
             <tr class={format!("ro-{state}")}>
-                <td class="ro-pipe" style={format!("color:{}", pipe_color(l.pipe))}>{l.pipe.name()}</td>
+                <td class="ro-pipe" style={format!("color:{}", pipe_text_color(l.pipe))}>{l.pipe.name()}</td>
                 <td class="ro-state">{state}</td>
                 <td class="ro-text"><code>{text}</code></td>
                 <td class="ro-step">{step.unwrap_or_default()}</td>
@@ -545,8 +573,8 @@ fn CursorReadout(props: &SimProps) -> Html {
         .filter(|l| lanes::at(l, cursor).is_some())
         .count();
     html! {
-        <div class="tl-readout" data-testid="cursor-readout">
-            <div class="section-title">
+        <div class="tl-readout" data-testid="cursor-readout" id="tl-readout">
+            <div class="section-title" aria-live="polite">
                 {format!("At cycle {cursor}")}
                 <span class="muted">{format!(" · {in_flight} instruction{} in flight", if in_flight == 1 { "" } else { "s" })}</span>
             </div>
@@ -594,7 +622,7 @@ pub fn race_row(app: &AppContext, r: &Race) -> Html {
             .map(|s| LineCol::at(&app.view.source, s.start as usize).line);
         html! {
             <button class="race-side" {onclick} title="Show on the timeline and in the source">
-                <span class="ro-pipe" style={format!("color:{}", pipe_color(i.pipe))}>{i.pipe.name()}</span>
+                <span class="ro-pipe" style={format!("color:{}", pipe_text_color(i.pipe))}>{i.pipe.name()}</span>
                 {" "}<code>{i.text.clone()}</code>
                 <span class="muted">{format!(" {}{}", i.access.clone().unwrap_or_default(), line.map(|l| format!(" · line {l}")).unwrap_or_default())}</span>
             </button>

@@ -8,7 +8,7 @@ use crate::catalog;
 use crate::page::dom;
 use crate::page::lessons;
 use crate::page::share;
-use crate::page::state::{Action, Banner, Overlay, Theme};
+use crate::page::state::{Action, Overlay, Theme};
 use crate::protocol::options::{AliasMode, Preset, SyncStrategy};
 
 #[derive(Properties, PartialEq)]
@@ -90,9 +90,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
         Callback::from(move |_| {
             dom::set_fragment(&link);
             dom::copy_to_clipboard(&dom::href());
-            app.dispatch(Action::ShowBanner(Banner::info(
-                "Link copied: it holds the source, the options and this view.",
-            )));
+            app.dispatch(Action::ShowOverlay(Overlay::Share));
         })
     };
     let sim = app.results.sim.clone();
@@ -181,7 +179,7 @@ pub fn Toolbar(props: &ToolbarProps) -> Html {
                 <span>{"Auto multi-buffer"}</span>
             </label>
             <div class="tb-spacer" />
-            <button class="tb-button" data-testid="share" data-link={(*link).clone()} onclick={on_share} title="Copy a link to this exact view">{"Share"}</button>
+            <button class="tb-button" data-testid="share" data-link={(*link).clone()} onclick={on_share} title="Copy a link to this exact view, or embed it in a course page">{"Share"}</button>
             <button class="tb-button" data-testid="download-trace" onclick={on_trace} disabled={!has_trace}
                 title={if has_trace { "Download the trace (Chrome Trace JSON, opens in Perfetto)" } else { "Available after a simulation" }}>
                 {"Trace ↓"}
