@@ -270,11 +270,20 @@ fn cases() -> Vec<Case> {
             "has a tail iteration",
         ),
         case(
+            "error_in_an_empty_loop",
+            k("for i in 4..4 { store y[0 .. 8, :] = nothing; }"),
+            "unknown name `nothing`",
+        ),
+        case(
+            "slot_written_only_in_an_empty_loop",
+            k("let b = buffers(f32[8, 32], 2);\nfor i in 8..0 { b[0] = load x[0 .. 8, :]; }\nstore y[0 .. 8, :] = b[0];"),
+            "is read before any statement writes it",
+        ),
+        case(
             "unknown_attribute",
             k("for i in 0..4 @unroll(2) { }"),
             "unknown attribute `@unroll`",
         ),
-        case("empty_loop", k("for i in 4..4 { }"), "never runs"),
         case(
             "iteration_limit",
             k("for i in 0..1000 { for j in 0..1001 { let t = load x[0, :]; } }"),

@@ -246,3 +246,30 @@ fn matmul_then_matmul_transposed() {
 "#,
     );
 }
+
+/// Python's `range`: a loop whose start is not below its end runs zero times, here
+/// inside a loop that runs, with ranges that would leave the tensor if it ran, and one
+/// at the top level before a loop-carried sum.
+#[test]
+fn empty_loops_run_zero_times() {
+    check(
+        r#"kernel k(x: f32[16, 64], y: out f32[16, 64], s: out f32[8, 64]) {
+    for r in 0..16 step 8 {
+        let t = load x[r .. r + 8, :];
+        for c in 64..0 step 32 {
+            store y[r .. r + 8, c .. c + 32] = load x[r .. r + 8, c .. c + 32];
+        }
+        store y[r .. r + 8, :] = t * 2.0;
+    }
+    let acc = full(f32[8, 64], 0.0);
+    for r in 16..16 step 8 {
+        acc += load x[r .. r + 8, :];
+    }
+    for r in 0..16 step 8 {
+        acc += load x[r .. r + 8, :];
+    }
+    store s[:, :] = acc;
+}
+"#,
+    );
+}

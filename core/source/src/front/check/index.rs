@@ -6,7 +6,7 @@ use super::expr::Val;
 use super::{show, Binding, Checker};
 use crate::affine::Affine;
 use crate::front::ast::{self, BinaryOp, ExprKind};
-use crate::front::hir::{Index, IndexExpr, IndexExprKind, LoopId, ParamId};
+use crate::front::hir::{Index, IndexExpr, IndexExprKind, Loop, LoopId, ParamId};
 use crate::limits::MAX_NESTING_DEPTH;
 use crate::types::{DType, TileType};
 
@@ -105,7 +105,7 @@ impl Checker<'_> {
             ast::IndexKind::Point(e) if self.is_index_expr(e) => {
                 let ie = self.index_expr(e)?;
                 let (lo, hi) = self.interval(&ie);
-                if lo < 0 || hi >= i128::from(extent) {
+                if (lo < 0 || hi >= i128::from(extent)) && !self.never_evaluated(&ie) {
                     let reached = if lo < 0 { lo } else { hi };
                     return self.error(
                         format!(
@@ -160,7 +160,7 @@ impl Checker<'_> {
         let (lo, hi) = self.interval(&start);
         let extent_i = i128::from(extent);
         let last_end = hi.saturating_add(i128::from(len.constant));
-        let clamped = if lo >= 0 && last_end <= extent_i {
+        let clamped = if (lo >= 0 && last_end <= extent_i) || self.never_evaluated(&start) {
             false
         } else if lo >= 0 && hi < extent_i && self.depends_on_tail_loop(&start) {
             true
@@ -396,14 +396,25 @@ impl Checker<'_> {
     }
 
     fn depends_on_tail_loop(&self, e: &IndexExpr) -> bool {
+        self.depends_on_loop(e, &|l| l.has_tail())
+    }
+
+    /// `e` reads the variable of a loop that runs zero times: it never takes a value,
+    /// so no range check applies to it (the body is checked, then left out).
+    pub(super) fn never_evaluated(&self, e: &IndexExpr) -> bool {
+        self.depends_on_loop(e, &|l| l.trip_count() == 0)
+    }
+
+    /// `e` reads the variable of a loop for which `which` holds.
+    fn depends_on_loop(&self, e: &IndexExpr, which: &dyn Fn(&Loop) -> bool) -> bool {
         match &e.kind {
             IndexExprKind::Const(_) => false,
-            IndexExprKind::Var(id) => self.loops.get(id.0 as usize).is_some_and(|l| l.has_tail()),
+            IndexExprKind::Var(id) => self.loops.get(id.0 as usize).is_some_and(which),
             IndexExprKind::Add(a, b) | IndexExprKind::Sub(a, b) | IndexExprKind::Mul(a, b) => {
-                self.depends_on_tail_loop(a) || self.depends_on_tail_loop(b)
+                self.depends_on_loop(a, which) || self.depends_on_loop(b, which)
             }
             IndexExprKind::FloorDiv(a, _) | IndexExprKind::Mod(a, _) => {
-                self.depends_on_tail_loop(a)
+                self.depends_on_loop(a, which)
             }
         }
     }

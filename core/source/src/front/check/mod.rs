@@ -507,12 +507,6 @@ impl<'a> Checker<'a> {
             span,
         };
         let trips = header.trip_count();
-        if trips == 0 {
-            return self.error(
-                format!("loop `{}` never runs: {lo}..{hi} is empty", var.name),
-                start.span.to(end.span),
-            );
-        }
         let enclosing: u64 = self
             .loop_stack
             .iter()
@@ -534,11 +528,20 @@ impl<'a> Checker<'a> {
         self.loop_stack.push(id);
         // In a loop, a slot a later statement writes may hold a value from an earlier
         // iteration: reads there are not reported as unwritten (only what is certain).
+        let before = (trips == 0).then(|| self.written.clone());
         for (_, w) in &mut self.written {
             w.any = true;
         }
         let body = self.block(body, Some((var, id)));
         self.loop_stack.pop();
+        if let Some(written) = before {
+            // An empty range runs the body zero times, as Python's `range` does. The
+            // body is checked (its errors are errors) and then left out, with the loops
+            // it holds, and it wrote no slot.
+            self.loops.truncate(id.0 as usize);
+            self.written = written;
+            return None;
+        }
         Some(hir::StmtKind::For { id, body })
     }
 

@@ -100,7 +100,8 @@ impl Checker<'_> {
         let (lo, hi) = self.interval(&ie);
         let outside = (lo < 0)
             .then_some(lo)
-            .or((hi >= i128::from(slots)).then_some(hi));
+            .or((hi >= i128::from(slots)).then_some(hi))
+            .filter(|_| !self.never_evaluated(&ie));
         if let Some(v) = outside {
             let message = match ie.kind {
                 IndexExprKind::Const(_) => format!("slot {v} of `{name}` is outside 0..{slots}"),
