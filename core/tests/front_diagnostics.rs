@@ -280,6 +280,21 @@ fn cases() -> Vec<Case> {
             "is read before any statement writes it",
         ),
         case(
+            "binary_literal_with_a_bad_digit",
+            k("for i in 0..0b102 { }"),
+            "`2` is not a binary digit",
+        ),
+        case(
+            "hex_literal_without_digits",
+            k("for i in 0..0x { }"),
+            "needs hexadecimal digits",
+        ),
+        case(
+            "hex_literal_too_large",
+            k("for i in 0..0x8000_0000_0000_0000 { }"),
+            "is too large",
+        ),
+        case(
             "unknown_attribute",
             k("for i in 0..4 @unroll(2) { }"),
             "unknown attribute `@unroll`",

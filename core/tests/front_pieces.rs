@@ -83,3 +83,42 @@ proptest! {
         prop_assert!(check(&s).is_ok(), "{:?}: {:?}", s, check(&s));
     }
 }
+
+/// Hexadecimal and binary integers read as Python and Rust read them, `_` between
+/// digits; a wrong digit makes the whole word one wrong literal.
+#[test]
+fn hexadecimal_and_binary_literals() {
+    use tilescope::front::lexer::Tok;
+    let ints = |source: &str| -> Vec<i64> {
+        lex(source)
+            .0
+            .iter()
+            .filter_map(|t| match t.tok {
+                Tok::Int(v) => Some(v),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        ints("0xF 0xff_ff 0X1f 0b1010 0B1_1 0x7fff_ffff_ffff_ffff 0..0x40"),
+        [15, 65535, 31, 10, 3, i64::MAX, 0, 64]
+    );
+    for bad in [
+        "0b102",
+        "0x",
+        "0x_1",
+        "0x1_",
+        "0b1__0",
+        "0xg",
+        "0x8000_0000_0000_0000",
+    ] {
+        let (tokens, diags) = lex(bad);
+        assert_eq!(diags.len(), 1, "{bad}: {diags:?}");
+        assert_eq!(
+            tokens.len(),
+            2,
+            "{bad}: one literal, then the end: {tokens:?}"
+        );
+        check(bad).unwrap_or_else(|e| panic!("{bad}: {e}"));
+    }
+}

@@ -374,6 +374,16 @@ fn invalid_run(source: &str, from: usize) -> usize {
 /// integer too large for `i64` comes back as 0 with its diagnostic.
 fn number(source: &str, from: usize) -> (Tok, usize, Option<Diagnostic>) {
     let bytes = source.as_bytes();
+    if bytes.get(from) == Some(&b'0') {
+        let radix = match bytes.get(from + 1) {
+            Some(b'x' | b'X') => Some((16, "hexadecimal")),
+            Some(b'b' | b'B') => Some((2, "binary")),
+            _ => None,
+        };
+        if let Some((radix, name)) = radix {
+            return prefixed(source, from, radix, name);
+        }
+    }
     let digits = |at| scan(bytes, at, |b| b.is_ascii_digit());
     let mut end = digits(from);
     let mut is_float = false;
@@ -409,6 +419,43 @@ fn number(source: &str, from: usize) -> (Tok, usize, Option<Diagnostic>) {
                 span,
             )),
         ),
+    }
+}
+
+/// `0x...` or `0b...` at `from`, as Python and Rust write them: digits of `radix`, with
+/// `_` allowed between them. The literal runs to the end of the letters and digits that
+/// follow the prefix, so `0b102` is one (wrong) literal, never `0b10` and then `2`.
+fn prefixed(source: &str, from: usize, radix: u32, name: &str) -> (Tok, usize, Option<Diagnostic>) {
+    let bytes = source.as_bytes();
+    let end = scan(bytes, from + 2, |b| b.is_ascii_alphanumeric() || b == b'_');
+    let text = &source[from..end];
+    let digits = &source[from + 2..end];
+    let error = |message: String| {
+        (
+            Tok::Int(0),
+            end,
+            Some(Diagnostic::error(message, Span::new(from, end))),
+        )
+    };
+    if let Some(bad) = digits.chars().find(|c| *c != '_' && !c.is_digit(radix)) {
+        return error(format!(
+            "`{}` is not a {name} literal: `{bad}` is not a {name} digit",
+            truncate(text)
+        ));
+    }
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return error(format!(
+            "`{}` needs {name} digits after its prefix (`_` only between digits)",
+            truncate(text)
+        ));
+    }
+    match i64::from_str_radix(&digits.replace('_', ""), radix) {
+        Ok(v) => (Tok::Int(v), end, None),
+        Err(_) => error(format!("integer literal `{}` is too large", truncate(text))),
     }
 }
 
