@@ -273,3 +273,83 @@ fn empty_loops_run_zero_times() {
 "#,
     );
 }
+
+/// `rev`: the same tiles, last first. The expected outputs are computed here, not by the
+/// reference interpreter (which runs the same checked kernel): block `b` of `x` gets
+/// weight `0.5^b` in `acc`, which only the reverse order gives, and the last write to
+/// `y` is block 0's.
+#[test]
+fn a_reverse_loop_visits_the_tiles_last_first() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::run::run;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(x: f32[64, 32], s: out f32[8, 32], y: out f32[8, 32]) {
+    let acc = full(f32[8, 32], 0.0);
+    for i in rev 0..64 step 8 @buffers(2) {
+        let t = load x[i .. i + 8, :];
+        acc = acc * 0.5 + t;
+        store y[:, :] = t;
+    }
+    store s[:, :] = acc;
+}
+"#;
+    check(source);
+    let values: Vec<f32> = (0..64 * 32).map(|n| (n / 32) as f32).collect();
+    let x = Tensor::from_f32(DType::F32, vec![64, 32], &values);
+    let r = run(source, &CompileOptions::default(), vec![("x".into(), x)], 1);
+    let out = |name: &str| {
+        r.outputs
+            .iter()
+            .find(|o| o.name == name)
+            .and_then(|o| o.tensor.as_ref())
+            .map(Tensor::to_f32_vec)
+            .unwrap_or_default()
+    };
+    let (s, y) = (out("s"), out("y"));
+    for row in 0..8 {
+        let expected: f32 = (0..8).map(|b| 0.5f32.powi(b) * (8 * b + row) as f32).sum();
+        assert_eq!(s[row as usize * 32], expected, "s row {row}");
+        assert_eq!(
+            y[row as usize * 32],
+            row as f32,
+            "y row {row}: block 0 is written last"
+        );
+    }
+}
+
+/// A reverse loop whose step does not divide its range would start with its partial
+/// tile; that is a located error for now.
+#[test]
+fn a_reverse_loop_with_a_tail_is_refused_with_its_place() {
+    let r = tilescope::run::run(
+        "kernel k(x: f32[60, 8], y: out f32[60, 8]) {\n    for i in rev 0..60 step 8 {\n        store y[i .. i + 8, :] = load x[i .. i + 8, :];\n    }\n}\n",
+        &tilescope::compile::CompileOptions::default(),
+        Vec::new(),
+        1,
+    );
+    let d = r.diagnostics.first().expect("an error");
+    assert!(
+        d.message.contains("needs its step to divide its range"),
+        "{}",
+        d.message
+    );
+    assert_eq!(d.span.map(|s| s.start), Some(58), "at `rev`");
+}
+
+/// `rev` is a word only before a range's start: a constant may still be called `rev`.
+#[test]
+fn a_constant_named_rev_still_starts_a_range() {
+    check(
+        r#"const rev = 8;
+kernel k(x: f32[16, 8], y: out f32[16, 8]) {
+    for i in rev..16 step 8 {
+        store y[i .. i + 8, :] = load x[i .. i + 8, :];
+    }
+    for i in rev 0..rev step 8 {
+        store y[i .. i + 8, :] = load x[i .. i + 8, :] * 2.0;
+    }
+}
+"#,
+    );
+}

@@ -102,6 +102,8 @@ pub enum StmtKind {
     /// `for var in start..end step s @buffers(n) { body }`
     For {
         var: Ident,
+        /// `rev` before the range: the same iterations, last first.
+        reverse: Option<Span>,
         start: Expr,
         end: Expr,
         step: Option<Expr>,

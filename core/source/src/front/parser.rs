@@ -390,6 +390,12 @@ impl<'s> Parser<'s> {
         let start = self.expect(Tok::For)?.span;
         let var = self.ident("a loop variable")?;
         self.expect(Tok::In)?;
+        // `rev` is a word only here, before the range's start (a constant named `rev`
+        // still starts a range: `rev .. N`).
+        let reverse = (self.at(Tok::Ident)
+            && self.text(self.peek().span) == "rev"
+            && self.peek_at(1).tok != Tok::DotDot)
+            .then(|| self.bump().span);
         let lo = self.const_operand()?;
         self.expect(Tok::DotDot)?;
         let hi = self.const_operand()?;
@@ -416,6 +422,7 @@ impl<'s> Parser<'s> {
         Ok(Stmt {
             kind: StmtKind::For {
                 var,
+                reverse,
                 start: lo,
                 end: hi,
                 step,

@@ -6,7 +6,7 @@ use super::shape::{broadcast, scalar, Limit};
 use super::{closest, show, Binding, Checker};
 use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
-use crate::front::hir::{BinaryOp, Expr, ExprKind, IndexExpr, IndexExprKind, ReduceOp, UnaryOp};
+use crate::front::hir::{BinaryOp, Expr, ExprKind, ReduceOp, UnaryOp};
 use crate::types::{CmpOp, DType, TileType};
 
 /// A literal not yet given a dtype: it takes the dtype of the tile it meets.
@@ -175,10 +175,7 @@ impl Checker<'_> {
                 }))
             }
             Some((Binding::Loop(id), _)) => {
-                let index = IndexExpr {
-                    kind: IndexExprKind::Var(id),
-                    span,
-                };
+                let index = self.loop_value(id, span);
                 Some(Val::Tile(Expr {
                     kind: ExprKind::IndexValue(index),
                     ty: TileType::scalar(DType::I32),

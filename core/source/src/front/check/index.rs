@@ -254,7 +254,7 @@ impl Checker<'_> {
         match &e.kind {
             ExprKind::Int(v) => make(IndexExprKind::Const(*v)),
             ExprKind::Name(n) => match self.lookup(n) {
-                Some((Binding::Loop(id), _)) => make(IndexExprKind::Var(id)),
+                Some((Binding::Loop(id), _)) => Some(self.loop_value(id, span)),
                 Some((Binding::Local(_), _)) => self.error(
                     format!("`{n}` is a tile; a range bound must be an integer expression of loop variables and constants"),
                     span,
@@ -340,6 +340,32 @@ impl Checker<'_> {
             }
         };
         Some(IndexExpr { kind, span: e.span })
+    }
+
+    /// The value of loop `id`'s variable: the loop's own, or for a `rev` loop
+    /// `last - step * counter`.
+    pub(super) fn loop_value(&self, id: LoopId, span: crate::diag::Span) -> IndexExpr {
+        let var = IndexExpr {
+            kind: IndexExprKind::Var(id),
+            span,
+        };
+        let Some(&(last, step)) = self.reversed.get(&id) else {
+            return var;
+        };
+        let constant = |c| {
+            Box::new(IndexExpr {
+                kind: IndexExprKind::Const(c),
+                span,
+            })
+        };
+        let scaled = IndexExpr {
+            kind: IndexExprKind::Mul(constant(step), Box::new(var)),
+            span,
+        };
+        IndexExpr {
+            kind: IndexExprKind::Sub(constant(last), Box::new(scaled)),
+            span,
+        }
     }
 
     fn loop_interval(&self, id: LoopId) -> Interval {

@@ -83,6 +83,16 @@ struct Checker<'a> {
     depth: usize,
     /// Per `buffers` tile: the slots statements so far may have written.
     written: Vec<(LocalId, slots::Written)>,
+    /// The loops written `rev`: their variable is `last - step * counter`.
+    reversed: HashMap<LoopId, (i64, i64)>,
+}
+
+/// A `for` loop's range as written.
+struct LoopRange<'e> {
+    reverse: Option<Span>,
+    start: &'e ast::Expr,
+    end: &'e ast::Expr,
+    step: Option<&'e ast::Expr>,
 }
 
 impl<'a> Checker<'a> {
@@ -101,6 +111,7 @@ impl<'a> Checker<'a> {
             iteration_limit_reported: false,
             depth: 0,
             written: Vec::new(),
+            reversed: HashMap::new(),
         }
     }
 
@@ -342,12 +353,21 @@ impl<'a> Checker<'a> {
             } => self.store(tensor, indices, value, s.span)?,
             ast::StmtKind::For {
                 var,
+                reverse,
                 start,
                 end,
                 step,
                 attrs,
                 body,
-            } => self.for_loop(s.span, var, start, end, step.as_ref(), attrs, body)?,
+            } => {
+                let range = LoopRange {
+                    reverse: *reverse,
+                    start,
+                    end,
+                    step: step.as_ref(),
+                };
+                self.for_loop(s.span, var, range, attrs, body)?
+            }
         };
         Some(hir::Stmt { kind, span: s.span })
     }
@@ -459,12 +479,16 @@ impl<'a> Checker<'a> {
         &mut self,
         span: Span,
         var: &ast::Ident,
-        start: &ast::Expr,
-        end: &ast::Expr,
-        step: Option<&ast::Expr>,
+        range: LoopRange,
         attrs: &[ast::Attr],
         body: &ast::Block,
     ) -> Option<hir::StmtKind> {
+        let LoopRange {
+            reverse,
+            start,
+            end,
+            step,
+        } = range;
         let lo = self.const_expr(start);
         let hi = self.const_expr(end);
         let step_value = match step {
@@ -498,7 +522,7 @@ impl<'a> Checker<'a> {
                 start.span.to(end.span),
             );
         }
-        let header = hir::Loop {
+        let mut header = hir::Loop {
             var: var.name.clone(),
             start: lo,
             end: hi,
@@ -507,6 +531,28 @@ impl<'a> Checker<'a> {
             span,
         };
         let trips = header.trip_count();
+        // `rev`: a loop counting iterations up, `k = 0, 1, ...`, in which the variable
+        // is `last - k * step`, so every later stage sees a forward loop.
+        let mut reversed = None;
+        if let Some(rev) = reverse.filter(|_| trips > 0) {
+            if header.has_tail() {
+                return self.error(
+                    format!(
+                        "`rev {lo}..{hi} step {step_value}`: a reverse loop needs its step to divide its range for now (its partial tile would come first)"
+                    ),
+                    rev.to(end.span),
+                );
+            }
+            let last = lo + (trips as i64 - 1) * step_value;
+            reversed = Some((last, step_value));
+            header = hir::Loop {
+                var: format!("{}_rev", var.name),
+                start: 0,
+                end: trips as i64,
+                step: 1,
+                ..header
+            };
+        }
         let enclosing: u64 = self
             .loop_stack
             .iter()
@@ -525,6 +571,9 @@ impl<'a> Checker<'a> {
         }
         let id = LoopId(self.loops.len() as u32);
         self.loops.push(header);
+        if let Some(mapping) = reversed {
+            self.reversed.insert(id, mapping);
+        }
         self.loop_stack.push(id);
         // In a loop, a slot a later statement writes may hold a value from an earlier
         // iteration: reads there are not reported as unwritten (only what is certain).
