@@ -1,6 +1,6 @@
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
-//! cast, products too large for L0 split into pieces or blocks, loops with and without tails and `@buffers`, causal-style masks, software
+//! cast, products too large for L0 split into pieces or blocks, loops with and without tails, in reverse, empty, and with `@buffers`, causal-style masks, software
 //! pipelines by hand over explicit slots) compiled through the whole pipeline and
 //! simulated agree with the reference interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
@@ -43,24 +43,46 @@ fn buffers() -> impl Strategy<Value = String> {
     ]
 }
 
-/// Row-tiled elementwise kernel; `rows` need not be a multiple of `step` (tail).
+/// `rev ` when asked for and the loop has no tail (a reverse loop with one is refused).
+fn reverse(asked: bool, extra: u64) -> &'static str {
+    if asked && extra == 0 {
+        "rev "
+    } else {
+        ""
+    }
+}
+
+/// Row-tiled elementwise kernel; `rows` need not be a multiple of `step` (tail). The
+/// loop may run in reverse, its bound may be written in hexadecimal, and an empty loop
+/// (whose ranges would leave the tensor) may follow it.
 fn elementwise() -> impl Strategy<Value = String> {
-    (1u64..5, prop_oneof![Just(8u64), Just(16), Just(32), Just(256)], prop_oneof![Just(4u64), Just(8)], 0u64..4, expr(), buffers())
-        .prop_map(|(tiles, cols, step, extra, e, buf)| {
+    (
+        (1u64..5, prop_oneof![Just(8u64), Just(16), Just(32), Just(256)], prop_oneof![Just(4u64), Just(8)], 0u64..4),
+        (expr(), buffers(), any::<bool>(), any::<bool>(), any::<bool>()),
+    )
+        .prop_map(|((tiles, cols, step, extra), (e, buf, rev, hex, empty))| {
             let rows = tiles * step + extra;
+            let rev = reverse(rev, extra);
+            let bound = if hex { format!("{rows:#x}") } else { rows.to_string() };
+            let empty = if empty {
+                format!("\n    for r in {rows}..0 step {step} {{\n        store y[r .. r + {step}, :] = load x[r .. r + {step}, :];\n    }}")
+            } else {
+                String::new()
+            };
             format!(
                 "kernel k(x: f32[{rows}, {cols}], bias: f32[1, {cols}], y: out f32[{rows}, {cols}]) {{
     let b = load bias[:, :];
-    for r in 0..{rows} step {step}{buf} {{
+    for r in {rev}0..{bound} step {step}{buf} {{
         let t = load x[r .. r + {step}, :];
         store y[r .. r + {step}, :] = {e};
-    }}
+    }}{empty}
 }}"
             )
         })
 }
 
-/// Row reductions over column tiles with a loop-carried accumulator (tail columns).
+/// Row reductions over column tiles with a loop-carried accumulator (tail columns),
+/// forwards or in reverse.
 fn reduction() -> impl Strategy<Value = String> {
     (
         prop_oneof![Just(4u64), Just(8)],
@@ -71,9 +93,11 @@ fn reduction() -> impl Strategy<Value = String> {
         buffers(),
         // A scale the reduction may take over (0.5) or not (0.3 under a sum).
         prop_oneof![Just(""), Just(" * 0.5"), Just(" * 0.3")],
+        any::<bool>(),
     )
-        .prop_map(|(rows, tiles, step, extra, op, buf, scale)| {
+        .prop_map(|(rows, tiles, step, extra, op, buf, scale, rev)| {
             let cols = tiles * step + extra;
+            let rev = reverse(rev, extra);
             let init = if op == "sum" {
                 "zeros(f32[R, 1])".to_string()
             } else {
@@ -93,7 +117,7 @@ fn reduction() -> impl Strategy<Value = String> {
             format!(
                 "kernel k(x: f32[{rows}, {cols}], y: out f32[{rows}, 1]) {{
     let acc = {};
-    for c in 0..{cols} step {step}{buf} {{
+    for c in {rev}0..{cols} step {step}{buf} {{
         let t = load x[:, c .. c + {step}];
         {update}
     }}
