@@ -33,6 +33,13 @@ pub enum EmbedTheme {
 }
 
 impl EmbedTheme {
+    pub const ALL: [EmbedTheme; 3] = [EmbedTheme::System, EmbedTheme::Light, EmbedTheme::Dark];
+
+    /// The theme called `name` (what `name` gives back).
+    pub fn from_name(name: &str) -> Option<EmbedTheme> {
+        EmbedTheme::ALL.into_iter().find(|t| t.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             EmbedTheme::System => "system",
@@ -102,11 +109,9 @@ pub fn parse(query: &str) -> Option<(EmbedOptions, Vec<String>)> {
                     shown(&value)
                 )),
             },
-            "theme" => match value.as_str() {
-                "light" => options.theme = EmbedTheme::Light,
-                "dark" => options.theme = EmbedTheme::Dark,
-                "system" => options.theme = EmbedTheme::System,
-                _ => notes.push(format!(
+            "theme" => match EmbedTheme::from_name(&value) {
+                Some(theme) => options.theme = theme,
+                None => notes.push(format!(
                     "`theme={}` is not light, dark or system: the reader's theme is used.",
                     shown(&value)
                 )),
@@ -221,7 +226,7 @@ mod tests {
     fn every_option_round_trips_through_the_query() {
         for panel in PANELS {
             for read_only in [false, true] {
-                for theme in [EmbedTheme::System, EmbedTheme::Light, EmbedTheme::Dark] {
+                for theme in EmbedTheme::ALL {
                     let options = EmbedOptions {
                         panel,
                         read_only,

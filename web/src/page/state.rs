@@ -448,6 +448,19 @@ impl AppState {
         lessons::find(self.view.lesson.as_deref()?)
     }
 
+    /// What the editor holds, as a title: the open lesson, the example it came from,
+    /// or "Kernel" (an embed's bar, an embed frame's title).
+    pub fn source_title(&self) -> String {
+        match (
+            self.open_lesson(),
+            self.view.example.as_deref().and_then(catalog::find),
+        ) {
+            (Some(l), _) => format!("Lesson {} · {}", l.number, l.title),
+            (None, Some(e)) => e.title.to_string(),
+            (None, None) => "Kernel".to_string(),
+        }
+    }
+
     /// The text the worker compiles: the editor's, or in an embed the last Run's.
     pub fn compiled_source(&self) -> &str {
         match &self.ui.embed {

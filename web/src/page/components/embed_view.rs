@@ -12,7 +12,6 @@ use super::{
     statusbar::{StatusBar, StatusLine},
     use_app,
 };
-use crate::catalog;
 use crate::page::dom;
 use crate::page::share::{self, ViewState};
 use crate::page::state::Action;
@@ -44,14 +43,7 @@ pub fn EmbedView(props: &EmbedViewProps) -> Html {
         }
     });
 
-    let title = match (
-        app.open_lesson(),
-        app.view.example.as_deref().and_then(catalog::find),
-    ) {
-        (Some(l), _) => format!("Lesson {} · {}", l.number, l.title),
-        (None, Some(e)) => e.title.to_string(),
-        (None, None) => "Kernel".to_string(),
-    };
+    let title = app.source_title();
     let run = {
         let app = app.clone();
         Callback::from(move |_| app.dispatch(Action::Run))

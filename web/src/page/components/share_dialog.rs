@@ -5,7 +5,6 @@ use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 use super::{dialog::Dialog, use_app};
-use crate::catalog;
 use crate::page::dom;
 use crate::page::embed::{self, EmbedOptions, EmbedTheme, PANELS};
 use crate::page::share;
@@ -18,31 +17,19 @@ pub fn ShareDialog() -> Html {
     let height = use_state(|| embed::DEFAULT_HEIGHT);
     let page = dom::page_url();
     let link = format!("{page}#{fragment}");
-    let title = match (
-        app.open_lesson(),
-        app.view.example.as_deref().and_then(catalog::find),
-    ) {
-        (Some(l), _) => format!("lesson {}, {}", l.number, l.title),
-        (None, Some(e)) => e.title.to_string(),
-        (None, None) => "a kernel".to_string(),
-    };
+    let title = app.source_title();
     let snippet = embed::snippet(&page, &fragment, &options, *height, &title);
     let preview = format!("{page}{}#{fragment}", embed::query(&options));
 
+    // Each option's control: the new options from its element.
     let set = |change: fn(&mut EmbedOptions, &str)| {
         let options = options.clone();
         Callback::from(move |e: Event| {
-            let value = e
-                .target_dyn_into::<HtmlSelectElement>()
-                .map(|s| s.value())
-                .or_else(|| {
-                    e.target_dyn_into::<HtmlInputElement>()
-                        .map(|i| i.checked().to_string())
-                })
-                .unwrap_or_default();
-            let mut next = (*options).clone();
-            change(&mut next, &value);
-            options.set(next);
+            if let Some(select) = e.target_dyn_into::<HtmlSelectElement>() {
+                let mut next = (*options).clone();
+                change(&mut next, &select.value());
+                options.set(next);
+            }
         })
     };
     let on_panel = set(|o, v| {
@@ -50,14 +37,22 @@ pub fn ShareDialog() -> Html {
             o.panel = *p;
         }
     });
-    let on_read_only = set(|o, v| o.read_only = v == "true");
     let on_theme = set(|o, v| {
-        o.theme = match v {
-            "light" => EmbedTheme::Light,
-            "dark" => EmbedTheme::Dark,
-            _ => EmbedTheme::System,
+        if let Some(theme) = EmbedTheme::from_name(v) {
+            o.theme = theme;
         }
     });
+    let on_read_only = {
+        let options = options.clone();
+        Callback::from(move |e: Event| {
+            if let Some(input) = e.target_dyn_into::<HtmlInputElement>() {
+                options.set(EmbedOptions {
+                    read_only: input.checked(),
+                    ..(*options).clone()
+                });
+            }
+        })
+    };
     let on_height = {
         let height = height.clone();
         Callback::from(move |e: Event| {
@@ -103,7 +98,7 @@ pub fn ShareDialog() -> Html {
                 <label class="tb-field">
                     <span>{"Theme"}</span>
                     <select onchange={on_theme}>
-                        { for [EmbedTheme::System, EmbedTheme::Light, EmbedTheme::Dark].iter().map(|t| html! {
+                        { for EmbedTheme::ALL.iter().map(|t| html! {
                             <option value={t.name()} selected={*t == options.theme}>{t.name()}</option>
                         }) }
                     </select>
