@@ -7,27 +7,11 @@
 mod support;
 
 use anyhow::{ensure, Context, Result};
-use support::{with_page, Page};
+use support::{with_page, Page, ARROW_DOWN, ARROW_RIGHT, ARROW_UP};
 
-/// WebDriver key codes.
-const ARROW_UP: &str = "\u{E013}";
-const ARROW_RIGHT: &str = "\u{E014}";
-const ARROW_DOWN: &str = "\u{E015}";
-
-/// Pipes the tiled matmul uses: loads, L1 -> L0 moves, the cube, the accumulator's
-/// move out and its store.
 /// The pipes the tiled matmul uses on the default preset: its result goes from L0C to GM
 /// through FIX (fix-to-gm), so MTE3 has nothing to do.
 const MATMUL_PIPES: [&str; 5] = ["S", "MTE2", "MTE1", "M", "FIX"];
-
-async fn attr(page: &Page, css: &str, name: &str) -> Result<String> {
-    let element = page.wait_for(css).await?;
-    Ok(element
-        .attr(name)
-        .await
-        .with_context(|| format!("reading {name} of `{css}`"))?
-        .unwrap_or_default())
-}
 
 #[tokio::test]
 #[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
@@ -48,23 +32,23 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.wait_for("[data-testid=ir-view]").await?;
         page.screenshot("playground-passes").await?;
         // The worker times its passes with the browser's clock.
-        let micros = attr(page, "[data-testid=compile-status]", "data-micros").await?;
+        let micros = page.attr("[data-testid=compile-status]", "data-micros").await?;
         ensure!(
             micros.parse::<u64>().unwrap_or(0) > 0,
             "the passes took {micros:?} µs"
         );
 
         // Arrow keys walk the pass list.
-        let last = attr(page, "[data-testid=ir-view]", "data-pass").await?;
+        let last = page.attr("[data-testid=ir-view]", "data-pass").await?;
         let list = page.wait_for(".pass-list").await?;
         list.send_keys(ARROW_UP).await?;
         page.eventually("the previous pass is shown", async || {
-            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? != last)
+            Ok(page.attr("[data-testid=ir-view]", "data-pass").await? != last)
         })
         .await?;
         list.send_keys(ARROW_DOWN).await?;
         page.eventually("back on the last pass", async || {
-            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? == last)
+            Ok(page.attr("[data-testid=ir-view]", "data-pass").await? == last)
         })
         .await?;
 
@@ -121,7 +105,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?;
         let k = k.as_i64().filter(|k| *k >= 0).context("no flag head on top")?;
         let head = format!("[data-testid=flag-arrow]:nth-of-type({})", k + 1);
-        let set = attr(page, &head, "data-instr").await?;
+        let set = page.attr(&head, "data-instr").await?;
         page.click(&head).await?;
         let card_shows = async |what: &str| {
             page.eventually(&format!("the sync card shows {what:?}"), async || {
@@ -179,7 +163,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         page.wait_for("[data-testid=sync-card]").await?;
 
         // A share link opens the same kernel and view in a fresh page.
-        let link = attr(page, "[data-testid=share]", "data-link").await?;
+        let link = page.attr("[data-testid=share]", "data-link").await?;
         ensure!(link.starts_with("v1="), "share link {link:?}");
         page.open(&format!("/#{link}")).await?;
         page.wait_for("[data-testid=lane-MTE1]").await?;
@@ -282,7 +266,7 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             .await?;
         page.tab("Timeline").await?;
         page.eventually("races are listed", async || {
-            let n = attr(page, "[data-testid=race-list]", "data-count").await?;
+            let n = page.attr("[data-testid=race-list]", "data-count").await?;
             Ok(n.parse::<u32>().unwrap_or(0) > 0)
         })
         .await?;
@@ -348,7 +332,7 @@ async fn the_weight_kept_in_l1_shows_its_slices_after_subtile_matmul() -> Result
         page.click("[data-testid=pass-item][data-pass=subtile-matmul]")
             .await?;
         page.eventually("subtile-matmul's IR", async || {
-            Ok(attr(page, "[data-testid=ir-view]", "data-pass").await? == "subtile-matmul")
+            Ok(page.attr("[data-testid=ir-view]", "data-pass").await? == "subtile-matmul")
         })
         .await?;
         let ir = page.text_of("[data-testid=ir-view]").await?;

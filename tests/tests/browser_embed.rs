@@ -59,12 +59,7 @@ async fn an_embed_shows_one_panel_runs_on_run_and_keeps_its_own_state() -> Resul
                 .await?
                 == 1
         );
-        let open = page
-            .wait_for("[data-testid=embed-open]")
-            .await?
-            .attr("href")
-            .await?
-            .unwrap_or_default();
+        let open = page.attr("[data-testid=embed-open]", "href").await?;
         ensure!(
             open.contains("#v1=") && !open.contains("embed"),
             "open in Tilescope: {open}"
@@ -82,12 +77,7 @@ async fn an_embed_shows_one_panel_runs_on_run_and_keeps_its_own_state() -> Resul
         })
         .await?;
         page.wait_for("[data-testid=lane-MTE2]").await?;
-        let open_now = page
-            .wait_for("[data-testid=embed-open]")
-            .await?
-            .attr("href")
-            .await?
-            .unwrap_or_default();
+        let open_now = page.attr("[data-testid=embed-open]", "href").await?;
         ensure!(open_now != open, "the link does not carry the edit");
 
         // Read-only: the kernel runs, the text does not change.

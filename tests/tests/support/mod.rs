@@ -28,6 +28,7 @@ pub const TAB: &str = "\u{E004}";
 pub const ENTER: &str = "\u{E007}";
 pub const SHIFT: &str = "\u{E008}";
 pub const ESCAPE: &str = "\u{E00C}";
+pub const ARROW_UP: &str = "\u{E013}";
 pub const ARROW_RIGHT: &str = "\u{E014}";
 pub const ARROW_DOWN: &str = "\u{E015}";
 
@@ -344,18 +345,23 @@ impl Page {
             .context("running a script in the page")
     }
 
+    /// Attribute `name` of the element matching `css` once it exists ("" when absent).
+    pub async fn attr(&self, css: &str, name: &str) -> Result<String> {
+        let element = self.wait_for(css).await?;
+        Ok(element
+            .attr(name)
+            .await
+            .with_context(|| format!("reading {name} of `{css}`"))?
+            .unwrap_or_default())
+    }
+
     /// Loads the gallery example `id` (its title contains `title`) and returns the
     /// Share button's link to it (`v1=...`).
     pub async fn share_example(&self, id: &str, title: &str) -> Result<String> {
         self.click(".tb-examples").await?;
         self.click(&format!("[data-example={id}]")).await?;
         self.wait_for_text_containing(".tb-examples", title).await?;
-        let link = self
-            .wait_for("[data-testid=share]")
-            .await?
-            .attr("data-link")
-            .await?
-            .unwrap_or_default();
+        let link = self.attr("[data-testid=share]", "data-link").await?;
         ensure!(link.starts_with("v1="), "share link {link:?}");
         Ok(link)
     }
