@@ -106,7 +106,13 @@ pub async fn with_page_serving(
         client,
         base_url: server.url(),
     };
-    let outcome = test(&page).await;
+    let outcome = match test(&page).await {
+        Ok(()) => Ok(()),
+        Err(failure) => {
+            let state = page.state_at_failure().await;
+            Err(failure.context(format!("the page when the test failed:\n{state}")))
+        }
+    };
     let closed = page
         .client
         .close()
@@ -517,6 +523,37 @@ impl Page {
         let path = dir.join(format!("{name}.png"));
         std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
         Ok(path)
+    }
+
+    /// What a failed test's report needs to tell a page that never loaded from one that
+    /// showed something else: the address, the document's state, the start of its text
+    /// and the console. Each part that cannot be read says why instead.
+    async fn state_at_failure(&self) -> String {
+        let url = match self.client.current_url().await {
+            Ok(url) => url.to_string(),
+            Err(e) => format!("(unreadable: {e})"),
+        };
+        let document = match self
+            .eval(
+                "return document.readyState + ' | ' + document.title + ' | ' \
+                 + (document.body ? document.body.innerText.slice(0, 400) : '(no body)');",
+            )
+            .await
+        {
+            Ok(Value::String(text)) => text,
+            Ok(other) => other.to_string(),
+            Err(e) => format!("(unreadable: {e:#})"),
+        };
+        let console = match self.console().await {
+            Ok(entries) if entries.is_empty() => "(empty)".to_string(),
+            Ok(entries) => entries
+                .iter()
+                .map(|entry| format!("  {} {}", entry.level, entry.message))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(e) => format!("(unreadable: {e:#})"),
+        };
+        format!("url: {url}\ndocument: {document}\nconsole:\n{console}")
     }
 
     /// The browser console entries logged since the last call (the log is drained).
