@@ -274,16 +274,39 @@ fn empty_loops_run_zero_times() {
     );
 }
 
+/// Runs `source` with `x` holding its row number in every element (`rows` by `cols`)
+/// and returns the outputs named, as f32 (empty when one is missing).
+fn outputs_with_row_numbers(
+    source: &str,
+    rows: usize,
+    cols: usize,
+    names: &[&str],
+) -> Vec<Vec<f32>> {
+    use tilescope::compile::CompileOptions;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let values: Vec<f32> = (0..rows * cols).map(|n| (n / cols) as f32).collect();
+    let x = Tensor::from_f32(DType::F32, vec![rows as u64, cols as u64], &values);
+    let r = tilescope::run::run(source, &CompileOptions::default(), vec![("x".into(), x)], 1);
+    names
+        .iter()
+        .map(|name| {
+            r.outputs
+                .iter()
+                .find(|o| o.name == *name)
+                .and_then(|o| o.tensor.as_ref())
+                .map(Tensor::to_f32_vec)
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// `rev`: the same tiles, last first. The expected outputs are computed here, not by the
 /// reference interpreter (which runs the same checked kernel): block `b` of `x` gets
 /// weight `0.5^b` in `acc`, which only the reverse order gives, and the last write to
 /// `y` is block 0's.
 #[test]
 fn a_reverse_loop_visits_the_tiles_last_first() {
-    use tilescope::compile::CompileOptions;
-    use tilescope::run::run;
-    use tilescope::tensor::Tensor;
-    use tilescope::types::DType;
     let source = r#"kernel k(x: f32[64, 32], s: out f32[8, 32], y: out f32[8, 32]) {
     let acc = full(f32[8, 32], 0.0);
     for i in rev 0..64 step 8 @buffers(2) {
@@ -295,18 +318,8 @@ fn a_reverse_loop_visits_the_tiles_last_first() {
 }
 "#;
     check(source);
-    let values: Vec<f32> = (0..64 * 32).map(|n| (n / 32) as f32).collect();
-    let x = Tensor::from_f32(DType::F32, vec![64, 32], &values);
-    let r = run(source, &CompileOptions::default(), vec![("x".into(), x)], 1);
-    let out = |name: &str| {
-        r.outputs
-            .iter()
-            .find(|o| o.name == name)
-            .and_then(|o| o.tensor.as_ref())
-            .map(Tensor::to_f32_vec)
-            .unwrap_or_default()
-    };
-    let (s, y) = (out("s"), out("y"));
+    let [s, y] = <[Vec<f32>; 2]>::try_from(outputs_with_row_numbers(source, 64, 32, &["s", "y"]))
+        .expect("two outputs");
     for row in 0..8 {
         let expected: f32 = (0..8).map(|b| 0.5f32.powi(b) * (8 * b + row) as f32).sum();
         assert_eq!(s[row as usize * 32], expected, "s row {row}");
@@ -318,23 +331,32 @@ fn a_reverse_loop_visits_the_tiles_last_first() {
     }
 }
 
-/// A reverse loop whose step does not divide its range would start with its partial
-/// tile; that is a located error for now.
+/// A reverse loop whose step does not divide its range starts with its partial tile:
+/// rows 56..60 first, then 48..56, down to 0..8, each row stored once, and the last
+/// write to `y` is block 0's.
 #[test]
-fn a_reverse_loop_with_a_tail_is_refused_with_its_place() {
-    let r = tilescope::run::run(
-        "kernel k(x: f32[60, 8], y: out f32[60, 8]) {\n    for i in rev 0..60 step 8 {\n        store y[i .. i + 8, :] = load x[i .. i + 8, :];\n    }\n}\n",
-        &tilescope::compile::CompileOptions::default(),
-        Vec::new(),
-        1,
-    );
-    let d = r.diagnostics.first().expect("an error");
-    assert!(
-        d.message.contains("needs its step to divide its range"),
-        "{}",
-        d.message
-    );
-    assert_eq!(d.span.map(|s| s.start), Some(58), "at `rev`");
+fn a_reverse_loop_with_a_tail_starts_with_its_partial_tile() {
+    let source = r#"kernel k(x: f32[60, 8], s: out f32[60, 8], y: out f32[8, 8]) {
+    for i in rev 0..60 step 8 {
+        let t = load x[i .. i + 8, :];
+        store s[i .. i + 8, :] = t * 2.0;
+        store y[:, :] = t;
+    }
+}
+"#;
+    check(source);
+    let [s, y] = <[Vec<f32>; 2]>::try_from(outputs_with_row_numbers(source, 60, 8, &["s", "y"]))
+        .expect("two outputs");
+    for row in 0..60 {
+        assert_eq!(s[row * 8], 2.0 * row as f32, "s row {row}");
+    }
+    for row in 0..8 {
+        assert_eq!(
+            y[row * 8],
+            row as f32,
+            "y row {row}: block 0 is written last"
+        );
+    }
 }
 
 /// `rev` is a word only before a range's start: a constant may still be called `rev`.

@@ -1,8 +1,9 @@
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
-//! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
-//! cast, products too large for L0 split into pieces or blocks, loops with and without tails, in reverse, empty, and with `@buffers`, causal-style masks, software
-//! pipelines by hand over explicit slots) compiled through the whole pipeline and
-//! simulated agree with the reference interpreter, with no races and no simulation
+//! cast, products too large for L0 split into pieces or blocks, loops with and without
+//! tails, in reverse, empty, with bounds that depend on an outer loop, and with
+//! `@buffers`, causal-style masks, software pipelines by hand over explicit slots)
+//! compiled through the whole pipeline and simulated agree with the reference
+//! interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
 
 mod flags_support;
@@ -43,9 +44,9 @@ fn buffers() -> impl Strategy<Value = String> {
     ]
 }
 
-/// `rev ` when asked for and the loop has no tail (a reverse loop with one is refused).
-fn reverse(asked: bool, extra: u64) -> &'static str {
-    if asked && extra == 0 {
+/// `rev ` when asked for: a reverse loop with a tail starts with its partial tile.
+fn reverse(asked: bool) -> &'static str {
+    if asked {
         "rev "
     } else {
         ""
@@ -62,7 +63,7 @@ fn elementwise() -> impl Strategy<Value = String> {
     )
         .prop_map(|((tiles, cols, step, extra), (e, buf, rev, hex, empty))| {
             let rows = tiles * step + extra;
-            let rev = reverse(rev, extra);
+            let rev = reverse(rev);
             let bound = if hex { format!("{rows:#x}") } else { rows.to_string() };
             let empty = if empty {
                 format!("\n    for r in {rows}..0 step {step} {{\n        store y[r .. r + {step}, :] = load x[r .. r + {step}, :];\n    }}")
@@ -77,6 +78,51 @@ fn elementwise() -> impl Strategy<Value = String> {
         store y[r .. r + {step}, :] = {e};
     }}{empty}
 }}"
+            )
+        })
+}
+
+/// Triangular loops: an inner loop over column blocks whose bounds depend on the row
+/// block (below, at or above the diagonal, or a start that counts down), running zero
+/// times on some rows, with loop-carried state (a decayed sum and a running row
+/// maximum, as an online softmax keeps).
+fn triangular() -> impl Strategy<Value = String> {
+    (
+        (2u64..5, prop_oneof![Just(8u64), Just(16)], 0usize..6),
+        (expr(), any::<bool>()),
+    )
+        .prop_map(|((blocks, b, form), (e, decay))| {
+            let n = blocks * b;
+            let (lo, hi) = [
+                ("0".to_string(), "i".to_string()),
+                ("0".to_string(), format!("i + {b}")),
+                ("i".to_string(), n.to_string()),
+                (format!("i + {b}"), n.to_string()),
+                (format!("{n} - i - {b}"), n.to_string()),
+                ("i - i".to_string(), "2 * i".to_string()),
+            ][form % 6]
+                .clone();
+            let update = if decay {
+                format!("acc = acc * 0.5 + {e};")
+            } else {
+                format!("acc += {e};")
+            };
+            format!(
+                "kernel k(x: f32[{n}, {}], bias: f32[1, {b}], y: out f32[{n}, {b}], m: out f32[{n}, 1]) {{
+    let b = load bias[:, :];
+    for i in 0..{n} step {b} {{
+        let acc = zeros(f32[{b}, {b}]);
+        let mx = full(f32[{b}, 1], -inf);
+        for j in {lo} .. {hi} step {b} {{
+            let t = load x[i .. i + {b}, j .. j + {b}];
+            {update}
+            mx = maximum(mx, amax(t, axis=1));
+        }}
+        store y[i .. i + {b}, :] = acc;
+        store m[i .. i + {b}, :] = maximum(mx, -1000.0);
+    }}
+}}",
+                2 * n
             )
         })
 }
@@ -97,7 +143,7 @@ fn reduction() -> impl Strategy<Value = String> {
     )
         .prop_map(|(rows, tiles, step, extra, op, buf, scale, rev)| {
             let cols = tiles * step + extra;
-            let rev = reverse(rev, extra);
+            let rev = reverse(rev);
             let init = if op == "sum" {
                 "zeros(f32[R, 1])".to_string()
             } else {
@@ -603,6 +649,12 @@ proptest! {
     }
 
     #[test]
+    fn random_triangular_loops_match(src in triangular()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
+    }
+
+    #[test]
     fn random_masked_kernels_match(src in masked()) {
         check(&src, SyncStrategy::Auto)?;
         check_on(&src, SyncStrategy::Barrier, "teach")?;
@@ -701,6 +753,7 @@ fn any_kernel() -> impl Strategy<Value = String> {
         reduction(),
         gather(),
         in_place(),
+        triangular(),
         matmul().prop_map(|(src, _)| src),
     ]
 }

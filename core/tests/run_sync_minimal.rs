@@ -207,3 +207,12 @@ fn disjoint_row_blocks_across_iterations_need_no_pair() {
     );
     assert_needed("rmw", source);
 }
+
+/// Inner loops whose bounds depend on the outer loop run zero times on some outer
+/// iterations (the first loop at `i = 0`, the second at `i = 48`): each pair auto
+/// inserts is still needed, on the paths where the loop runs and where it does not.
+#[test]
+fn every_pair_around_loops_that_may_run_zero_times_is_needed() {
+    let source = include_str!("kernels/triangular.tile");
+    assert_needed("triangular loops", source);
+}

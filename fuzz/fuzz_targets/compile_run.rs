@@ -404,15 +404,50 @@ fn carried(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// Loops whose bounds depend on an outer loop (below, at or above the diagonal, or a
+/// start that counts down), in an outer loop that may run in reverse with a bound in
+/// hexadecimal, carrying a decayed sum through the inner loop, then an empty loop.
+fn triangular(u: &mut Unstructured, src: &mut String) -> Result<()> {
+    let b = *u.choose(&[1u64, 4, 8, 16])?;
+    let n = b * u.int_in_range(1..=6)?;
+    let (lo, hi) = match u.int_in_range(0..=4)? {
+        0 => ("0".to_string(), "i".to_string()),
+        1 => ("0".to_string(), format!("i + {b}")),
+        2 => ("i".to_string(), n.to_string()),
+        3 => (format!("i + {b}"), n.to_string()),
+        _ => (format!("{n} - i - {b}"), n.to_string()),
+    };
+    let rev = if u.arbitrary()? { "rev " } else { "" };
+    let bound = if u.arbitrary()? { format!("{n:#x}") } else { n.to_string() };
+    let _ = writeln!(src, "kernel tri(x: f32[{n}, {n}], y: out f32[{n}, {b}]) {{");
+    let _ = writeln!(src, "  for i in {rev}0..{bound} step {b}{} {{", buffers(u)?);
+    let _ = writeln!(src, "    let acc = zeros(f32[{b}, {b}]);");
+    let _ = writeln!(src, "    for j in {lo} .. {hi} step {b} {{");
+    let _ = writeln!(src, "      let t = load x[i .. i + {b}, j .. j + {b}];");
+    let e = expr(u, &["t", "acc"], 3)?;
+    let _ = writeln!(src, "      acc = acc * 0.5 + {e};");
+    let _ = writeln!(src, "    }}");
+    let _ = writeln!(src, "    store y[i .. i + {b}, :] = acc;");
+    let _ = writeln!(src, "  }}");
+    if u.arbitrary()? {
+        let _ = writeln!(src, "  for i in {n}..0 step {b} {{");
+        let _ = writeln!(src, "    store y[i .. i + {b}, :] = load x[i .. i + {b}, 0 .. {b}];");
+        let _ = writeln!(src, "  }}");
+    }
+    let _ = writeln!(src, "}}");
+    Ok(())
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         let mut source = String::new();
-        match u.int_in_range(0..=5)? {
+        match u.int_in_range(0..=6)? {
             0 => elementwise(u, &mut source)?,
             1 => reduction(u, &mut source)?,
             2 => matmul(u, &mut source)?,
             3 => two_products(u, &mut source)?,
             4 => carried(u, &mut source)?,
+            5 => triangular(u, &mut source)?,
             _ => gather(u, &mut source)?,
         }
         Ok(Case {

@@ -122,6 +122,10 @@ pub struct Loop {
     /// Holds the iteration number 0, 1, ... (virtual register until emit).
     pub counter: Reg,
     pub count: Val,
+    /// The fewest iterations any run of the loop makes: a register count may be zero
+    /// unless this says otherwise (insert-sync walks zero iterations only then).
+    #[serde(default)]
+    pub min_count: u64,
     /// Multi-buffered loops: the slot count and the register holding
     /// `iteration % slots`, which also serves as the dynamic event id offset.
     pub slots: Option<(u32, Reg)>,

@@ -61,7 +61,7 @@ impl KernelBuilder {
         self.k.loops.push(Loop {
             var: var.into(),
             start,
-            end,
+            end: tilescope::front::hir::LoopEnd::Const(end),
             step,
             buffers: None,
             span: sp(300),

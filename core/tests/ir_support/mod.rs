@@ -76,7 +76,7 @@ impl B {
         self.k.loops.push(Loop {
             var: var.into(),
             start,
-            end,
+            end: tilescope::front::hir::LoopEnd::Const(end),
             step,
             buffers,
             span,

@@ -52,3 +52,64 @@ pub fn to_index(a: &Affine<LoopVarId>) -> IndexExpr {
         (Some(e), c) => IndexExpr::Add(Box::new(e), Box::new(IndexExpr::Const(c))),
     }
 }
+
+/// The smallest and largest value of `e` when each variable `v` ranges over
+/// `range(v)`, or `None` when a variable has no range or a value leaves `i64`.
+pub fn interval(
+    e: &IndexExpr,
+    range: &dyn Fn(LoopVarId) -> Option<(i64, i64)>,
+) -> Option<(i64, i64)> {
+    let wide = interval_wide(e, range, 0)?;
+    Some((i64::try_from(wide.0).ok()?, i64::try_from(wide.1).ok()?))
+}
+
+fn interval_wide(
+    e: &IndexExpr,
+    range: &dyn Fn(LoopVarId) -> Option<(i64, i64)>,
+    depth: usize,
+) -> Option<(i128, i128)> {
+    if depth > crate::limits::MAX_NESTING_DEPTH {
+        return None;
+    }
+    let sub = |x: &IndexExpr| interval_wide(x, range, depth + 1);
+    Some(match e {
+        IndexExpr::Const(c) => (i128::from(*c), i128::from(*c)),
+        IndexExpr::Var(v) => {
+            let (lo, hi) = range(*v)?;
+            (i128::from(lo), i128::from(hi))
+        }
+        IndexExpr::Add(a, b) => {
+            let ((al, ah), (bl, bh)) = (sub(a)?, sub(b)?);
+            (al.checked_add(bl)?, ah.checked_add(bh)?)
+        }
+        IndexExpr::Sub(a, b) => {
+            let ((al, ah), (bl, bh)) = (sub(a)?, sub(b)?);
+            (al.checked_sub(bh)?, ah.checked_sub(bl)?)
+        }
+        IndexExpr::Mul(a, b) => {
+            let ((al, ah), (bl, bh)) = (sub(a)?, sub(b)?);
+            let p = [
+                al.checked_mul(bl)?,
+                al.checked_mul(bh)?,
+                ah.checked_mul(bl)?,
+                ah.checked_mul(bh)?,
+            ];
+            (*p.iter().min()?, *p.iter().max()?)
+        }
+        IndexExpr::FloorDiv(a, d) if *d > 0 => {
+            let (lo, hi) = sub(a)?;
+            let d = i128::from(*d);
+            (lo.div_euclid(d), hi.div_euclid(d))
+        }
+        IndexExpr::Mod(a, d) if *d > 0 => {
+            let (lo, hi) = sub(a)?;
+            let d = i128::from(*d);
+            if lo.div_euclid(d) == hi.div_euclid(d) {
+                (lo.rem_euclid(d), hi.rem_euclid(d))
+            } else {
+                (0, d - 1)
+            }
+        }
+        IndexExpr::FloorDiv(..) | IndexExpr::Mod(..) => return None,
+    })
+}

@@ -4,8 +4,8 @@
 //! loop-carried value per such local (block argument, yield, result).
 
 use super::{
-    Block, ForOp, Index, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, Param, ValueDef,
-    ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, LoopEnd, LoopVar, LoopVarId, OpId, OpKind, Param,
+    ValueDef, ValueId,
 };
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::front::hir;
@@ -175,6 +175,14 @@ impl Lower<'_> {
             .loops
             .get(id.0 as usize)
             .ok_or_else(|| internal("unknown loop", span))?;
+        let end = match &header.end {
+            hir::LoopEnd::Const(c) => LoopEnd::Const(*c),
+            hir::LoopEnd::Affine { expr, min, max } => LoopEnd::Affine {
+                expr: self.iexpr(expr, depth)?,
+                min: *min,
+                max: *max,
+            },
+        };
         let var = self.out.loop_vars.push(LoopVar {
             name: header.var.clone(),
             span: header.span,
@@ -240,7 +248,7 @@ impl Lower<'_> {
         o.kind = OpKind::For(ForOp {
             var,
             start: header.start,
-            end: header.end,
+            end,
             step: header.step,
             buffers: header.buffers,
             inits,

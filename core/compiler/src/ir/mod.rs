@@ -565,7 +565,7 @@ pub enum OpKind {
 pub struct ForOp {
     pub var: LoopVarId,
     pub start: i64,
-    pub end: i64,
+    pub end: LoopEnd,
     pub step: i64,
     /// `@buffers(n)`.
     pub buffers: Option<u32>,
@@ -575,13 +575,42 @@ pub struct ForOp {
     pub yields: Vec<ValueId>,
 }
 
+/// Where a loop stops: a constant, or an expression of enclosing loops' variables
+/// (`for %j in 0..(%i + 64) step 32`) with no tail and its range, as the checker made it.
+pub type LoopEnd = crate::front::hir::LoopEnd<IndexExpr>;
+
 impl ForOp {
-    pub fn trip_count(&self) -> u64 {
-        if self.step <= 0 || self.end <= self.start {
-            0
-        } else {
-            ((self.end - self.start) as u64).div_ceil(self.step as u64)
-        }
+    fn trips_to(&self, end: i64) -> u64 {
+        crate::front::hir::trips(self.start, end, self.step)
+    }
+
+    /// The number of iterations when the bounds are constants. A pass that needs it
+    /// leaves a loop with an affine end alone (and says so where it explains itself).
+    pub fn static_trip_count(&self) -> Option<u64> {
+        self.end.as_const().map(|end| self.trips_to(end))
+    }
+
+    /// True when every entry into the loop runs its body at least once (a loop whose
+    /// end is affine may run zero times on some entries).
+    pub fn always_runs(&self) -> bool {
+        self.static_trip_count().is_some_and(|n| n > 0)
+    }
+
+    /// The most iterations one entry into the loop runs.
+    pub fn max_trip_count(&self) -> u64 {
+        self.trips_to(self.end.max())
+    }
+
+    /// The fewest iterations one entry into the loop runs.
+    pub fn min_trip_count(&self) -> u64 {
+        self.trips_to(self.end.min())
+    }
+
+    /// The first and the largest value the variable takes, when it takes any.
+    pub fn var_range(&self) -> Option<(i64, i64)> {
+        let trips = i64::try_from(self.max_trip_count()).ok()?;
+        let last = self.step.checked_mul(trips.checked_sub(1)?)?;
+        (trips > 0).then_some((self.start, self.start.checked_add(last)?))
     }
 }
 

@@ -529,7 +529,11 @@ impl Printer<'_> {
         if !results.is_empty() {
             let _ = write!(head, "{} = ", results.join(", "));
         }
-        let _ = write!(head, "for %{var} in {}..{} step {}", l.start, l.end, l.step);
+        let end = match &l.end {
+            super::LoopEnd::Const(c) => c.to_string(),
+            super::LoopEnd::Affine { expr, .. } => self.iexpr(expr, 3),
+        };
+        let _ = write!(head, "for %{var} in {}..{end} step {}", l.start, l.step);
         if let Some(n) = l.buffers {
             let _ = write!(head, " buffers({n})");
         }

@@ -145,7 +145,7 @@ fn find(k: &Kernel, f: OpId, i: usize) -> Option<Found> {
     let OpKind::For(l) = &op.kind else {
         return None;
     };
-    if l.trip_count() == 0 {
+    if !l.always_runs() {
         return None;
     }
     let (init, arg, update) = (*l.inits.get(i)?, *l.args.get(i)?, *l.yields.get(i)?);
@@ -262,7 +262,7 @@ fn enclosing(
     let passes_through = ol.yields.get(j) == Some(&result)
         && once(result)
         && ol.body.ops().any(|x| x == f)
-        && ol.trip_count() > 0;
+        && ol.always_runs();
     if !passes_through {
         return None;
     }

@@ -16,7 +16,8 @@ use crate::diag::Diagnostics;
 use crate::ir::affine;
 use crate::ir::rewrite::{replace_var, visit_exprs_from};
 use crate::ir::{
-    Block, BlockItem, ForOp, IndexExpr, Kernel, LoopVar, LoopVarId, OpId, OpKind, ValueDef, VarMap,
+    Block, BlockItem, ForOp, IndexExpr, Kernel, LoopEnd, LoopVar, LoopVarId, OpId, OpKind,
+    ValueDef, VarMap,
 };
 
 pub struct AxisSplit;
@@ -123,7 +124,11 @@ fn split_loop(k: &mut Kernel, id: OpId) {
         return;
     };
     let chain = radices.windows(2).all(|w| w[1] % w[0] == 0);
-    let length = l.end - l.start;
+    // A loop whose end depends on an outer loop keeps its one variable.
+    let Some(end) = l.end.as_const() else {
+        return;
+    };
+    let length = end - l.start;
     if !chain
         || l.step <= 0
         || first % l.step != 0
@@ -170,7 +175,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     if let OpKind::For(inner) = &mut k.ops[id].kind {
         inner.var = inner_var;
         inner.start = 0;
-        inner.end = first;
+        inner.end = LoopEnd::Const(first);
     }
     let mut current = id;
     for &(var, trips, _) in digits.iter().rev() {
@@ -224,7 +229,7 @@ fn wrap(k: &mut Kernel, inner: OpId, var: LoopVarId, trips: i64) -> OpId {
         kind: OpKind::For(ForOp {
             var,
             start: 0,
-            end: trips,
+            end: LoopEnd::Const(trips),
             step: 1,
             buffers: None,
             inits: l.inits.clone(),
@@ -244,13 +249,8 @@ fn var_ranges(k: &Kernel) -> VarMap<(i64, i64)> {
     let mut out = DenseMap::new();
     k.walk_ops(|_, op| {
         if let OpKind::For(l) = &op.kind {
-            let trips = l.trip_count() as i64;
-            let last = l
-                .step
-                .checked_mul(trips - 1)
-                .and_then(|d| l.start.checked_add(d));
-            if let (true, Some(last)) = (trips > 0, last) {
-                out.insert(l.var, (l.start, last));
+            if let Some(range) = l.var_range() {
+                out.insert(l.var, range);
             }
         }
     });

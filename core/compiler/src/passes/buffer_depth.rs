@@ -196,7 +196,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
     let scalar_per_iteration = (4 + 2 * transfers) * machine.costs.scalar_op_cycles;
     let c = &machine.costs;
     let mut queues = Queues::default();
-    let iterations = l.trip_count().min(MODEL_ITERATIONS) as usize;
+    let iterations = l.max_trip_count().min(MODEL_ITERATIONS) as usize;
     let mut pipe_free = [0u64; Pipe::ALL.len()];
     // ends[i][j]: when op j of iteration i ends.
     let mut ends: Vec<Vec<u64>> = Vec::with_capacity(iterations);

@@ -48,7 +48,9 @@ impl Pass for MultiBuffer {
                     matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
                         && !k.annotations.l0_split.contains_key(&o)
                 });
-                loops.push((id, l.buffers, innermost, l.trip_count()));
+                // `None` for a loop whose end depends on an outer loop: it stays
+                // single-buffered (its trip count, and so its slot phases, vary).
+                loops.push((id, l.buffers, innermost, l.static_trip_count()));
             }
         });
         // Slots change no operand, so the users of every value stay as computed here.
@@ -64,7 +66,7 @@ impl Pass for MultiBuffer {
             let candidates = loops
                 .iter()
                 .filter(|&&(_, buffers, innermost, trips)| {
-                    buffers.is_none() && innermost && trips >= 2
+                    buffers.is_none() && innermost && trips.is_some_and(|t| t >= 2)
                 })
                 .take(MAX_AUTO_MULTI_BUFFER_LOOPS);
             for &(id, _, _, _) in candidates {

@@ -186,7 +186,7 @@ fn for_parts(k: &Kernel, l: OpId) -> Result<(&[ValueId], &crate::ir::ForOp), Dia
 
 fn trips(k: &Kernel, l: OpId) -> u64 {
     match k.ops.get(l).map(|o| &o.kind) {
-        Some(OpKind::For(f)) => f.trip_count().max(1),
+        Some(OpKind::For(f)) => f.max_trip_count().max(1),
         _ => 1,
     }
 }

@@ -117,7 +117,9 @@ pub fn find(k: &Kernel, machine: &Machine, path: &[OpId]) -> Option<Peel> {
         let Some(OpKind::For(l)) = k.ops.get(f).map(|o| &o.kind) else {
             continue;
         };
-        if l.trip_count() < 2 || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS {
+        // A loop whose end depends on an outer loop may run fewer than two times.
+        let twice = l.static_trip_count().is_some_and(|n| n >= 2);
+        if !twice || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS {
             continue;
         }
         let before = ops

@@ -97,12 +97,13 @@ fn relayout_kernel(k: &mut Kernel, source: &str) -> Result<(), Diagnostics> {
     }
 }
 
-/// `(start, end, step)` of the loop of each variable.
+/// `(start, end, step)` of the loop of each variable; for an end that depends on an
+/// outer loop, the largest it takes (the scratch then covers every value).
 fn loop_bounds(k: &Kernel) -> VarMap<(i64, i64, i64)> {
     let mut out = DenseMap::new();
     k.walk_ops(|_, op| {
         if let OpKind::For(l) = &op.kind {
-            out.insert(l.var, (l.start, l.end, l.step));
+            out.insert(l.var, (l.start, l.end.max(), l.step));
         }
     });
     out

@@ -102,7 +102,8 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
     let OpKind::For(l) = &k.ops.get(f)?.kind else {
         return None;
     };
-    let trips = l.trip_count();
+    // A loop whose end depends on an outer loop is not unrolled: its count varies.
+    let trips = l.static_trip_count()?;
     if !l.args.is_empty() || !(2..=MAX_TRIPS).contains(&trips) {
         return None;
     }
@@ -181,8 +182,11 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
     let Some(OpKind::For(l)) = k.ops.get(f).map(|o| o.kind.clone()) else {
         return;
     };
+    let Some(trips) = l.static_trip_count() else {
+        return;
+    };
     let mut stages: Vec<(Vec<OpId>, Vec<OpId>)> = Vec::new();
-    for j in 0..l.trip_count() as i64 {
+    for j in 0..trips as i64 {
         let mut cloner = Cloner::default();
         let mut copy = cloner.block(k, &l.body);
         let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));

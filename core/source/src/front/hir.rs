@@ -50,31 +50,96 @@ pub struct Local {
     pub slots: Option<u32>,
 }
 
-/// A `for` loop's header. `start`, `end` and `step` are folded constants, `step > 0`.
+/// A `for` loop's header. `start` and `step` are folded constants, `step > 0`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loop {
     pub var: String,
     pub start: i64,
-    pub end: i64,
+    pub end: LoopEnd,
     pub step: i64,
     /// `@buffers(n)`, 2 ..= 16.
     pub buffers: Option<u32>,
     pub span: Span,
 }
 
-impl Loop {
-    /// Number of iterations, counting a partial tail iteration.
-    pub fn trip_count(&self) -> u64 {
-        if self.end <= self.start {
-            0
-        } else {
-            ((self.end - self.start) as u64).div_ceil(self.step as u64)
+/// Where a loop stops; `E` is the index expression of the stage (the tile IR has its
+/// own).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopEnd<E = IndexExpr> {
+    Const(i64),
+    /// Affine in enclosing loops' variables (`for j in 0 .. i + 64 step 32`): the trip
+    /// count is known only when the loop starts. The checker proved that `step`
+    /// divides `end - start` for every value they take, so such a loop has no tail,
+    /// and that the end lies in `min ..= max`.
+    Affine {
+        expr: E,
+        min: i64,
+        max: i64,
+    },
+}
+
+impl<E> LoopEnd<E> {
+    /// The end when it is a constant.
+    pub fn as_const(&self) -> Option<i64> {
+        match self {
+            LoopEnd::Const(c) => Some(*c),
+            LoopEnd::Affine { .. } => None,
         }
     }
 
-    /// True when `(end - start)` is not a multiple of `step`: the last iteration is partial.
+    /// The smallest value the end takes.
+    pub fn min(&self) -> i64 {
+        match self {
+            LoopEnd::Const(c) => *c,
+            LoopEnd::Affine { min, .. } => *min,
+        }
+    }
+
+    /// The largest value the end takes.
+    pub fn max(&self) -> i64 {
+        match self {
+            LoopEnd::Const(c) => *c,
+            LoopEnd::Affine { max, .. } => *max,
+        }
+    }
+}
+
+/// Iterations of `start, start + step, ...` below `end`, a partial last one included
+/// (0 when `step` is not positive). Every stage counts a loop's trips with this.
+pub fn trips(start: i64, end: i64, step: i64) -> u64 {
+    if step <= 0 || end <= start {
+        0
+    } else {
+        // Positive and below 2^64: exact as a u64.
+        let length = (i128::from(end) - i128::from(start)) as u64;
+        length.div_ceil(step as u64)
+    }
+}
+
+impl Loop {
+    fn trips_to(&self, end: i64) -> u64 {
+        trips(self.start, end, self.step)
+    }
+
+    /// Number of iterations, counting a partial tail iteration, when the bounds are
+    /// constants.
+    pub fn static_trip_count(&self) -> Option<u64> {
+        self.end.as_const().map(|end| self.trips_to(end))
+    }
+
+    /// The most iterations one entry into the loop runs (the count itself when the
+    /// bounds are constants).
+    pub fn max_trip_count(&self) -> u64 {
+        self.trips_to(self.end.max())
+    }
+
+    /// True when `(end - start)` is not a multiple of `step`: the last iteration is
+    /// partial. Never for an affine end (the checker proved it).
     pub fn has_tail(&self) -> bool {
-        self.end > self.start && (self.end - self.start) % self.step != 0
+        match self.end {
+            LoopEnd::Const(end) => end > self.start && (end - self.start) % self.step != 0,
+            LoopEnd::Affine { .. } => false,
+        }
     }
 }
 

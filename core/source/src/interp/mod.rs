@@ -12,7 +12,9 @@ mod value;
 pub use value::{Data, Tile};
 
 use crate::diag::{Diagnostic, Span};
-use crate::front::hir::{BinaryOp, Expr, ExprKind, Index, Kernel, Stmt, StmtKind, UpdateOp};
+use crate::front::hir::{
+    BinaryOp, Expr, ExprKind, Index, Kernel, LoopEnd, Stmt, StmtKind, UpdateOp,
+};
 use crate::limits::MAX_LOOP_ITERATIONS;
 use crate::tensor::Tensor;
 use crate::types::DType;
@@ -246,8 +248,12 @@ impl Machine<'_> {
                 if l.step <= 0 {
                     return Err(internal("loop step is not positive", l.span));
                 }
+                let end = match &l.end {
+                    LoopEnd::Const(end) => *end,
+                    LoopEnd::Affine { expr, .. } => eval_index(expr, &self.vars, 0)?,
+                };
                 let mut v = l.start;
-                while v < l.end {
+                while v < end {
                     self.iterations += 1;
                     if self.iterations > MAX_LOOP_ITERATIONS {
                         return Err(Diagnostic::error(

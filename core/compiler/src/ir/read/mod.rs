@@ -30,8 +30,8 @@ mod text;
 
 use super::memory::MemoryPlan;
 use super::{
-    Block, BlockItem, ForOp, Kernel, LoopVar, LoopVarId, Op, OpId, OpKind, Param, ParamId, Step,
-    StepKind, Value, ValueAttrs, ValueDef, ValueId,
+    Block, BlockItem, ForOp, Kernel, LoopEnd, LoopVar, LoopVarId, Op, OpId, OpKind, Param, ParamId,
+    Step, StepKind, Value, ValueAttrs, ValueDef, ValueId,
 };
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::limits::MAX_NESTING_DEPTH;
@@ -67,6 +67,7 @@ pub fn read(text: &str, source: Option<&str>) -> Result<ReadKernel, Diagnostics>
         notes: Vec::new(),
         op_lines: HashMap::new(),
         var_loops: HashMap::new(),
+        var_ranges: HashMap::new(),
     };
     r.kernel().map_err(|d| vec![d])?;
     let op_lines = r.op_lines;
@@ -163,6 +164,8 @@ struct Reader<'t> {
     op_lines: HashMap<u32, Span>,
     /// The loop of each loop variable.
     var_loops: HashMap<LoopVarId, OpId>,
+    /// The first and largest value of each variable whose loop runs at least once.
+    var_ranges: HashMap<LoopVarId, (i64, i64)>,
 }
 
 impl<'t> Reader<'t> {
@@ -457,6 +460,11 @@ impl<'t> Reader<'t> {
         Ok(op)
     }
 
+    /// The smallest and largest value `e` takes over the variables' ranges.
+    fn range_of(&self, e: &super::IndexExpr) -> Option<(i64, i64)> {
+        super::affine::interval(e, &|v| self.var_ranges.get(&v).copied())
+    }
+
     fn for_op(
         &mut self,
         mut c: Cursor<'t>,
@@ -479,7 +487,17 @@ impl<'t> Reader<'t> {
         c.ws();
         let start = c.int()?;
         c.expect("..")?;
-        let end = c.int()?;
+        let end = if c.peek("(") || c.peek("%") {
+            let expr = self.iatom(&mut c, depth)?;
+            let (min, max) = self.range_of(&expr).ok_or_else(|| {
+                c.err(
+                    "the loop's end depends on a variable whose loop runs zero times, or overflows",
+                )
+            })?;
+            LoopEnd::Affine { expr, min, max }
+        } else {
+            LoopEnd::Const(c.int()?)
+        };
         c.ws();
         c.keyword("step")?;
         c.ws();
@@ -541,6 +559,20 @@ impl<'t> Reader<'t> {
         });
         self.vars.insert(var_name.clone(), var);
         self.var_loops.insert(var, op);
+        let header = ForOp {
+            var,
+            start,
+            end: end.clone(),
+            step,
+            buffers,
+            inits: Vec::new(),
+            args: Vec::new(),
+            body: Block::default(),
+            yields: Vec::new(),
+        };
+        if let Some(range) = header.var_range() {
+            self.var_ranges.insert(var, range);
+        }
         let (body, yields) = self.block(depth + 1)?;
         // The variable is not visible after its loop (the printer reuses no names).
         let yields = yields.map(|(vs, _)| vs).unwrap_or_default();

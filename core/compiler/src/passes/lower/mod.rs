@@ -13,7 +13,7 @@ use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::ir::memory::MemoryPlan;
 use crate::ir::{
-    Block, BlockItem, ForOp, IndexExpr, Kernel, OpId, OpMap, ValueId, ValueMap, VarMap,
+    Block, BlockItem, ForOp, IndexExpr, Kernel, LoopEnd, OpId, OpMap, ValueId, ValueMap, VarMap,
 };
 use crate::isa::{Addr, AluOp, Op, Provenance, Reg, Region, TensorDecl, Tile, VSrc, Val};
 use crate::lowered::{
@@ -502,6 +502,20 @@ impl Lw<'_> {
             step: None,
             op: Some(id.index() as u32),
         };
+        // The trip count: an immediate, or computed on the scalar pipe before the loop
+        // from the outer loops' variables (`end - start` is a multiple of the step; a
+        // count of zero or less runs the body zero times).
+        let count = match (&l.end, l.static_trip_count()) {
+            (_, Some(trips)) => Val::Imm(trips as i64),
+            (LoopEnd::Affine { expr, .. }, None) => {
+                let length =
+                    IndexExpr::Sub(Box::new(expr.clone()), Box::new(IndexExpr::Const(l.start)));
+                self.iexpr(&IndexExpr::FloorDiv(Box::new(length), l.step), 0)
+            }
+            (LoopEnd::Const(_), None) => {
+                return self.fail(span, "a loop with a constant end and no trip count");
+            }
+        };
         self.stack.push(Vec::new());
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
         let var = self.alu(AluOp::Add, var, Val::Imm(l.start));
@@ -570,7 +584,8 @@ impl Lw<'_> {
             items.push(Item::Loop(Loop {
                 id: loop_id,
                 counter,
-                count: Val::Imm(l.trip_count() as i64),
+                count,
+                min_count: l.min_trip_count(),
                 slots: slot_reg,
                 body,
                 span,
@@ -591,6 +606,7 @@ impl Lw<'_> {
                 id: loop_id,
                 counter,
                 count,
+                min_count: 0,
                 slots: None,
                 body: items,
                 span,

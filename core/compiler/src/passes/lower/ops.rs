@@ -843,7 +843,9 @@ impl Lw<'_> {
                     clamped: false,
                 } if *l == len => {
                     let &(op, f) = nest.iter().find(|(_, f)| f.var == *var)?;
-                    let tiles = f.start == 0 && f.step == len as i64 && f.end == extent as i64;
+                    let tiles = f.start == 0
+                        && f.step == len as i64
+                        && f.end.as_const() == Some(extent as i64);
                     if !tiles || loops.contains(&op) {
                         return None;
                     }

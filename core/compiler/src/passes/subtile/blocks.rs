@@ -28,8 +28,8 @@ use super::pieces::{accumulating, slice};
 use super::{each_product, fresh_var_name, operands, Candidate, Mode, Operand};
 use crate::ir::OpKind;
 use crate::ir::{
-    Block, BlockItem, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, ValueDef,
-    ValueId,
+    Block, BlockItem, ForOp, Index, IndexExpr, Kernel, L0Split, LoopEnd, LoopVar, Op, OpId,
+    ValueDef, ValueId,
 };
 use crate::machine::Machine;
 use crate::passes::accumulate::keeps_in_l0c;
@@ -378,7 +378,7 @@ fn split(k: &mut Kernel, c: &Candidate, store: OpId, [p, q]: [u64; 2]) -> Option
             kind: OpKind::For(ForOp {
                 var: b.var,
                 start: 0,
-                end: b.extent as i64,
+                end: LoopEnd::Const(b.extent as i64),
                 step: b.len as i64,
                 buffers: None,
                 inits: Vec::new(),
@@ -475,7 +475,7 @@ fn split_accumulator(
         k.ops.get_mut(l)?.kind = OpKind::For(ForOp {
             var: b.var,
             start: 0,
-            end: b.extent as i64,
+            end: LoopEnd::Const(b.extent as i64),
             step: b.len as i64,
             buffers: None,
             inits: vec![init],

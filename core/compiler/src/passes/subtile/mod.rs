@@ -80,8 +80,8 @@ use super::{cost, Context, Pass};
 use crate::diag::Diagnostics;
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, Op, OpId, OpKind, OpMap, ValueDef,
-    ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopEnd, LoopVar, Op, OpId, OpKind, OpMap,
+    ValueDef, ValueId,
 };
 use crate::machine::Machine;
 use crate::types::{DType, MemSpace};
@@ -452,7 +452,9 @@ fn loop_candidate(k: &Kernel, uses: &[u32], f: OpId) -> Option<(Candidate, u64)>
     let ([arg], [y]) = (l.args.as_slice(), l.yields.as_slice()) else {
         return None;
     };
-    if l.trip_count() == 0 || (l.end - l.start) % l.step != 0 {
+    // The reduction loop is split by its constant length.
+    let end = l.end.as_const()?;
+    if !l.always_runs() || (end - l.start) % l.step != 0 {
         return None;
     }
     let ValueDef::Result { op: add, .. } = k.values.get(*y)?.def else {
@@ -566,7 +568,7 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) -> Option<OpId> {
     k.ops[for_id].kind = OpKind::For(ForOp {
         var,
         start: 0,
-        end: chunk as i64 * chunks as i64,
+        end: LoopEnd::Const(chunk as i64 * chunks as i64),
         step: chunk as i64,
         buffers: None,
         inits: vec![init],

@@ -8,7 +8,8 @@ use super::{
 };
 use crate::front::hir::BinaryOp;
 use crate::ir::{
-    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopVar, OpId, OpKind, ValueDef, ValueId,
+    Block, ForOp, Index, IndexExpr, Kernel, L0Split, LoopEnd, LoopVar, OpId, OpKind, ValueDef,
+    ValueId,
 };
 use crate::machine::Machine;
 use crate::types::TileType;
@@ -163,7 +164,7 @@ fn pieces(
     k.ops.get_mut(for_id)?.kind = OpKind::For(ForOp {
         var,
         start: 0,
-        end: (chunk * chunks) as i64,
+        end: LoopEnd::Const((chunk * chunks) as i64),
         step: chunk as i64,
         buffers: None,
         inits: vec![init],

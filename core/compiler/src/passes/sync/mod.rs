@@ -404,7 +404,8 @@ pub fn insert_sync_with(
 }
 
 /// The runs to walk: register-counted loops (whose trip count the walk cannot know)
-/// once per rotation phase their run may end on, and once not running at all.
+/// once per rotation phase their run may end on, and once not running at all (when one
+/// may run zero times).
 fn scenarios(tree: &Tree, lowered: &Lowered) -> Vec<Scenario> {
     let (_, period) = walk::unroll_and_period(tree, &lowered.buffers);
     let phases = tree
@@ -414,6 +415,9 @@ fn scenarios(tree: &Tree, lowered: &Lowered) -> Vec<Scenario> {
         .filter(|(_, n)| matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_))))
         .map(|(id, _)| period.get(&id).copied().unwrap_or(1))
         .max();
+    let may_skip = tree.nodes.iter().any(|n| {
+        matches!(&n.kind, Kind::Loop(h, _) if matches!(h.count, Val::Reg(_)) && h.min_count == 0)
+    });
     let mut out = vec![Scenario {
         zero_register_loops: false,
         extra: 0,
@@ -423,10 +427,12 @@ fn scenarios(tree: &Tree, lowered: &Lowered) -> Vec<Scenario> {
             zero_register_loops: false,
             extra,
         }));
-        out.push(Scenario {
-            zero_register_loops: true,
-            extra: 0,
-        });
+        if may_skip {
+            out.push(Scenario {
+                zero_register_loops: true,
+                extra: 0,
+            });
+        }
     }
     out
 }

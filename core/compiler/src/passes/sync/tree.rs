@@ -18,6 +18,7 @@ pub struct LoopHead {
     pub id: LoopId,
     pub counter: Reg,
     pub count: Val,
+    pub min_count: u64,
     pub slots: Option<(u32, Reg)>,
     pub span: Span,
 }
@@ -219,6 +220,7 @@ impl Tree {
                         id: l.id,
                         counter: l.counter,
                         count: l.count,
+                        min_count: l.min_count,
                         slots: l.slots,
                         span: l.span,
                     };
@@ -441,6 +443,7 @@ impl Tree {
                         id: h.id,
                         counter: h.counter,
                         count: h.count,
+                        min_count: h.min_count,
                         slots: h.slots,
                         body: items,
                         span: h.span,

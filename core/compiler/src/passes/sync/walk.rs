@@ -364,7 +364,7 @@ impl<'a> Walker<'a> {
                     _ => self.instr(id, i.pipe(), &i.accesses)?,
                 },
                 Kind::Loop(h, body) => {
-                    let n = self.iterations(id, h.count);
+                    let n = self.iterations(id, h.count, h.min_count);
                     let mut found = None;
                     for it in 0..n {
                         self.stack.push((id, it));
@@ -385,14 +385,14 @@ impl<'a> Walker<'a> {
         Ok(None)
     }
 
-    fn iterations(&self, id: NodeId, count: Val) -> u32 {
+    fn iterations(&self, id: NodeId, count: Val, min_count: u64) -> u32 {
         let k = self.unroll.get(&id).copied().unwrap_or(3);
         let p = self.period.get(&id).copied().unwrap_or(1).max(1);
         match count {
             Val::Imm(c) if c <= k as i64 => c.max(0) as u32,
             // A longer run is cut to a length that ends on the same slot and id.
             Val::Imm(c) => k + ((c - k as i64) % p as i64) as u32,
-            Val::Reg(_) if self.scenario.zero_register_loops => 0,
+            Val::Reg(_) if self.scenario.zero_register_loops && min_count == 0 => 0,
             Val::Reg(_) => k + self.scenario.extra % p,
         }
     }

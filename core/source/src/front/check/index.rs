@@ -27,7 +27,7 @@ fn canonical(e: &IndexExpr) -> String {
 /// subterms that do not fold, keyed by their canonical text so that two occurrences of
 /// `(i // 4)` compare equal. Products are affine here because `index_expr` rejected
 /// products of two variable terms.
-fn affine(e: &IndexExpr) -> Option<Affine<String>> {
+pub(super) fn affine(e: &IndexExpr) -> Option<Affine<String>> {
     Some(match &e.kind {
         IndexExprKind::Const(c) => Affine::constant(*c),
         IndexExprKind::Var(id) => Affine::term(format!("v{}", id.0)),
@@ -342,36 +342,40 @@ impl Checker<'_> {
         Some(IndexExpr { kind, span: e.span })
     }
 
-    /// The value of loop `id`'s variable: the loop's own, or for a `rev` loop
-    /// `last - step * counter`.
+    /// The value of loop `id`'s variable: the loop's own, or for a loop run as a
+    /// counter `k` (`rev`, or a start that depends on an outer loop) `base + scale * k`,
+    /// written `base - |scale| * k` when it counts down.
     pub(super) fn loop_value(&self, id: LoopId, span: crate::diag::Span) -> IndexExpr {
         let var = IndexExpr {
             kind: IndexExprKind::Var(id),
             span,
         };
-        let Some(&(last, step)) = self.reversed.get(&id) else {
+        let Some(counted) = self.counted.get(&id) else {
             return var;
         };
-        let constant = |c| {
-            Box::new(IndexExpr {
-                kind: IndexExprKind::Const(c),
-                span,
-            })
-        };
-        let scaled = IndexExpr {
-            kind: IndexExprKind::Mul(constant(step), Box::new(var)),
+        let scaled = |by: i64| IndexExpr {
+            kind: IndexExprKind::Mul(
+                Box::new(IndexExpr {
+                    kind: IndexExprKind::Const(by),
+                    span,
+                }),
+                Box::new(var.clone()),
+            ),
             span,
         };
-        IndexExpr {
-            kind: IndexExprKind::Sub(constant(last), Box::new(scaled)),
-            span,
-        }
+        let base = Box::new(counted.base.clone());
+        let kind = if counted.scale < 0 {
+            IndexExprKind::Sub(base, Box::new(scaled(counted.scale.saturating_neg())))
+        } else {
+            IndexExprKind::Add(base, Box::new(scaled(counted.scale)))
+        };
+        IndexExpr { kind, span }
     }
 
     fn loop_interval(&self, id: LoopId) -> Interval {
         match self.loops.get(id.0 as usize) {
             Some(l) => {
-                let trips = i128::from(l.trip_count()).max(1);
+                let trips = i128::from(l.max_trip_count()).max(1);
                 let start = i128::from(l.start);
                 (start, start + (trips - 1) * i128::from(l.step))
             }
@@ -380,6 +384,14 @@ impl Checker<'_> {
     }
 
     pub(super) fn interval(&self, e: &IndexExpr) -> Interval {
+        if let IndexExprKind::Add(a, b) = &e.kind {
+            if let Some(range) = self.counted_range(a, b) {
+                return range;
+            }
+        }
+        if let Some(range) = self.affine_interval(e) {
+            return range;
+        }
         match &e.kind {
             IndexExprKind::Const(c) => (i128::from(*c), i128::from(*c)),
             IndexExprKind::Var(id) => self.loop_interval(*id),
@@ -421,21 +433,59 @@ impl Checker<'_> {
         }
     }
 
+    /// The exact range of an affine `e` whose variables are independent: its normal
+    /// form, so that `i - i` is 0 and `2 * i - i` is `i` (term by term, the two sides
+    /// would range independently). `None` when `e` is not affine, holds a `//` or `%`,
+    /// or reads a counted loop's variable, whose range as a whole is tighter.
+    fn affine_interval(&self, e: &IndexExpr) -> Option<Interval> {
+        let form = affine(e)?;
+        let mut range = (i128::from(form.constant), i128::from(form.constant));
+        for (key, a) in form.terms() {
+            let id = LoopId(key.strip_prefix('v')?.parse().ok()?);
+            if self.counted.get(&id).is_some_and(|c| c.range.is_some()) {
+                return None;
+            }
+            let (lo, hi) = self.loop_interval(id);
+            let a = i128::from(*a);
+            let (x, y) = (a.saturating_mul(lo), a.saturating_mul(hi));
+            range = (
+                range.0.saturating_add(x.min(y)),
+                range.1.saturating_add(x.max(y)),
+            );
+        }
+        Some(range)
+    }
+
+    /// The range of `a + b` when it is the variable of a counted loop as `loop_value`
+    /// writes it, `base + scale * k`, and that loop knows its variable's range.
+    fn counted_range(&self, a: &IndexExpr, b: &IndexExpr) -> Option<Interval> {
+        let IndexExprKind::Mul(scale, k) = &b.kind else {
+            return None;
+        };
+        let (IndexExprKind::Const(scale), IndexExprKind::Var(id)) = (&scale.kind, &k.kind) else {
+            return None;
+        };
+        let counted = self.counted.get(id)?;
+        (counted.scale == *scale && counted.base == *a)
+            .then_some(counted.range)
+            .flatten()
+    }
+
     fn depends_on_tail_loop(&self, e: &IndexExpr) -> bool {
-        self.depends_on_loop(e, &|l| l.has_tail())
+        self.depends_on_loop(e, &|id, _| self.loop_has_tail(id))
     }
 
     /// `e` reads the variable of a loop that runs zero times: it never takes a value,
     /// so no range check applies to it (the body is checked, then left out).
     pub(super) fn never_evaluated(&self, e: &IndexExpr) -> bool {
-        self.depends_on_loop(e, &|l| l.trip_count() == 0)
+        self.depends_on_loop(e, &|_, l| l.max_trip_count() == 0)
     }
 
     /// `e` reads the variable of a loop for which `which` holds.
-    fn depends_on_loop(&self, e: &IndexExpr, which: &dyn Fn(&Loop) -> bool) -> bool {
+    fn depends_on_loop(&self, e: &IndexExpr, which: &dyn Fn(LoopId, &Loop) -> bool) -> bool {
         match &e.kind {
             IndexExprKind::Const(_) => false,
-            IndexExprKind::Var(id) => self.loops.get(id.0 as usize).is_some_and(which),
+            IndexExprKind::Var(id) => self.loops.get(id.0 as usize).is_some_and(|l| which(*id, l)),
             IndexExprKind::Add(a, b) | IndexExprKind::Sub(a, b) | IndexExprKind::Mul(a, b) => {
                 self.depends_on_loop(a, which) || self.depends_on_loop(b, which)
             }

@@ -11,6 +11,7 @@
 mod consts;
 mod expr;
 mod index;
+mod loops;
 mod shape;
 mod show;
 mod slots;
@@ -18,7 +19,7 @@ mod slots;
 use super::ast;
 use super::hir::{self, LocalId, LoopId, ParamId};
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::limits::{MAX_DIAGNOSTICS, MAX_LOOP_ITERATIONS, MAX_LOOP_NESTING, MAX_NESTING_DEPTH};
+use crate::limits::{MAX_DIAGNOSTICS, MAX_NESTING_DEPTH};
 use crate::types::TileType;
 use std::collections::HashMap;
 
@@ -83,12 +84,13 @@ struct Checker<'a> {
     depth: usize,
     /// Per `buffers` tile: the slots statements so far may have written.
     written: Vec<(LocalId, slots::Written)>,
-    /// The loops written `rev`: their variable is `last - step * counter`.
-    reversed: HashMap<LoopId, (i64, i64)>,
+    /// Loops run as a counter `k = 0, 1, ...` (written `rev`, or with a start that
+    /// depends on an outer loop): their variable is `base + scale * k`.
+    counted: HashMap<LoopId, loops::Counted>,
 }
 
 /// A `for` loop's range as written.
-struct LoopRange<'e> {
+pub(super) struct LoopRange<'e> {
     reverse: Option<Span>,
     start: &'e ast::Expr,
     end: &'e ast::Expr,
@@ -111,7 +113,7 @@ impl<'a> Checker<'a> {
             iteration_limit_reported: false,
             depth: 0,
             written: Vec::new(),
-            reversed: HashMap::new(),
+            counted: HashMap::new(),
         }
     }
 
@@ -472,170 +474,6 @@ impl<'a> Checker<'a> {
             Some((Binding::Poisoned, _)) => None,
             None => self.unknown_name(&name.name, name.span),
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn for_loop(
-        &mut self,
-        span: Span,
-        var: &ast::Ident,
-        range: LoopRange,
-        attrs: &[ast::Attr],
-        body: &ast::Block,
-    ) -> Option<hir::StmtKind> {
-        let LoopRange {
-            reverse,
-            start,
-            end,
-            step,
-        } = range;
-        let lo = self.const_expr(start);
-        let hi = self.const_expr(end);
-        let step_value = match step {
-            None => Some(1),
-            Some(e) => match self.const_expr(e)? {
-                s if s > 0 => Some(s),
-                s => self.error(
-                    format!(
-                        "a loop step must be positive, but `{}` is {s}",
-                        show::expr(e)
-                    ),
-                    e.span,
-                ),
-            },
-        };
-        let buffers = self.loop_attrs(attrs);
-        if self.loop_stack.len() >= MAX_LOOP_NESTING {
-            return self.error(
-                format!("loops nest too deeply (the limit is {MAX_LOOP_NESTING})"),
-                var.span,
-            );
-        }
-        let (lo, hi, step_value, buffers) = (lo?, hi?, step_value?, buffers?);
-        if hi.checked_sub(lo).is_none() {
-            // `hir::Loop::trip_count` computes `end - start`; keep it representable.
-            return self.error(
-                format!(
-                    "loop `{}` spans {lo}..{hi}, more than a 64-bit integer holds",
-                    var.name
-                ),
-                start.span.to(end.span),
-            );
-        }
-        let mut header = hir::Loop {
-            var: var.name.clone(),
-            start: lo,
-            end: hi,
-            step: step_value,
-            buffers,
-            span,
-        };
-        let trips = header.trip_count();
-        // `rev`: a loop counting iterations up, `k = 0, 1, ...`, in which the variable
-        // is `last - k * step`, so every later stage sees a forward loop.
-        let mut reversed = None;
-        if let Some(rev) = reverse.filter(|_| trips > 0) {
-            if header.has_tail() {
-                return self.error(
-                    format!(
-                        "`rev {lo}..{hi} step {step_value}`: a reverse loop needs its step to divide its range for now (its partial tile would come first)"
-                    ),
-                    rev.to(end.span),
-                );
-            }
-            let last = lo + (trips as i64 - 1) * step_value;
-            reversed = Some((last, step_value));
-            header = hir::Loop {
-                var: format!("{}_rev", var.name),
-                start: 0,
-                end: trips as i64,
-                step: 1,
-                ..header
-            };
-        }
-        let enclosing: u64 = self
-            .loop_stack
-            .iter()
-            .filter_map(|id| self.loops.get(id.0 as usize))
-            .fold(trips, |acc, l| acc.saturating_mul(l.trip_count()));
-        self.iterations = self.iterations.saturating_add(enclosing);
-        if self.iterations > MAX_LOOP_ITERATIONS && !self.iteration_limit_reported {
-            self.iteration_limit_reported = true;
-            self.error::<()>(
-                format!(
-                    "the kernel runs at least {} loop iterations here; the limit is {MAX_LOOP_ITERATIONS}",
-                    self.iterations
-                ),
-                span,
-            );
-        }
-        let id = LoopId(self.loops.len() as u32);
-        self.loops.push(header);
-        if let Some(mapping) = reversed {
-            self.reversed.insert(id, mapping);
-        }
-        self.loop_stack.push(id);
-        // In a loop, a slot a later statement writes may hold a value from an earlier
-        // iteration: reads there are not reported as unwritten (only what is certain).
-        let before = (trips == 0).then(|| self.written.clone());
-        for (_, w) in &mut self.written {
-            w.any = true;
-        }
-        let body = self.block(body, Some((var, id)));
-        self.loop_stack.pop();
-        if let Some(written) = before {
-            // An empty range runs the body zero times, as Python's `range` does. The
-            // body is checked (its errors are errors) and then left out, with the loops
-            // it holds, and it wrote no slot.
-            self.loops.truncate(id.0 as usize);
-            self.written = written;
-            return None;
-        }
-        Some(hir::StmtKind::For { id, body })
-    }
-
-    /// `@buffers(N)`, 2 <= N <= 16; anything else is an error.
-    fn loop_attrs(&mut self, attrs: &[ast::Attr]) -> Option<Option<u32>> {
-        let mut buffers = None;
-        let mut ok = true;
-        for a in attrs {
-            if a.name.name != "buffers" {
-                self.error::<()>(
-                    format!(
-                        "unknown attribute `@{}`: the only one is `@buffers(N)`",
-                        a.name.name
-                    ),
-                    a.span,
-                );
-                ok = false;
-                continue;
-            }
-            if buffers.is_some() {
-                self.error::<()>("`@buffers` is given twice", a.span);
-                ok = false;
-                continue;
-            }
-            let [arg] = a.args.as_slice() else {
-                self.error::<()>(
-                    "`@buffers` takes one argument: the number of slots, 2 to 16",
-                    a.span,
-                );
-                ok = false;
-                continue;
-            };
-            match self.const_expr(arg) {
-                Some(n @ 2..=16) => buffers = Some(n as u32),
-                Some(n) => {
-                    self.error::<()>(
-                        format!("`@buffers({n})`: the number of slots must be 2 to 16"),
-                        a.span,
-                    );
-                    ok = false;
-                }
-                None => ok = false,
-            }
-        }
-        ok.then_some(buffers)
     }
 
     fn unknown_name<T>(&mut self, name: &str, span: Span) -> Option<T> {

@@ -10,7 +10,7 @@ use super::shape::Limit;
 use super::{show, Binding, Checker};
 use crate::diag::Span;
 use crate::front::ast;
-use crate::front::hir::{self, IndexExpr, IndexExprKind, LocalId};
+use crate::front::hir::{self, IndexExpr, IndexExprKind, LocalId, LoopEnd};
 
 /// The slots of one `buffers` tile that statements before the current one may have
 /// written: a bit per slot written at a constant index, and whether a write at an index
@@ -149,11 +149,23 @@ impl Checker<'_> {
             }
         };
         let slot = index?;
-        let tail = self.loop_stack.iter().find_map(|id| {
+        let unsure = self.loop_stack.iter().find_map(|&id| {
             let l = self.loops.get(id.0 as usize)?;
-            l.has_tail().then(|| l.var.clone())
+            let affine = matches!(l.end, LoopEnd::Affine { .. });
+            (self.loop_has_tail(id) || affine).then(|| (l.var.clone(), affine))
         });
-        if let Some(var) = tail {
+        if let Some((var, true)) = unsure {
+            // Such a loop may run zero times on one entry and not on another: what its
+            // slots hold after it would depend on the path.
+            return self.error(
+                format!(
+                    "a slot of `{}` is written inside loop `{var}`, whose bounds depend on an outer loop: slots are written in loops with constant bounds for now",
+                    name.name
+                ),
+                name.span,
+            );
+        }
+        if let Some((var, _)) = unsure {
             // A tail masks lanes of the value; a slot holds whole tiles.
             return self.error(
                 format!(

@@ -1,0 +1,144 @@
+//! Loops whose bounds depend on an outer loop (`for j in 0 .. i + 16 step 16`,
+//! `for j in i .. N`): each kernel compiled under auto and barrier sync on both presets,
+//! simulated without a race, against the reference interpreter, with inner loops that
+//! run zero times on some outer iterations; and the forms refused with their place.
+
+use tilescope::compile::CompileOptions;
+use tilescope::passes::sync::SyncStrategy;
+use tilescope::run::{run, RunResult};
+
+fn run_with(source: &str, preset: &str, sync: SyncStrategy) -> RunResult {
+    let options = CompileOptions {
+        preset: Some(preset.to_string()),
+        sync,
+        ..CompileOptions::default()
+    };
+    run(source, &options, Vec::new(), 5)
+}
+
+/// Matches the reference with no race under auto and barrier sync on both presets;
+/// returns the cycles of auto sync on each preset.
+fn check(source: &str) -> Vec<u64> {
+    let mut cycles = Vec::new();
+    for preset in ["teach", "a3"] {
+        for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+            let r = run_with(source, preset, sync);
+            let what = format!("{preset}, {sync:?}");
+            let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
+            assert!(diags.is_empty(), "{what}: {diags:?}");
+            let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
+            assert!(errors.is_empty(), "{what}: {errors:?}");
+            assert!(r.sim.races.is_empty(), "{what}: races");
+            assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
+            if sync == SyncStrategy::Auto {
+                cycles.push(r.sim.cycles);
+            }
+        }
+    }
+    cycles
+}
+
+/// The first error's message and where it starts.
+fn error_of(source: &str) -> (String, usize) {
+    let r = run(source, &CompileOptions::default(), Vec::new(), 1);
+    let d = r.diagnostics.first().expect("an error");
+    (
+        d.message.clone(),
+        d.span.map_or(usize::MAX, |s| s.start as usize),
+    )
+}
+
+#[test]
+fn triangular_loops_below_and_above_the_diagonal() {
+    check(include_str!("kernels/triangular.tile"));
+}
+
+#[test]
+fn a_bound_may_read_several_loops_and_a_reversed_one() {
+    check(
+        r#"kernel k(x: f32[32, 64], y: out f32[32, 64]) {
+    for r in rev 0..32 step 8 {
+        for c in 0..2 {
+            for j in 16 * c .. r + 8 + 16 * c step 8 {
+                store y[r .. r + 8, j .. j + 8] = load x[r .. r + 8, j .. j + 8] * 2.0;
+            }
+        }
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn a_triangular_matmul_accumulates_only_the_blocks_it_visits() {
+    check(
+        r#"kernel k(a: f16[64, 64], b: f16[64, 32], c: out f32[64, 32]) {
+    for i in 0..64 step 16 {
+        let acc = zeros(f32[16, 32]);
+        for kk in 0 .. i + 16 step 16 {
+            acc += load a[i .. i + 16, kk .. kk + 16] @ load b[kk .. kk + 16, :];
+        }
+        store c[i .. i + 16, :] = acc;
+    }
+}
+"#,
+    );
+}
+
+/// The gallery's causal attention stops its key loop at the diagonal: it takes fewer
+/// cycles than the same kernel over the whole masked square, on both presets.
+#[test]
+fn causal_attention_that_stops_at_the_diagonal_beats_the_masked_square() {
+    let source = include_str!("../../static/examples/causal_attention.tile");
+    let header = "for j in 0 .. i + BQ step BK {";
+    assert!(source.contains(header), "the example's key loop");
+    let square = source.replace(header, "for j in 0..S step BK {");
+    let (triangle, square) = (check(source), check(&square));
+    for (t, s) in triangle.iter().zip(&square) {
+        assert!(t < s, "diagonal {t} cycles, square {s}");
+    }
+}
+
+#[test]
+fn a_bound_with_floor_division_is_not_affine() {
+    let source = "kernel k(x: f32[64, 8], y: out f32[64, 8]) {\n    for i in 0..64 step 16 {\n        for j in 0 .. i // 2 step 8 {\n            store y[j .. j + 8, :] = load x[j .. j + 8, :];\n        }\n    }\n}\n";
+    let (message, at) = error_of(source);
+    assert!(message.contains("is not affine"), "{message}");
+    assert_eq!(&source[at..at + 6], "i // 2");
+}
+
+#[test]
+fn a_step_that_does_not_divide_every_range_is_refused() {
+    let source = "kernel k(x: f32[64, 64], y: out f32[64, 64]) {\n    for i in 0..64 step 8 {\n        for j in 0 .. i + 8 step 16 {\n            store y[i .. i + 8, j .. j + 16] = load x[i .. i + 8, j .. j + 16];\n        }\n    }\n}\n";
+    let (message, at) = error_of(source);
+    assert!(
+        message.contains("must be a multiple of its step 16"),
+        "{message}"
+    );
+    assert_eq!(&source[at..at + 10], "0 .. i + 8");
+}
+
+#[test]
+fn a_range_past_the_extent_on_the_widest_iteration_is_refused() {
+    let source = "kernel k(x: f32[64, 64], y: out f32[64, 64]) {\n    for i in 0..64 step 16 {\n        for j in 0 .. i + 32 step 16 {\n            store y[i .. i + 16, j .. j + 16] = load x[i .. i + 16, j .. j + 16];\n        }\n    }\n}\n";
+    let (message, _) = error_of(source);
+    assert!(
+        message.contains("reaches 80, outside the extent 64"),
+        "{message}"
+    );
+}
+
+#[test]
+fn rev_and_buffers_need_constant_bounds_for_now() {
+    let rev = "kernel k(x: f32[64, 8], y: out f32[64, 8]) {\n    for i in 0..64 step 16 {\n        for j in rev 0 .. i step 8 {\n            store y[j .. j + 8, :] = load x[j .. j + 8, :];\n        }\n    }\n}\n";
+    let (message, at) = error_of(rev);
+    assert!(message.contains("`rev` needs constant bounds"), "{message}");
+    assert_eq!(&rev[at..at + 3], "rev");
+    let buffers = "kernel k(x: f32[64, 8], y: out f32[64, 8]) {\n    for i in 0..64 step 16 {\n        for j in 0 .. i step 8 @buffers(2) {\n            store y[j .. j + 8, :] = load x[j .. j + 8, :];\n        }\n    }\n}\n";
+    let (message, at) = error_of(buffers);
+    assert!(
+        message.contains("`@buffers` needs constant bounds"),
+        "{message}"
+    );
+    assert_eq!(&buffers[at..at + 11], "@buffers(2)");
+}
