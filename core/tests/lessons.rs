@@ -238,6 +238,11 @@ fn wrong_solutions() -> Vec<(usize, String, &'static str)> {
             edit(20, "set_flag MTE3, MTE2, 1", "set_flag MTE3, MTE2, 0"),
             "no wait_flag has consumed",
         ),
+        (
+            21,
+            edit(21, "where(keep, s, -inf)", "s"),
+            "`o` differs from the reference at [",
+        ),
     ]
 }
 
