@@ -375,3 +375,21 @@ kernel k(x: f32[16, 8], y: out f32[16, 8]) {
 "#,
     );
 }
+
+/// Integer arithmetic on a loop variable is one scalar index expression, and a cast
+/// makes it a number of the tile's dtype: `t * ((i - 40) as f32)`, `h + (i as f16)`,
+/// also in a reverse loop.
+#[test]
+fn loop_variables_as_numbers_in_tile_expressions() {
+    check(
+        r#"kernel k(x: f32[32, 16], h: f16[32, 16], y: out f32[32, 16], z: out f16[32, 16], w: out i32[32, 16]) {
+    for i in rev 0..32 step 8 {
+        let t = load x[i .. i + 8, :];
+        store y[i .. i + 8, :] = t * ((i - 40) as f32) / 8.0 + (i // 8 + 1) as f32;
+        store z[i .. i + 8, :] = load h[i .. i + 8, :] + (i as f16);
+        store w[i .. i + 8, :] = (t as i32) + i % 3;
+    }
+}
+"#,
+    );
+}

@@ -137,6 +137,28 @@ impl Lw<'_> {
                 },
                 Some(r),
             ) => self.slice(*arg, index, *transpose, r, span),
+            (OpKind::Cast { arg }, Some(r)) if self.scalars.contains_key(arg) => {
+                // A scalar operand converts where it is read: a vector instruction reads
+                // a register as a number of its own dtype.
+                let Some(&src) = self.scalars.get(arg) else {
+                    return;
+                };
+                let to = self.dtype(r);
+                let converted = match (src, to) {
+                    (VSrc::Int(x), DType::I32) => VSrc::Int(x),
+                    (VSrc::Int(x), _) => VSrc::Float(to.literal(x as f64)),
+                    (VSrc::Float(x), DType::I32) => VSrc::Int(i64::from(x as i32)),
+                    (VSrc::Float(x), _) => VSrc::Float(to.literal(f64::from(x))),
+                    (VSrc::Reg(reg), _) if self.dtype(*arg) == DType::I32 => VSrc::Reg(reg),
+                    _ => {
+                        return self.fail(
+                            span,
+                            "a cast of a float computed from a loop variable back to an integer (cast the integer expression itself)",
+                        )
+                    }
+                };
+                self.scalars.insert(r, converted);
+            }
             (OpKind::Cast { arg }, Some(r)) => {
                 let (rows, cols) = self.valid2d(*arg, span);
                 self.valid_from(r, *arg);

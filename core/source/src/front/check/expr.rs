@@ -97,6 +97,24 @@ impl Checker<'_> {
             }))
         };
         let tile = |kind, ty| Some(Val::Tile(Expr { kind, ty, span }));
+        let integer = matches!(
+            &e.kind,
+            ast::ExprKind::Neg(_)
+                | ast::ExprKind::Binary {
+                    op: ast::BinaryOp::Add
+                        | ast::BinaryOp::Sub
+                        | ast::BinaryOp::Mul
+                        | ast::BinaryOp::FloorDiv
+                        | ast::BinaryOp::Mod,
+                    ..
+                }
+        );
+        if integer && self.is_index_expr(e) && self.reads_loop_var(e, 0) {
+            // Integer arithmetic on loop variables is one scalar index expression (as in
+            // a range), computed on the scalar pipe: `(i - 40) as f32`, `i // 8`.
+            let index = self.index_expr(e)?;
+            return tile(ExprKind::IndexValue(index), TileType::scalar(DType::I32));
+        }
         match &e.kind {
             ast::ExprKind::Int(v) => lit(*v as f64, false),
             ast::ExprKind::Float(v) => lit(*v, true),

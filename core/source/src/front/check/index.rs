@@ -243,6 +243,21 @@ impl Checker<'_> {
         }
     }
 
+    /// `e` names a loop variable somewhere.
+    pub(super) fn reads_loop_var(&self, e: &ast::Expr, depth: usize) -> bool {
+        if depth > MAX_NESTING_DEPTH {
+            return false;
+        }
+        match &e.kind {
+            ExprKind::Name(n) => matches!(self.lookup(n), Some((Binding::Loop(_), _))),
+            ExprKind::Neg(a) => self.reads_loop_var(a, depth + 1),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.reads_loop_var(lhs, depth + 1) || self.reads_loop_var(rhs, depth + 1)
+            }
+            _ => false,
+        }
+    }
+
     /// Converts an integer index expression, folding constant subterms.
     pub(super) fn index_expr(&mut self, e: &ast::Expr) -> Option<IndexExpr> {
         self.nested(e.span, |cx| cx.index_expr_inner(e))
