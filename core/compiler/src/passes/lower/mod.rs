@@ -505,15 +505,12 @@ impl Lw<'_> {
         // The trip count: an immediate, or computed on the scalar pipe before the loop
         // from the outer loops' variables (`end - start` is a multiple of the step; a
         // count of zero or less runs the body zero times).
-        let count = match (&l.end, l.static_trip_count()) {
-            (_, Some(trips)) => Val::Imm(trips as i64),
-            (LoopEnd::Affine { expr, .. }, None) => {
+        let count = match &l.end {
+            LoopEnd::Const(end) => Val::Imm(crate::front::hir::trips(l.start, *end, l.step) as i64),
+            LoopEnd::Affine { expr, .. } => {
                 let length =
                     IndexExpr::Sub(Box::new(expr.clone()), Box::new(IndexExpr::Const(l.start)));
                 self.iexpr(&IndexExpr::FloorDiv(Box::new(length), l.step), 0)
-            }
-            (LoopEnd::Const(_), None) => {
-                return self.fail(span, "a loop with a constant end and no trip count");
             }
         };
         self.stack.push(Vec::new());

@@ -24,9 +24,11 @@
 //! slots exactly: when ids run short the pass starts again with per-run rotation.
 //!
 //! Register-counted loops (whose trip count the walk cannot know) are walked once per
-//! rotation phase a run can end on and once with no iterations, and a long constant
-//! run is cut to a walked length that ends on the same slot, so the hazards between
-//! the last iterations of one run and the first of the next are the real ones.
+//! rotation phase a run can end on and, when one may run zero times (its `min_count`
+//! is 0: a loop whose end depends on an outer loop can), once with no iterations; a
+//! long constant run is cut to a walked length that ends on the same slot, so the
+//! hazards between the last iterations of one run and the first of the next are the
+//! real ones.
 
 pub mod ids;
 pub mod place;
