@@ -32,8 +32,10 @@ pub const ARROW_UP: &str = "\u{E013}";
 pub const ARROW_RIGHT: &str = "\u{E014}";
 pub const ARROW_DOWN: &str = "\u{E015}";
 
-/// How long a step may wait for the page before the test fails.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a step may wait for the page before the test fails. Generous: only a
+/// failing step waits this long, and a first load on a busy 2-core CI machine has
+/// taken over 20 s to mount the page (its report then shows the server's log).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// The workspace root: this crate lives in `<root>/tests`.
 fn workspace_root() -> PathBuf {
@@ -110,7 +112,10 @@ pub async fn with_page_serving(
         Ok(()) => Ok(()),
         Err(failure) => {
             let state = page.state_at_failure().await;
-            Err(failure.context(format!("the page when the test failed:\n{state}")))
+            let requests = server.requests();
+            Err(failure.context(format!(
+                "the page when the test failed:\n{state}\nrequests to the server:\n{requests}"
+            )))
         }
     };
     let closed = page

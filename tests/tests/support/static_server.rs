@@ -143,6 +143,9 @@ impl Read for Paced {
 
 pub struct StaticServer {
     server: Arc<Server>,
+    /// Each request as it arrived and when its response was sent, for a failed test's
+    /// report: a page that never loaded shows which file it was still waiting for.
+    log: Arc<Mutex<Vec<String>>>,
     thread: Option<JoinHandle<()>>,
     port: u16,
 }
@@ -161,6 +164,7 @@ impl StaticServer {
             .map(|addr| addr.port())
             .ok_or_else(|| anyhow!("static file server has no IP address"))?;
         let server = Arc::new(server);
+        let log = Arc::new(Mutex::new(Vec::new()));
         let root = serving.deploy.unwrap_or_else(|| Deploy::new(root));
         let (offline, refused) = (serving.offline, serving.refused);
         let thread = {
@@ -175,6 +179,8 @@ impl StaticServer {
             let faults = Arc::new(serving.faults);
             let under = serving.under;
             let missed = serving.missed;
+            let log = Arc::clone(&log);
+            let started = Instant::now();
             std::thread::spawn(move || {
                 for request in server.incoming_requests() {
                     if offline.load(Ordering::SeqCst) {
@@ -189,6 +195,7 @@ impl StaticServer {
                     }
                     let (root, faults) = (root.dir(), Arc::clone(&faults));
                     let (under, missed) = (under.clone(), Arc::clone(&missed));
+                    let log = Arc::clone(&log);
                     let (gzipped, pacer) = (Arc::clone(&gzipped), pacer.clone());
                     // A thread per response, so paced downloads share the link at once.
                     std::thread::spawn(move || {
@@ -203,14 +210,24 @@ impl StaticServer {
                             Some(pacer) => paced(response, pacer),
                             None => response.boxed(),
                         };
+                        let (url, status) = (request.url().to_string(), response.status_code().0);
+                        let note = |what: &str| {
+                            let at = started.elapsed().as_millis();
+                            if let Ok(mut log) = log.lock() {
+                                log.push(format!("{at:>6} ms {what} {status} {url}"));
+                            }
+                        };
+                        note("answering");
                         // A client that went away is not the test's concern.
-                        let _ = request.respond(response);
+                        let sent = request.respond(response);
+                        note(if sent.is_ok() { "sent" } else { "broken" });
                     });
                 }
             })
         };
         Ok(Self {
             server,
+            log,
             thread: Some(thread),
             port,
         })
@@ -218,6 +235,14 @@ impl StaticServer {
 
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The requests so far, one line each (see `log`).
+    pub fn requests(&self) -> String {
+        self.log
+            .lock()
+            .map(|log| log.join("\n"))
+            .unwrap_or_else(|_| "(the request log is poisoned)".to_string())
     }
 }
 
