@@ -1,6 +1,7 @@
 //! Serves a directory over HTTP on 127.0.0.1 from a background thread, so the
-//! browser test needs nothing but the Trunk output. `tiny_http` keeps it to a few
-//! lines; `mime_guess` gives `.wasm` its `application/wasm` type, which
+//! browser test needs nothing but the Trunk output. `hyper` speaks HTTP/1.1 with
+//! keep-alive as a static host does, on a Tokio runtime of the server's own;
+//! `mime_guess` gives `.wasm` its `application/wasm` type, which
 //! `WebAssembly.instantiateStreaming` requires.
 //!
 //! It answers as a static host does: gzip-encoded when the browser accepts it, and
@@ -14,19 +15,37 @@
 //! target only. A dedicated worker is a target of its own, and its module arrived at
 //! about 5 Mbit/s under an emulated 1.6 Mbit/s link; chromedriver's command endpoint
 //! cannot reach the worker's target.
+//!
+//! Why `hyper` and not a small threaded server such as `tiny_http` 0.12: that one's
+//! thread pool loses a wake-up when two connections arrive while one of its threads
+//! is idle, and the second connection's request then waits, unread, until another
+//! connection closes. A browser opens several connections at once, so first loads
+//! stalled with no error anywhere (in 103 of 200 trials of three kept-alive
+//! connections and two new ones; `tests/tests/static_server.rs` is that trial).
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::{Context as _, Result};
+use bytes::Bytes;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use tiny_http::{Header, Request, Response, ResponseBox, Server};
+use http::{header, HeaderValue, Response, StatusCode};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::sync::oneshot;
+use tokio::time::Sleep;
 
 /// A file the server answers wrongly, to test how the page copes.
 #[derive(Clone, Debug)]
@@ -106,46 +125,184 @@ struct Pacer {
 }
 
 impl Pacer {
-    /// Waits until `bytes` more may be sent.
-    fn take(&self, bytes: usize) {
+    /// Books `bytes` on the link: when they will have left.
+    fn book(&self, bytes: usize) -> Instant {
         let cost = Duration::from_secs_f64(bytes as f64 * 8.0 / self.link.bits_per_s);
-        let until = {
-            let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
-            // A sleep that overran leaves the link behind its schedule; catching up on a
-            // little of that keeps the overruns from lowering the bandwidth.
-            let start = (*next).max(Instant::now() - CATCH_UP);
-            *next = start + cost;
-            *next
-        };
-        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        let mut next = self.next.lock().unwrap_or_else(|p| p.into_inner());
+        // A sleep that overran leaves the link behind its schedule; catching up on a
+        // little of that keeps the overruns from lowering the bandwidth.
+        let start = (*next).max(Instant::now() - CATCH_UP);
+        *next = start + cost;
+        *next
     }
 }
 
-/// A body sent through the pacer, a few kilobytes at a time, after one round trip.
-struct Paced {
-    body: std::io::Cursor<Vec<u8>>,
-    pacer: Arc<Pacer>,
-    started: bool,
+/// Each request as it arrived and when its response was sent, for a failed test's
+/// report: a page that never loaded shows which file it was still waiting for.
+#[derive(Clone)]
+struct RequestLog {
+    lines: Arc<Mutex<Vec<String>>>,
+    started: Instant,
 }
 
-impl Read for Paced {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if !self.started {
-            self.started = true;
-            std::thread::sleep(self.pacer.link.latency);
+impl RequestLog {
+    fn note(&self, what: &str, status: u16, url: &str) {
+        let at = self.started.elapsed().as_millis();
+        if let Ok(mut lines) = self.lines.lock() {
+            lines.push(format!("{at:>6} ms {what} {status} {url}"));
         }
-        let chunk = buf.len().min(CHUNK);
-        let n = self.body.read(&mut buf[..chunk])?;
-        self.pacer.take(n);
-        Ok(n)
+    }
+}
+
+/// A response body, sent whole or a chunk at a time at the link's pace; it notes in the
+/// log whether it was sent to the end or dropped before (the browser went away).
+struct Sending {
+    data: Bytes,
+    at: usize,
+    pacer: Option<Arc<Pacer>>,
+    /// A chunk taken from `data` that leaves once `wait` is over.
+    pending: Option<Bytes>,
+    wait: Option<Pin<Box<Sleep>>>,
+    log: RequestLog,
+    status: u16,
+    url: String,
+}
+
+impl Body for Sending {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(wait) = this.wait.as_mut() {
+                ready!(wait.as_mut().poll(cx));
+                this.wait = None;
+            }
+            if let Some(chunk) = this.pending.take() {
+                return Poll::Ready(Some(Ok(Frame::data(chunk))));
+            }
+            let left = this.data.len() - this.at;
+            if left == 0 {
+                return Poll::Ready(None);
+            }
+            let n = match &this.pacer {
+                Some(pacer) => {
+                    let n = left.min(CHUNK);
+                    let until = pacer.book(n);
+                    this.wait = Some(Box::pin(tokio::time::sleep_until(until.into())));
+                    n
+                }
+                None => left,
+            };
+            this.pending = Some(this.data.slice(this.at..this.at + n));
+            this.at += n;
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.pending.is_none() && self.at == self.data.len()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.len() as u64)
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        let what = if self.is_end_stream() {
+            "sent"
+        } else {
+            "broken"
+        };
+        self.log.note(what, self.status, &self.url);
+    }
+}
+
+/// What every connection's requests are answered from.
+struct Host {
+    root: Deploy,
+    faults: Vec<Fault>,
+    under: Option<String>,
+    missed: Arc<Mutex<Vec<String>>>,
+    offline: Arc<AtomicBool>,
+    refused: Arc<Mutex<Vec<String>>>,
+    pacer: Option<Arc<Pacer>>,
+    gzipped: Gzipped,
+    log: RequestLog,
+}
+
+/// The answer while offline: the connection closes without a response, which the
+/// browser reports as a network error.
+#[derive(Debug)]
+struct Offline;
+
+impl std::fmt::Display for Offline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("offline")
+    }
+}
+
+impl std::error::Error for Offline {}
+
+impl Host {
+    async fn answer(&self, request: http::Request<Incoming>) -> Result<Response<Sending>, Offline> {
+        let url = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
+        if self.offline.load(Ordering::SeqCst) {
+            if let Ok(mut refused) = self.refused.lock() {
+                refused.push(url);
+            }
+            return Err(Offline);
+        }
+        let accepts_gzip = request
+            .headers()
+            .get_all(header::ACCEPT_ENCODING)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|v| v.contains("gzip")));
+        let root = self.root.dir();
+        let reply = respond(
+            &root,
+            &url,
+            self.under.as_deref(),
+            &self.faults,
+            accepts_gzip,
+            &self.gzipped,
+        );
+        let status = reply.status().as_u16();
+        if status == 404 {
+            if let Ok(mut missed) = self.missed.lock() {
+                missed.push(url.clone());
+            }
+        }
+        self.log.note("answering", status, &url);
+        if let Some(pacer) = &self.pacer {
+            // One round trip before the first byte.
+            tokio::time::sleep(pacer.link.latency).await;
+        }
+        Ok(reply.map(|data| Sending {
+            data,
+            at: 0,
+            pacer: self.pacer.clone(),
+            pending: None,
+            wait: None,
+            log: self.log.clone(),
+            status,
+            url,
+        }))
     }
 }
 
 pub struct StaticServer {
-    server: Arc<Server>,
-    /// Each request as it arrived and when its response was sent, for a failed test's
-    /// report: a page that never loaded shows which file it was still waiting for.
-    log: Arc<Mutex<Vec<String>>>,
+    log: RequestLog,
+    stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     port: u16,
 }
@@ -156,78 +313,41 @@ impl StaticServer {
     }
 
     pub fn start_with(root: &Path, serving: Serving) -> Result<Self> {
-        let server = Server::http("127.0.0.1:0")
-            .map_err(|err| anyhow!("starting the static file server: {err}"))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|addr| addr.port())
-            .ok_or_else(|| anyhow!("static file server has no IP address"))?;
-        let server = Arc::new(server);
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let root = serving.deploy.unwrap_or_else(|| Deploy::new(root));
-        let (offline, refused) = (serving.offline, serving.refused);
-        let thread = {
-            let server = Arc::clone(&server);
-            let gzipped = Arc::new(Mutex::new(HashMap::new()));
-            let pacer = serving.link.map(|link| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .context("starting the static file server")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("static-server")
+            .enable_all()
+            .build()
+            .context("starting the static file server's runtime")?;
+        let log = RequestLog {
+            lines: Arc::new(Mutex::new(Vec::new())),
+            started: Instant::now(),
+        };
+        let host = Arc::new(Host {
+            root: serving.deploy.unwrap_or_else(|| Deploy::new(root)),
+            faults: serving.faults,
+            under: serving.under,
+            missed: serving.missed,
+            offline: serving.offline,
+            refused: serving.refused,
+            pacer: serving.link.map(|link| {
                 Arc::new(Pacer {
                     link,
                     next: Mutex::new(Instant::now()),
                 })
-            });
-            let faults = Arc::new(serving.faults);
-            let under = serving.under;
-            let missed = serving.missed;
-            let log = Arc::clone(&log);
-            let started = Instant::now();
-            std::thread::spawn(move || {
-                for request in server.incoming_requests() {
-                    if offline.load(Ordering::SeqCst) {
-                        if let Ok(mut refused) = refused.lock() {
-                            refused.push(request.url().to_string());
-                        }
-                        // Bytes that are not an HTTP response: a network error.
-                        let mut writer = request.into_writer();
-                        let _ = writer.write_all(b"offline\r\n\r\n");
-                        let _ = writer.flush();
-                        continue;
-                    }
-                    let (root, faults) = (root.dir(), Arc::clone(&faults));
-                    let (under, missed) = (under.clone(), Arc::clone(&missed));
-                    let log = Arc::clone(&log);
-                    let (gzipped, pacer) = (Arc::clone(&gzipped), pacer.clone());
-                    // A thread per response, so paced downloads share the link at once.
-                    std::thread::spawn(move || {
-                        let response =
-                            respond(&root, &request, under.as_deref(), &faults, &gzipped);
-                        if response.status_code().0 == 404 {
-                            if let Ok(mut missed) = missed.lock() {
-                                missed.push(request.url().to_string());
-                            }
-                        }
-                        let response = match pacer {
-                            Some(pacer) => paced(response, pacer),
-                            None => response.boxed(),
-                        };
-                        let (url, status) = (request.url().to_string(), response.status_code().0);
-                        let note = |what: &str| {
-                            let at = started.elapsed().as_millis();
-                            if let Ok(mut log) = log.lock() {
-                                log.push(format!("{at:>6} ms {what} {status} {url}"));
-                            }
-                        };
-                        note("answering");
-                        // A client that went away is not the test's concern.
-                        let sent = request.respond(response);
-                        note(if sent.is_ok() { "sent" } else { "broken" });
-                    });
-                }
-            })
-        };
+            }),
+            gzipped: Mutex::new(HashMap::new()),
+            log: log.clone(),
+        });
+        let (stop, stopped) = oneshot::channel();
+        let thread = std::thread::spawn(move || runtime.block_on(serve(listener, host, stopped)));
         Ok(Self {
-            server,
             log,
+            stop: Some(stop),
             thread: Some(thread),
             port,
         })
@@ -237,9 +357,10 @@ impl StaticServer {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The requests so far, one line each (see `log`).
+    /// The requests so far, one line each (see `RequestLog`).
     pub fn requests(&self) -> String {
         self.log
+            .lines
             .lock()
             .map(|log| log.join("\n"))
             .unwrap_or_else(|_| "(the request log is poisoned)".to_string())
@@ -248,95 +369,124 @@ impl StaticServer {
 
 impl Drop for StaticServer {
     fn drop(&mut self) {
-        self.server.unblock();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-type Gzipped = Mutex<HashMap<PathBuf, Arc<Vec<u8>>>>;
-
-/// `response` with its body sent at the link's pace.
-fn paced(response: Response<std::io::Cursor<Vec<u8>>>, pacer: Arc<Pacer>) -> ResponseBox {
-    let status = response.status_code();
-    let headers = response.headers().to_vec();
-    let len = response.data_length();
-    let mut body = Vec::new();
-    response
-        .into_reader()
-        .read_to_end(&mut body)
-        .expect("an in-memory body");
-    let reader = Paced {
-        body: std::io::Cursor::new(body),
-        pacer,
-        started: false,
+/// Accepts connections until `stopped`, each served on a task of its own; the open
+/// connections end with the runtime.
+async fn serve(
+    listener: std::net::TcpListener,
+    host: Arc<Host>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    let listener = match tokio::net::TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(err) => {
+            host.log.note(&format!("could not listen: {err}"), 0, "");
+            return;
+        }
     };
-    Response::new(status, headers, reader, len, None).boxed()
+    loop {
+        let stream = tokio::select! {
+            _ = &mut stopped => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => continue,
+            },
+        };
+        // As static hosts do (nginx's `tcp_nodelay`): a response's last small write
+        // never waits for the browser's delayed acknowledgement.
+        let _ = stream.set_nodelay(true);
+        let host = Arc::clone(&host);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let host = Arc::clone(&host);
+                async move { host.answer(request).await }
+            });
+            // A browser that goes away, or a request refused while offline, ends the
+            // connection; neither is the test's concern.
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
+type Gzipped = Mutex<HashMap<PathBuf, Bytes>>;
+
+/// The response to `url`, its body whole.
 fn respond(
     root: &Path,
-    request: &Request,
+    url: &str,
     under: Option<&str>,
     faults: &[Fault],
+    accepts_gzip: bool,
     gzipped: &Gzipped,
-) -> Response<std::io::Cursor<Vec<u8>>> {
-    let url = request.url();
+) -> Response<Bytes> {
     let served = match under {
         Some(prefix) => url.strip_prefix(prefix.trim_end_matches('/')),
         None => Some(url),
     };
     let Some(served) = served.filter(|u| u.is_empty() || u.starts_with(['/', '?', '#'])) else {
-        return Response::from_string("not found").with_status_code(404);
+        return plain(StatusCode::NOT_FOUND, "not found");
     };
     let Some(path) = resolve(root, served) else {
-        return Response::from_string("forbidden").with_status_code(403);
+        return plain(StatusCode::FORBIDDEN, "forbidden");
     };
     for fault in faults {
         match fault {
             Fault::NotFound(part) if url.contains(part.as_str()) => {
-                return Response::from_string("not found").with_status_code(404);
+                return plain(StatusCode::NOT_FOUND, "not found");
             }
             Fault::Corrupt(part) if url.contains(part.as_str()) => {
-                return with_type(Response::from_data(b"\0asm corrupt".to_vec()), &path);
+                return with_type(Response::new(Bytes::from_static(b"\0asm corrupt")), &path);
             }
             _ => {}
         }
     }
     let Ok(body) = std::fs::read(&path) else {
-        return Response::from_string("not found").with_status_code(404);
+        return plain(StatusCode::NOT_FOUND, "not found");
     };
-    let accepts_gzip = request
-        .headers()
-        .iter()
-        .any(|h| h.field.equiv("Accept-Encoding") && h.value.as_str().contains("gzip"));
     let mut response = if accepts_gzip {
-        let body = gzip(&path, &body, gzipped);
-        Response::from_data(body.to_vec()).with_header(header("Content-Encoding", "gzip"))
+        let mut response = Response::new(gzip(&path, &body, gzipped));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        response
     } else {
-        Response::from_data(body)
+        Response::new(Bytes::from(body))
     };
-    response = response.with_header(header("Cache-Control", cache_control(&path)));
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control(&path)),
+    );
     with_type(response, &path)
 }
 
-fn with_type(
-    response: Response<std::io::Cursor<Vec<u8>>>,
-    path: &Path,
-) -> Response<std::io::Cursor<Vec<u8>>> {
-    let mime = mime_guess::from_path(path).first_or_octet_stream();
-    response.with_header(header("Content-Type", mime.essence_str()))
+fn plain(status: StatusCode, text: &'static str) -> Response<Bytes> {
+    let mut response = Response::new(Bytes::from_static(text.as_bytes()));
+    *response.status_mut() = status;
+    response
 }
 
-fn header(name: &str, value: &str) -> Header {
-    // Both are ASCII constants or MIME types, which always make a header.
-    Header::from_bytes(name, value).unwrap_or_else(|()| panic!("header {name}: {value}"))
+fn with_type(mut response: Response<Bytes>, path: &Path) -> Response<Bytes> {
+    let mime = mime_guess::from_path(path).first_or_octet_stream();
+    // A MIME type is always a valid header value.
+    if let Ok(value) = HeaderValue::from_str(mime.essence_str()) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
 }
 
 /// The gzip encoding of `path` (level 6, a static host's default), compressed once
 /// (two first requests may both compress it; the lock is not held meanwhile).
-fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Arc<Vec<u8>> {
+fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Bytes {
     let cached = cache
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -347,11 +497,11 @@ fn gzip(path: &Path, body: &[u8], cache: &Gzipped) -> Arc<Vec<u8>> {
     }
     let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
     encoder.write_all(body).expect("gzip into memory");
-    let encoded = Arc::new(encoder.finish().expect("gzip into memory"));
+    let encoded = Bytes::from(encoder.finish().expect("gzip into memory"));
     cache
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .insert(path.to_path_buf(), Arc::clone(&encoded));
+        .insert(path.to_path_buf(), encoded.clone());
     encoded
 }
 
