@@ -99,6 +99,51 @@ fn causal_attention_that_stops_at_the_diagonal_beats_the_masked_square() {
     }
 }
 
+/// The gallery's reverse chunk cumsum (flash-linear-attention's chunked cumsum with
+/// `reverse=True`) computes suffix sums over time: checked here against sums this
+/// test adds up itself, not against the reference interpreter, on both presets and
+/// under both syncs; small integers keep every sum exact in f32.
+#[test]
+fn the_reverse_chunk_cumsum_computes_suffix_sums() {
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = include_str!("../../static/examples/reverse_cumsum.tile");
+    let (t, s) = (256, 128);
+    let x: Vec<f32> = (0..t * s)
+        .map(|n| ((n * 7 + n / s) % 11) as f32 - 5.0)
+        .collect();
+    let mut want = vec![0.0f32; t * s];
+    for c in 0..s {
+        let mut suffix = 0.0;
+        for r in (0..t).rev() {
+            suffix += x[r * s + c];
+            want[r * s + c] = suffix;
+        }
+    }
+    for preset in ["teach", "a3"] {
+        for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+            let options = CompileOptions {
+                preset: Some(preset.to_string()),
+                sync,
+                ..CompileOptions::default()
+            };
+            let input = Tensor::from_f32(DType::F32, vec![t as u64, s as u64], &x);
+            let r = run(source, &options, vec![("x".into(), input)], 1);
+            let what = format!("{preset}, {sync:?}");
+            assert!(r.diagnostics.is_empty(), "{what}: {:?}", r.diagnostics);
+            assert!(r.sim.races.is_empty(), "{what}: races");
+            let z = r
+                .outputs
+                .iter()
+                .find(|o| o.name == "z")
+                .and_then(|o| o.tensor.as_ref())
+                .map(Tensor::to_f32_vec)
+                .expect("the output z");
+            assert_eq!(z, want, "{what}");
+        }
+    }
+}
+
 #[test]
 fn a_bound_with_floor_division_is_not_affine() {
     let source = "kernel k(x: f32[64, 8], y: out f32[64, 8]) {\n    for i in 0..64 step 16 {\n        for j in 0 .. i // 2 step 8 {\n            store y[j .. j + 8, :] = load x[j .. j + 8, :];\n        }\n    }\n}\n";
