@@ -315,7 +315,7 @@ export type Costs = {
     vector_slope_f16: number,
     vector_bias: number,
     /**
-     * Multiplies the slope of exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, silu, recip, div.
+     * Multiplies the slope of exp, log, exp2, log2, sqrt, rsqrt, tanh, sigmoid, gelu, silu, recip, div.
      */
     transcendental_factor: number,
     /**
@@ -828,7 +828,7 @@ export type TraceEntry = {
     prov: Provenance,
 };
 
-export type UnOp = "Exp" | "Log" | "Sqrt" | "Rsqrt" | "Abs" | "Neg" | "Relu" | "Sigmoid" | "Tanh" | "Gelu" | "Silu" | "Recip";
+export type UnOp = "Exp" | "Log" | "Exp2" | "Log2" | "Sqrt" | "Rsqrt" | "Abs" | "Neg" | "Relu" | "Sigmoid" | "Tanh" | "Gelu" | "Silu" | "Recip";
 
 /**
  * A vector source operand.

@@ -69,6 +69,31 @@ fn cases() -> Vec<Case> {
             "write `sum(t, axis=1)`, not a second argument",
         ),
         case(
+            "attribute_before_its_loop",
+            k("@buffers(2)\nfor r in 0..64 step 8 {\n    let t = load x[r .. r + 8, :];\n    store y[r .. r + 8, :] = t;\n}"),
+            "`@buffers(2)` goes after the loop's range",
+        ),
+        case(
+            "power_of_a_tile_exponent",
+            k("let t = load x[:, :];\nstore y[:, :] = t ** t;"),
+            "the exponent of `**` must be a constant",
+        ),
+        case(
+            "power_too_large",
+            k("let t = load x[:, :];\nstore y[:, :] = t ** 9;"),
+            "`**` takes an integer exponent from -8 to 8, but `9` is 9",
+        ),
+        case(
+            "power_negative_of_integers",
+            k("let t = load n[:, :];\nstore y[:, :] = (t ** -2) as f32;"),
+            "an i32 tile to a negative power is not an integer",
+        ),
+        case(
+            "power_fractional_of_integers",
+            k("let t = load n[:, :];\nstore y[:, :] = (t ** 0.5) as f32;"),
+            "an i32 tile takes `**` by an integer from 0 to 8",
+        ),
+        case(
             "non_ascii_name",
             k("let tëst = load x[:, :];\nstore y[:, :] = tëst;"),
             "names are ASCII letters, digits and `_`; `tëst` has `ë`",
@@ -136,8 +161,18 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "const_float",
-            format!("const A = 1.5;\n{}", k("")),
+            k("for i in 0..1.5 { }"),
             "expected an integer constant",
+        ),
+        case(
+            "const_float_as_extent",
+            "const A = 1.5;\nkernel k(x: f32[A]) { }",
+            "`A` is a float constant (1.5), but an integer is needed here",
+        ),
+        case(
+            "const_float_floor_division",
+            format!("const A = 1.5 // 2;\n{}", k("")),
+            "a float constant is built with `+ - * / **`, not `//`",
         ),
         case(
             "const_from_tile",
@@ -426,7 +461,7 @@ fn cases() -> Vec<Case> {
         case(
             "let_scalar",
             k("let t = 1.0 + 2;"),
-            "a tile needs a shape: use full(...)",
+            "`t` would be a number, but `let` names a tile",
         ),
         case(
             "tile_too_large",

@@ -56,3 +56,24 @@ fn garbage_produces_a_bounded_number_of_errors() {
     );
     assert!(!diags.is_empty());
 }
+
+/// A loop attribute written above its loop, as a Python decorator: one error, and the
+/// loop and its body still parse (no cascade of unknown names after it).
+#[test]
+fn an_attribute_above_its_loop_is_one_error() {
+    let source = "kernel k(x: f32[64, 8], y: out f32[64, 8]) {
+    @buffers(2)
+    for r in 0..64 step 8 {
+        let t = load x[r .. r + 8, :];
+        store y[r .. r + 8, :] = t;
+    }
+}
+";
+    let (file, diags) = front::parse(source);
+    let lines: Vec<String> = diags.iter().map(|d| common::line_of(source, d)).collect();
+    assert_eq!(lines, ["2"], "{diags:?}");
+    assert_eq!(file.kernels[0].body.stmts.len(), 1);
+    // The checker finds nothing more: the loop kept its variable and its `let`.
+    let all = front::frontend(source, None).expect_err("the attribute's error");
+    assert_eq!(all.len(), 1, "{all:?}");
+}

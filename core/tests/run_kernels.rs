@@ -393,3 +393,134 @@ fn loop_variables_as_numbers_in_tile_expressions() {
 "#,
     );
 }
+
+/// Unary `-`, `abs` and `relu` of i32 tiles compute on the vector unit's i32 lanes, and
+/// wrap as numpy's do: `-(-2^31)` and `abs(-2^31)` stay `-2^31`. (They were an internal
+/// error: the machine took only float unary ops.)
+#[test]
+fn integer_unary_ops_wrap_as_numpy() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(x: i32[8, 16], n: out i32[8, 16], a: out i32[8, 16], r: out i32[8, 16]) {
+    let t = load x[:, :];
+    store n[:, :] = -t;
+    store a[:, :] = abs(t);
+    store r[:, :] = relu(t);
+}
+"#;
+    let mut x = Tensor::zeros(DType::I32, vec![8, 16]);
+    let lanes = [i32::MIN, i32::MIN + 1, -7, -1, 0, 1, 7, i32::MAX];
+    for i in 0..128 {
+        x.set_i32(i, lanes[i % lanes.len()]);
+    }
+    let r = tilescope::run::run(source, &CompileOptions::default(), vec![("x".into(), x)], 1);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.sim.errors.is_empty() && r.sim.races.is_empty());
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    let out = |name: &str| {
+        let o = r.outputs.iter().find(|o| o.name == name).expect(name);
+        let t = o.tensor.as_ref().expect("a simulated tensor");
+        (0..8).map(|i| t.get_i32(i)).collect::<Vec<i32>>()
+    };
+    assert_eq!(out("n"), [i32::MIN, i32::MAX, 7, 1, 0, -1, -7, -i32::MAX]);
+    assert_eq!(out("a"), [i32::MIN, i32::MAX, 7, 1, 0, 1, 7, i32::MAX]);
+    assert_eq!(out("r"), [0, 0, 0, 0, 0, 1, 7, i32::MAX]);
+}
+
+/// A gathered tile used directly as a matmul operand: the gather lands in UB (the only
+/// space the gather DMA writes) and moves on to L1 and L0B. (It was an internal error:
+/// scope-inference put the gather's result in L1.)
+#[test]
+fn a_gathered_tile_feeds_a_matmul() {
+    check(
+        r#"kernel k(x: f16[16, 32], table: f16[64, 32], idx: i32[16, 1], y: out f32[16, 16]) {
+    let i = load idx[:, :];
+    store y[:, :] = load x[:, :] @ (load table[i, :]).T;
+}
+"#,
+    );
+    check(
+        r#"kernel k(x: f16[16, 32], table: f16[64, 16], idx: i32[32, 1], y: out f32[16, 16]) {
+    let i = load idx[:, :];
+    store y[:, :] = load x[:, :] @ load table[i, :];
+}
+"#,
+    );
+}
+
+/// `**` with a constant exponent, against powers computed here (f64, then compared
+/// within the simulator's tolerance), and `exp2` / `log2`: Python's precedence makes
+/// `-t ** 2` the negated square.
+#[test]
+fn powers_with_constant_exponents_and_exp2_log2() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"const HALF = 0.5;
+kernel k(x: f32[8, 16], n: i32[8, 16], sq: out f32[8, 16], neg: out f32[8, 16], inv: out f32[8, 16],
+         root: out f32[8, 16], p: out f32[8, 16], one: out f32[8, 16], cube: out i32[8, 16],
+         e2: out f32[8, 16], l2: out f32[8, 16]) {
+    let t = load x[:, :];
+    let a = abs(t) + 0.25;
+    store sq[:, :] = t ** 2;
+    store neg[:, :] = -t ** 2;
+    store inv[:, :] = a ** -1;
+    store root[:, :] = a ** HALF;
+    store p[:, :] = pow(a, 1.5);
+    store one[:, :] = t ** 0;
+    store cube[:, :] = load n[:, :] ** 3;
+    store e2[:, :] = exp2(t);
+    store l2[:, :] = log2(a);
+}
+"#;
+    let xs: Vec<f32> = (0..128).map(|i| (i as f32 - 64.0) / 16.0).collect();
+    let ns: Vec<f32> = (0..128).map(|i| (i % 11) as f32 - 5.0).collect();
+    let x = Tensor::from_f32(DType::F32, vec![8, 16], &xs);
+    let n = Tensor::from_f32(DType::I32, vec![8, 16], &ns);
+    let r = tilescope::run::run(
+        source,
+        &CompileOptions::default(),
+        vec![("x".into(), x), ("n".into(), n)],
+        1,
+    );
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.sim.errors.is_empty() && r.sim.races.is_empty());
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    let out = |name: &str| {
+        let o = r.outputs.iter().find(|o| o.name == name).expect(name);
+        o.tensor.as_ref().expect("a simulated tensor").to_f32_vec()
+    };
+    let check = |name: &str, f: &dyn Fn(f64, f64) -> f64| {
+        for (i, got) in out(name).into_iter().enumerate() {
+            let want = f(xs[i] as f64, ns[i] as f64);
+            let tol = 1e-5 * want.abs().max(1.0);
+            assert!(
+                (got as f64 - want).abs() <= tol,
+                "{name}[{i}]: {got} against {want}"
+            );
+        }
+    };
+    let a = |t: f64| t.abs() + 0.25;
+    check("sq", &|t, _| t * t);
+    check("neg", &|t, _| -(t * t));
+    check("inv", &|t, _| 1.0 / a(t));
+    check("root", &|t, _| a(t).sqrt());
+    check("p", &|t, _| a(t).powf(1.5));
+    check("one", &|_, _| 1.0);
+    check("cube", &|_, n| n * n * n);
+    check("e2", &|t, _| t.exp2());
+    check("l2", &|t, _| a(t).log2());
+}
+
+/// `out` marks an output only before a parameter's type: a parameter may be called
+/// `out`, as PyTorch and AscendC sources call theirs.
+#[test]
+fn a_parameter_may_be_called_out() {
+    check(
+        r#"kernel k(x: f32[8, 16], out: out f32[8, 16]) {
+    store out[:, :] = load x[:, :] * 2.0;
+}
+"#,
+    );
+}

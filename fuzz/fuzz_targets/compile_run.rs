@@ -15,7 +15,7 @@ use tilescope::diag::Severity;
 use tilescope::sim::SimErrorKind;
 
 const UNARY: &[&str] = &[
-    "exp", "log", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh", "gelu", "silu", "recip",
+    "exp", "log", "exp2", "log2", "sqrt", "rsqrt", "abs", "neg", "relu", "sigmoid", "tanh", "gelu", "silu", "recip",
 ];
 const BINARY: &[&str] = &["+", "-", "*", "/"];
 const REDUCE: &[&str] = &["sum", "amax", "amin", "mean"];

@@ -196,7 +196,7 @@ pub struct Costs {
     pub vector_slope_f32: f64,
     pub vector_slope_f16: f64,
     pub vector_bias: u64,
-    /// Multiplies the slope of exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, silu, recip, div.
+    /// Multiplies the slope of exp, log, exp2, log2, sqrt, rsqrt, tanh, sigmoid, gelu, silu, recip, div.
     pub transcendental_factor: f64,
     /// Added per row a reduction folds (the source tile's rows).
     pub reduction_cycles_per_row: u64,

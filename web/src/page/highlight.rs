@@ -146,6 +146,12 @@ pub fn tokenize(source: &str) -> Vec<Token> {
                         continue;
                     } else if DTYPES.contains(&word) {
                         TokenKind::DType
+                    } else if word == "out"
+                        && matches!(next_token(i), Some((Piece::Token(Tok::Ident), s))
+                            if source.get(s.start as usize..s.end as usize).is_some_and(|w| DTYPES.contains(&w)))
+                    {
+                        // `out` before a parameter's type; elsewhere it is a name.
+                        TokenKind::Keyword
                     } else if matches!(next_token(i), Some((Piece::Token(Tok::LParen), _))) {
                         TokenKind::Function
                     } else {
@@ -165,7 +171,6 @@ pub fn tokenize(source: &str) -> Vec<Token> {
                 | Tok::Step
                 | Tok::Load
                 | Tok::Store
-                | Tok::Out
                 | Tok::As => TokenKind::Keyword,
                 _ => TokenKind::Punct,
             },
@@ -313,6 +318,18 @@ mod tests {
         for odd in ["", ";", "é;ü\n\u{1F600}", "0x1f.."] {
             let _ = tokenize_asm(odd);
         }
+    }
+
+    #[test]
+    fn out_is_a_keyword_only_before_a_type() {
+        use TokenKind::*;
+        let src = "kernel k(out: out f32[4]) { store out[:] = t ** 2; }";
+        let k = kinds(src);
+        assert_eq!(k[3], ("out", Ident));
+        assert_eq!(k[5], ("out", Keyword));
+        assert_eq!(k[6], ("f32", DType));
+        assert!(k.contains(&("out", Ident)) && k.iter().filter(|t| t.0 == "out").count() == 3);
+        assert!(k.contains(&("**", Punct)));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! `copy` ops that move tiles between spaces. Vector operands live in UB; matmul operands
 //! travel GM -> L1 -> L0A/L0B and accumulate in L0C; a matmul result feeding vector work
 //! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
-//! L0A/L0B. A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
+//! L0A/L0B, and so does a gathered matmul operand (the gather DMA writes UB only).
+//! A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
 //! (the MTE1 transpose flag); any other transpose works in UB. A `slice` (subtile-matmul's
 //! piece of an L1 tile) reads L1 and lands in the L0 side its product reads. A
 //! loop-carried matmul accumulator stays in L0C (see `accumulate`).
@@ -132,15 +133,19 @@ fn natural(
         OpKind::Transpose { .. } | OpKind::Slice { .. } => {
             transposes.get(&op).copied().unwrap_or(MemSpace::UB)
         }
-        OpKind::Load { .. } => {
-            let matrix_only = users.get(&v).is_some_and(|us| {
-                !us.is_empty()
-                    && us.iter().all(|&(u, pos)| {
-                        let kind = k.ops.get(u).map(|o| &o.kind);
-                        let d = kind.map(|kd| demand(k, kd, pos, transposes, u));
-                        matches!(d, Some(MemSpace::L1 | MemSpace::L0A | MemSpace::L0B))
-                    })
-            });
+        OpKind::Load { index, .. } => {
+            // The machine's gather writes UB only: a gathered matmul operand moves on
+            // to L1 from there.
+            let gathers = index.iter().any(|i| matches!(i, Index::Indirect(_)));
+            let matrix_only = !gathers
+                && users.get(&v).is_some_and(|us| {
+                    !us.is_empty()
+                        && us.iter().all(|&(u, pos)| {
+                            let kind = k.ops.get(u).map(|o| &o.kind);
+                            let d = kind.map(|kd| demand(k, kd, pos, transposes, u));
+                            matches!(d, Some(MemSpace::L1 | MemSpace::L0A | MemSpace::L0B))
+                        })
+                });
             if matrix_only && !k_tail(k, op, users, transposes) {
                 MemSpace::L1
             } else {

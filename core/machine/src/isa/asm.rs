@@ -100,7 +100,7 @@ macro_rules! words {
 
 words!(AluOp, ALU_OPS: Add "add", Sub "sub", Mul "mul", Div "div", Rem "rem", Min "min", Max "max");
 words!(UnOp, UN_OPS:
-    Exp "vexp", Log "vlog", Sqrt "vsqrt", Rsqrt "vrsqrt", Abs "vabs", Neg "vneg",
+    Exp "vexp", Log "vlog", Exp2 "vexp2", Log2 "vlog2", Sqrt "vsqrt", Rsqrt "vrsqrt", Abs "vabs", Neg "vneg",
     Relu "vrelu", Sigmoid "vsigmoid", Tanh "vtanh", Gelu "vgelu", Silu "vsilu", Recip "vrecip",
 );
 words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin");

@@ -34,7 +34,7 @@
 use super::asm::{Flag, Form, Head, Key, Miss, Parser, Pos, Printer, Suffix};
 use super::operands::MemAccess::{Index, Read, ReadWrite, Write};
 use super::operands::{self, Dim, Extent, MemAccess, Operand, Reader, RegRole, Renamer};
-use super::{dma_pipe, need, Addr, BinOp, Op, Reg, Region, VSrc, Val};
+use super::{dma_pipe, need, Addr, BinOp, Op, Reg, Region, UnOp, VSrc, Val};
 use super::{MAX_DMA_DIMS, MAX_EVENT_IDS, SPILL_SLOTS};
 use crate::diag::Diagnostic;
 use crate::types::{DType, MemSpace, Pipe};
@@ -281,7 +281,10 @@ instructions! {
         src: Pos => tile(Read, dtype.bytes()),
     }
     pipe Pipe::V,
-    rules all_ub(instr).and(need(dtype.is_float(), "vector unary ops are float-only"));
+    rules all_ub(instr).and(need(
+        dtype.is_float() || matches!(op, UnOp::Neg | UnOp::Abs | UnOp::Relu),
+        "i32 vector unary ops are neg, abs and relu",
+    ));
 
     Op::VBinary {
         op: Head,

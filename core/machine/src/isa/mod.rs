@@ -44,7 +44,7 @@
 //! `fix.DT DST{..}, l0c[..]{..}` (FIX: L0C f32 to UB or GM, cast to DT).
 //!
 //! Vector (V, on UB tiles; a source with 1 row or 1 col broadcasts over the destination):
-//! unary `vexp vlog vsqrt vrsqrt vabs vneg vrelu vsigmoid vtanh vgelu vsilu vrecip` `DST,
+//! unary `vexp vlog vexp2 vlog2 vsqrt vrsqrt vabs vneg vrelu vsigmoid vtanh vgelu vsilu vrecip` `DST,
 //! SRC`; binary `vadd vsub vmul vdiv vmax vmin DST, A, B` where A or B may be a scalar
 //! (float literal, integer literal or register); reductions `vsum vrmax vrmin DST, SRC,
 //! axis=0|1` over the source tile's rows x cols (register extents mask a tail); `vcast.TO.FROM
@@ -195,6 +195,8 @@ pub enum AluOp {
 pub enum UnOp {
     Exp,
     Log,
+    Exp2,
+    Log2,
     Sqrt,
     Rsqrt,
     Abs,

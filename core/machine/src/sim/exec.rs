@@ -209,6 +209,8 @@ pub fn unary(op: UnOp, x: f32) -> f32 {
     match op {
         UnOp::Exp => x.exp(),
         UnOp::Log => x.ln(),
+        UnOp::Exp2 => x.exp2(),
+        UnOp::Log2 => x.log2(),
         UnOp::Sqrt => x.sqrt(),
         UnOp::Rsqrt => 1.0 / x.sqrt(),
         UnOp::Abs => x.abs(),
@@ -226,6 +228,17 @@ pub fn unary(op: UnOp, x: f32) -> f32 {
         UnOp::Gelu => 0.5 * x * (1.0 + (0.797_884_6 * (x + 0.044715 * x * x * x)).tanh()),
         UnOp::Silu => x * sigmoid(x),
         UnOp::Recip => 1.0 / x,
+    }
+}
+
+/// The i32 lanes' unary ops, as numpy computes them: negation and `abs` wrap
+/// (`abs(-2^31)` stays `-2^31`). `None` for the float-only ops, which validation refuses.
+fn unary_i(op: UnOp) -> Option<fn(i32) -> i32> {
+    match op {
+        UnOp::Neg => Some(i32::wrapping_neg),
+        UnOp::Abs => Some(i32::wrapping_abs),
+        UnOp::Relu => Some(|x| x.max(0)),
+        _ => None,
     }
 }
 
@@ -505,8 +518,14 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
         } => {
             let (d, sv) = (view(dst, r, 0), view(src, r, 1));
             check_bcast(sv, d)?;
-            read_view(m, sv, *dtype, d.rows, d.cols, &mut s.a)?;
             let op = *op;
+            if *dtype == DType::I32 {
+                let f = unary_i(op).ok_or_else(|| format!("vector {op:?} is float-only"))?;
+                read_view_i(m, sv, d.rows, d.cols, &mut s.ia)?;
+                s.ia.iter_mut().for_each(|x| *x = f(*x as i32) as i64);
+                return write_view_i(m, d, &s.ia);
+            }
+            read_view(m, sv, *dtype, d.rows, d.cols, &mut s.a)?;
             s.a.iter_mut().for_each(|x| *x = unary(op, *x));
             write_view(m, d, *dtype, &s.a)
         }

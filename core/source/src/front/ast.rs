@@ -156,6 +156,8 @@ pub enum BinaryOp {
     Mod,
     /// `@`
     MatMul,
+    /// `**`: a power with a constant exponent (numpy's `t ** 2`).
+    Pow,
     /// `<`, `<=`, `>`, `>=`, `==`, `!=`: a mask; the loosest level, non-associative.
     Cmp(CmpOp),
 }
@@ -170,6 +172,7 @@ impl BinaryOp {
             BinaryOp::FloorDiv => "//",
             BinaryOp::Mod => "%",
             BinaryOp::MatMul => "@",
+            BinaryOp::Pow => "**",
             BinaryOp::Cmp(op) => op.symbol(),
         }
     }

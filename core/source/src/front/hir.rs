@@ -241,6 +241,9 @@ pub enum UnaryOp {
     Neg,
     Exp,
     Log,
+    /// `2 ** x`
+    Exp2,
+    Log2,
     Sqrt,
     Rsqrt,
     Abs,
@@ -265,6 +268,8 @@ impl UnaryOp {
             UnaryOp::Neg => -x,
             UnaryOp::Exp => x.exp(),
             UnaryOp::Log => x.ln(),
+            UnaryOp::Exp2 => x.exp2(),
+            UnaryOp::Log2 => x.log2(),
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Rsqrt => one / x.sqrt(),
             UnaryOp::Abs => x.abs(),
@@ -309,6 +314,8 @@ impl UnaryOp {
             UnaryOp::Neg => "neg",
             UnaryOp::Exp => "exp",
             UnaryOp::Log => "log",
+            UnaryOp::Exp2 => "exp2",
+            UnaryOp::Log2 => "log2",
             UnaryOp::Sqrt => "sqrt",
             UnaryOp::Rsqrt => "rsqrt",
             UnaryOp::Abs => "abs",
@@ -321,10 +328,12 @@ impl UnaryOp {
         }
     }
 
-    pub const ALL: [UnaryOp; 12] = [
+    pub const ALL: [UnaryOp; 14] = [
         UnaryOp::Neg,
         UnaryOp::Exp,
         UnaryOp::Log,
+        UnaryOp::Exp2,
+        UnaryOp::Log2,
         UnaryOp::Sqrt,
         UnaryOp::Rsqrt,
         UnaryOp::Abs,

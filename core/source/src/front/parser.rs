@@ -101,8 +101,12 @@ impl<'s> Parser<'s> {
     }
 
     fn error(&mut self, message: impl Into<String>, span: Span) -> Failed {
+        self.report(Diagnostic::error(message, span))
+    }
+
+    fn report(&mut self, diagnostic: Diagnostic) -> Failed {
         if self.diags.len() < MAX_DIAGNOSTICS {
-            self.diags.push(Diagnostic::error(message, span));
+            self.diags.push(diagnostic);
         } else {
             self.gave_up = true;
         }
@@ -271,7 +275,14 @@ impl<'s> Parser<'s> {
     fn param(&mut self) -> PResult<Param> {
         let name = self.ident("a parameter name")?;
         self.expect(Tok::Colon)?;
-        let is_out = self.eat(Tok::Out).is_some();
+        // `out` marks an output only before the type: elsewhere it is a name, and a
+        // parameter may be called `out`, as PyTorch and AscendC sources call theirs.
+        let is_out = self.at(Tok::Ident)
+            && self.text(self.peek().span) == "out"
+            && self.peek_at(1).tok == Tok::Ident;
+        if is_out {
+            self.bump();
+        }
         let ty = self.type_expr()?;
         Ok(Param {
             span: name.span.to(ty.span),
@@ -354,6 +365,7 @@ impl<'s> Parser<'s> {
                 }
             }
             Tok::For => return self.for_stmt(),
+            Tok::At => return self.attrs_before_for(),
             Tok::Ident if self.peek_at(1).tok == Tok::LBracket => {
                 let name = self.ident("a name")?;
                 let slot = self.slot_index()?;
@@ -403,20 +415,7 @@ impl<'s> Parser<'s> {
             Some(_) => Some(self.const_operand()?),
             None => None,
         };
-        let mut attrs = Vec::new();
-        while let Some(at) = self.eat(Tok::At) {
-            let name = self.ident("an attribute name after `@`")?;
-            let (args, end) = if self.at(Tok::LParen) {
-                self.delimited(Tok::LParen, Tok::RParen, 0, Self::expr)?
-            } else {
-                (Vec::new(), name.span)
-            };
-            attrs.push(Attr {
-                name,
-                args,
-                span: at.span.to(end),
-            });
-        }
+        let attrs = self.attrs()?;
         let body = self.block()?;
         let span = start.to(body.span);
         Ok(Stmt {
@@ -431,6 +430,49 @@ impl<'s> Parser<'s> {
             },
             span,
         })
+    }
+
+    /// `@name` or `@name(args)`, any number of them.
+    fn attrs(&mut self) -> PResult<Vec<Attr>> {
+        let mut attrs = Vec::new();
+        while let Some(at) = self.eat(Tok::At) {
+            let name = self.ident("an attribute name after `@`")?;
+            let (args, end) = if self.at(Tok::LParen) {
+                self.delimited(Tok::LParen, Tok::RParen, 0, Self::expr)?
+            } else {
+                (Vec::new(), name.span)
+            };
+            attrs.push(Attr {
+                name,
+                args,
+                span: at.span.to(end),
+            });
+        }
+        Ok(attrs)
+    }
+
+    /// An attribute written before its loop, as a Python decorator is
+    /// (`@buffers(2)` on the line above `for`): one error that shows where it goes,
+    /// then the loop parsed with it, so nothing in the loop cascades into more errors.
+    fn attrs_before_for(&mut self) -> PResult<Stmt> {
+        let attrs = self.attrs()?;
+        if !self.at(Tok::For) {
+            return Err(self.expected("`for` after a loop attribute"));
+        }
+        if let (Some(first), Some(last)) = (attrs.first(), attrs.last()) {
+            let span = first.span.to(last.span);
+            let text = self.text(span).to_string();
+            let note = format!("write it before the body: `for i in 0..N step S {text} {{`");
+            let message = format!("`{text}` goes after the loop's range");
+            self.report(Diagnostic::error(message, span).with_note(note));
+        }
+        let mut stmt = self.for_stmt()?;
+        if let StmtKind::For { attrs: after, .. } = &mut stmt.kind {
+            let mut all = attrs;
+            all.append(after);
+            *after = all;
+        }
+        Ok(stmt)
     }
 
     /// `[slot]` after a `buffers(...)` tile's name.
@@ -644,7 +686,19 @@ impl<'s> Parser<'s> {
                 span,
             });
         }
-        self.postfix()
+        self.power()
+    }
+
+    /// `base ** exponent`, as in Python: tighter than a unary minus on its left
+    /// (`-t ** 2` is `-(t ** 2)`), right-associative, and its exponent may be negated
+    /// (`t ** -1`).
+    fn power(&mut self) -> PResult<Expr> {
+        let base = self.postfix()?;
+        if self.eat(Tok::StarStar).is_none() {
+            return Ok(base);
+        }
+        let exponent = self.nested(|p| p.unary())?;
+        Ok(Self::binary(base, BinaryOp::Pow, exponent))
     }
 
     fn postfix(&mut self) -> PResult<Expr> {

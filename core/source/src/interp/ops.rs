@@ -23,6 +23,8 @@ pub fn unary_f32(op: UnaryOp) -> fn(f32) -> f32 {
         UnaryOp::Neg => |x| -x,
         UnaryOp::Exp => f32::exp,
         UnaryOp::Log => f32::ln,
+        UnaryOp::Exp2 => f32::exp2,
+        UnaryOp::Log2 => f32::log2,
         UnaryOp::Sqrt => f32::sqrt,
         UnaryOp::Rsqrt => |x| 1.0 / x.sqrt(),
         UnaryOp::Abs => f32::abs,

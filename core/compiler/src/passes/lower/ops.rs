@@ -16,6 +16,8 @@ fn unop(op: UnaryOp) -> UnOp {
         UnaryOp::Neg => UnOp::Neg,
         UnaryOp::Exp => UnOp::Exp,
         UnaryOp::Log => UnOp::Log,
+        UnaryOp::Exp2 => UnOp::Exp2,
+        UnaryOp::Log2 => UnOp::Log2,
         UnaryOp::Sqrt => UnOp::Sqrt,
         UnaryOp::Rsqrt => UnOp::Rsqrt,
         UnaryOp::Abs => UnOp::Abs,

@@ -1,5 +1,7 @@
-//! Integer constant expressions: `const` items, extents, loop bounds, `axis=`. Checked
-//! arithmetic with floor semantics for `//` and `%`; overflow is an error, not a wrap.
+//! Constant expressions: `const` items, extents, loop bounds, `axis=`. Integers use
+//! checked arithmetic with floor semantics for `//` and `%` (overflow is an error, not a
+//! wrap); a `const` item may also be a float (`const EPS = 1e-5;`), usable wherever a
+//! float literal is.
 
 use super::{show, Binding, Checker};
 use crate::diag::{Diagnostic, Span};
@@ -37,9 +39,25 @@ pub fn int_op(op: BinaryOp, a: i64, b: i64) -> Result<i64, String> {
         BinaryOp::Mod => floor_mod(a, b),
         BinaryOp::Div => return Err("`/` is true division; integer constants use `//`".into()),
         BinaryOp::MatMul => return Err("`@` is not an integer operator".into()),
+        BinaryOp::Pow => match u32::try_from(b) {
+            Ok(b) => a.checked_pow(b),
+            Err(_) if b < 0 => {
+                return Err(
+                    "a negative exponent gives a float; an integer takes `**` by 0 or more".into(),
+                )
+            }
+            Err(_) => None,
+        },
         BinaryOp::Cmp(_) => return Err("a comparison gives a mask, not an integer".into()),
     };
     r.ok_or_else(|| "overflows a 64-bit integer".to_string())
+}
+
+/// A `const` item's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    Int(i64),
+    Float(f64),
 }
 
 impl Checker<'_> {
@@ -50,8 +68,82 @@ impl Checker<'_> {
             if !self.first_definition(&mut seen, "constant", &c.name) {
                 continue;
             }
-            let value = self.const_expr(&c.value);
+            let value = self.const_item_expr(&c.value);
             self.consts.insert(c.name.name.clone(), value);
+        }
+    }
+
+    /// A `const` item's expression: an integer constant expression, or a float one
+    /// (a float literal or float constant anywhere in it; `+ - * / **` and unary `-`,
+    /// in f64 as Python computes).
+    fn const_item_expr(&mut self, e: &Expr) -> Option<ConstValue> {
+        if !self.mentions_float(e) {
+            return self.const_expr(e).map(ConstValue::Int);
+        }
+        self.nested(e.span, |cx| cx.float_expr(e))
+    }
+
+    /// Whether `e` has a float literal or names a float constant (so is a float
+    /// expression, as in Python, where `2 * 0.5` is a float).
+    fn mentions_float(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Float(_) => true,
+            ExprKind::Name(name) => {
+                matches!(self.consts.get(name), Some(Some(ConstValue::Float(_))))
+            }
+            ExprKind::Neg(arg) => self.mentions_float(arg),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.mentions_float(lhs) || self.mentions_float(rhs)
+            }
+            _ => false,
+        }
+    }
+
+    fn float_expr(&mut self, e: &Expr) -> Option<ConstValue> {
+        // An integer part keeps integer semantics: `(7 // 2) * 0.5` is 1.5.
+        if !self.mentions_float(e) {
+            return self.const_expr(e).map(ConstValue::Int);
+        }
+        let value = |cx: &mut Self, e: &Expr| -> Option<f64> {
+            match cx.nested(e.span, |cx| cx.float_expr(e))? {
+                ConstValue::Int(v) => Some(v as f64),
+                ConstValue::Float(v) => Some(v),
+            }
+        };
+        match &e.kind {
+            ExprKind::Float(v) => Some(ConstValue::Float(*v)),
+            // A float constant (integer ones took the path above).
+            ExprKind::Name(name) => self.consts.get(name).copied().flatten(),
+            ExprKind::Neg(arg) => value(self, arg).map(|v| ConstValue::Float(-v)),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (a, b) = (value(self, lhs), value(self, rhs));
+                let (a, b) = (a?, b?);
+                let v = match op {
+                    BinaryOp::Add => a + b,
+                    BinaryOp::Sub => a - b,
+                    BinaryOp::Mul => a * b,
+                    BinaryOp::Div => a / b,
+                    BinaryOp::Pow => a.powf(b),
+                    _ => {
+                        return self.error(
+                            format!(
+                                "`{}`: a float constant is built with `+ - * / **`, not `{}`",
+                                show::expr(e),
+                                op.symbol()
+                            ),
+                            e.span,
+                        )
+                    }
+                };
+                Some(ConstValue::Float(v))
+            }
+            _ => self.error(
+                format!(
+                    "`{}` is not a constant expression (numbers, constants, `+ - * / **`)",
+                    show::expr(e)
+                ),
+                e.span,
+            ),
         }
     }
 
@@ -89,8 +181,17 @@ impl Checker<'_> {
     }
 
     fn const_name(&mut self, name: &str, span: Span) -> Option<i64> {
-        if let Some(v) = self.consts.get(name) {
-            return *v;
+        match self.consts.get(name) {
+            Some(Some(ConstValue::Int(v))) => return Some(*v),
+            Some(Some(ConstValue::Float(v))) => {
+                let v = *v;
+                return self.error(
+                    format!("`{name}` is a float constant ({v}), but an integer is needed here"),
+                    span,
+                );
+            }
+            Some(None) => return None,
+            None => {}
         }
         if let Some(item) = self.const_item(name) {
             let d = Diagnostic::error(

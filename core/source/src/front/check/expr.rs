@@ -1,7 +1,7 @@
 //! Tile expressions: literals, names, elementwise and unary operations, reductions,
 //! matmul, transpose, casts, constructors and loads (`docs/language.md`, "Operations").
 
-use super::consts::int_op;
+use super::consts::{int_op, ConstValue};
 use super::shape::{broadcast, scalar, Limit};
 use super::{closest, show, Binding, Checker};
 use crate::diag::{Diagnostic, Span};
@@ -23,8 +23,13 @@ pub enum Val {
 }
 
 /// Functions whose first argument is a type: `zeros(f32[8, 8])`.
+/// The largest integer exponent `**` multiplies out. Each factor is a copy of the base
+/// in the checked tree (the IR's common-subexpression pass merges them), so the tree
+/// grows with the exponent; numpy kernels square and cube.
+const MAX_POWER: i64 = 8;
+
 const CONSTRUCTORS: [&str; 3] = ["zeros", "full", "iota"];
-const BINARY_FUNCS: [&str; 3] = ["maximum", "minimum", "where"];
+const BINARY_FUNCS: [&str; 4] = ["maximum", "minimum", "where", "pow"];
 
 fn symbol(op: BinaryOp) -> &'static str {
     match op {
@@ -130,6 +135,7 @@ impl Checker<'_> {
                     ast::BinaryOp::Mul => BinaryOp::Mul,
                     ast::BinaryOp::Div => BinaryOp::Div,
                     ast::BinaryOp::MatMul => return self.matmul(lhs, rhs, span),
+                    ast::BinaryOp::Pow => return self.power(lhs, rhs, span),
                     ast::BinaryOp::Cmp(op) => return self.compare(*op, lhs, rhs, span),
                     ast::BinaryOp::FloorDiv | ast::BinaryOp::Mod => {
                         return self.int_only(e, *op, lhs, rhs)
@@ -204,9 +210,13 @@ impl Checker<'_> {
             None => {
                 if let Some(v) = self.consts.get(name) {
                     return v.map(|v| {
+                        let (value, is_float) = match v {
+                            ConstValue::Int(v) => (v as f64, false),
+                            ConstValue::Float(v) => (v, true),
+                        };
                         Val::Lit(Lit {
-                            value: v as f64,
-                            is_float: false,
+                            value,
+                            is_float,
                             span,
                         })
                     });
@@ -328,6 +338,101 @@ impl Checker<'_> {
             ty,
             span,
         }))
+    }
+
+    /// `base ** exponent` with a constant exponent, as numpy computes it: an integer
+    /// exponent multiplies (`t ** 3` is `t * t * t`, `t ** 0` is ones, a negative one
+    /// takes the reciprocal), `0.5` and `-0.5` are `sqrt` and `rsqrt`, and any other
+    /// float exponent `c` is `exp2(c * log2(t))`, NaN for a negative base as in numpy.
+    fn power(&mut self, base: &ast::Expr, exponent: &ast::Expr, span: Span) -> Option<Val> {
+        let b = self.value(base);
+        let x = self.value(exponent);
+        let x = match x? {
+            Val::Lit(x) => x,
+            Val::Tile(t) => {
+                return self.error(
+                    "the exponent of `**` must be a constant; for a tile exponent, write `exp2(y * log2(t))` (for t > 0)",
+                    t.span,
+                )
+            }
+        };
+        let t = match b? {
+            Val::Lit(b) => {
+                // Python's rule: an integer to a non-negative integer power stays one.
+                let is_float = b.is_float || x.is_float || x.value < 0.0;
+                return Some(Val::Lit(Lit {
+                    value: b.value.powf(x.value),
+                    is_float,
+                    span,
+                }));
+            }
+            Val::Tile(t) => t,
+        };
+        self.not_mask(&t, "**")?;
+        let float = t.ty.dtype.is_float();
+        let integral = x.value.fract() == 0.0;
+        if integral && x.value.abs() > MAX_POWER as f64 {
+            // exp2(n * log2(t)) would make a negative base NaN, where numpy's integer
+            // power is real: refuse rather than compute something else.
+            return self.error(
+                format!(
+                    "`**` takes an integer exponent from -{MAX_POWER} to {MAX_POWER}, but `{}` is {}: multiply powers yourself (`let t4 = t2 * t2;`)",
+                    show::expr(exponent),
+                    x.value
+                ),
+                exponent.span,
+            );
+        }
+        if integral {
+            let n = x.value as i64;
+            if n < 0 && !float {
+                return self.error(
+                    format!("an {} tile to a negative power is not an integer (numpy refuses it too): convert it with `as f32`", t.ty.dtype),
+                    exponent.span,
+                );
+            }
+            if n == 0 {
+                let ty = t.ty.clone();
+                return Some(Val::Tile(Expr {
+                    kind: ExprKind::Full { value: 1.0 },
+                    ty,
+                    span,
+                }));
+            }
+            let mut p = Val::Tile(t.clone());
+            for _ in 1..n.unsigned_abs() {
+                p = self.elementwise(BinaryOp::Mul, p, Val::Tile(t.clone()), span)?;
+            }
+            return if n < 0 {
+                self.unary(UnaryOp::Recip, p, span)
+            } else {
+                Some(p)
+            };
+        }
+        if !float {
+            return self.error(
+                format!(
+                    "an {} tile takes `**` by an integer from 0 to {MAX_POWER}: convert it with `as f32` for the power `{}`",
+                    t.ty.dtype,
+                    show::expr(exponent)
+                ),
+                exponent.span,
+            );
+        }
+        match x.value {
+            0.5 => self.unary(UnaryOp::Sqrt, Val::Tile(t), span),
+            -0.5 => self.unary(UnaryOp::Rsqrt, Val::Tile(t), span),
+            c => {
+                let log = self.unary(UnaryOp::Log2, Val::Tile(t), span)?;
+                let c = Val::Lit(Lit {
+                    value: c,
+                    is_float: true,
+                    span: x.span,
+                });
+                let scaled = self.elementwise(BinaryOp::Mul, c, log, span)?;
+                self.unary(UnaryOp::Exp2, scaled, span)
+            }
+        }
     }
 
     fn matmul(&mut self, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<Val> {
@@ -471,6 +576,10 @@ impl Checker<'_> {
         }
         if name == "where" {
             return self.select(args, e.span);
+        }
+        if name == "pow" {
+            // numpy's `np.power(t, c)`, the same as `t ** c`.
+            return self.power(args.first()?, args.get(1)?, e.span);
         }
         let op = if name == "maximum" {
             BinaryOp::Maximum

@@ -306,6 +306,11 @@ impl Checker<'_> {
                 };
                 make(kind)
             }
+            // A power of constants is a constant (`2 ** 4`); of a loop variable it is
+            // not affine.
+            ExprKind::Binary { op: BinaryOp::Pow, .. } if !self.reads_loop_var(e, 0) => {
+                make(IndexExprKind::Const(self.const_expr(e)?))
+            }
             ExprKind::Binary { op: BinaryOp::Div, .. } => {
                 self.error(format!("`/` is true division; an integer index uses `//`: `{}`", show::expr(e)), span)
             }

@@ -68,9 +68,8 @@ struct Scope {
 struct Checker<'a> {
     file: &'a ast::File,
     diags: Diagnostics,
-    /// Constants that evaluated, by name.
     /// Constants checked so far, by name; `None` when its value had an error.
-    consts: HashMap<String, Option<i64>>,
+    consts: HashMap<String, Option<consts::ConstValue>>,
     params: Vec<hir::Param>,
     param_ids: HashMap<String, ParamId>,
     locals: Vec<hir::Local>,
@@ -323,13 +322,17 @@ impl<'a> Checker<'a> {
             ast::StmtKind::Let { name, value } => {
                 let value = match self.value(value) {
                     Some(expr::Val::Tile(t)) if t.ty.rank() > 0 => Some(t),
-                    Some(_) => self.error(
-                        format!(
-                            "`{}` would be a scalar: a tile needs a shape: use full(...)",
-                            name.name
-                        ),
-                        value.span,
-                    ),
+                    Some(_) => {
+                        let d = Diagnostic::error(
+                            format!("`{}` would be a number, but `let` names a tile", name.name),
+                            value.span,
+                        )
+                        .with_note(
+                            "name a number with a file-level `const` (`const EPS = 1e-5;`), write it where it is used, or make a tile with `full(f32[1, 1], ...)`",
+                        );
+                        self.report(d);
+                        None
+                    }
                     None => None,
                 };
                 let Some(value) = value else {

@@ -40,6 +40,8 @@ fn precedence(op: BinaryOp) -> u8 {
         BinaryOp::Add | BinaryOp::Sub => 1,
         BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod => 2,
         BinaryOp::MatMul => 3,
+        // Tighter than a unary minus on its left (`-t ** 2` is `-(t ** 2)`).
+        BinaryOp::Pow => 4,
     }
 }
 
@@ -76,23 +78,32 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
         }
         ExprKind::Name(n) => out.push_str(&truncate(n)),
         ExprKind::Neg(a) => {
+            // Only the base of a power binds tighter: `(-t) ** 2`.
+            let parens = outer > 4;
+            if parens {
+                out.push('(');
+            }
             out.push('-');
             write_expr(out, a, 4, depth);
+            if parens {
+                out.push(')');
+            }
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let p = precedence(*op);
             if p < outer {
                 out.push('(');
             }
-            // Comparisons do not associate: a comparison on either side keeps its parentheses.
-            let left = if matches!(op, BinaryOp::Cmp(_)) {
-                p + 1
-            } else {
-                p
+            // Comparisons do not associate: a comparison on either side keeps its
+            // parentheses. A power associates to the right.
+            let (left, right) = match op {
+                BinaryOp::Cmp(_) => (p + 1, p + 1),
+                BinaryOp::Pow => (p + 1, p),
+                _ => (p, p + 1),
             };
             write_expr(out, lhs, left, depth);
             let _ = write!(out, " {} ", op.symbol());
-            write_expr(out, rhs, p + 1, depth);
+            write_expr(out, rhs, right, depth);
             if p < outer {
                 out.push(')');
             }
