@@ -94,6 +94,31 @@ fn cases() -> Vec<Case> {
             "an i32 tile takes `**` by an integer from 0 to 8",
         ),
         case(
+            "bit_operation_on_floats",
+            k("let t = load x[:, :];\nstore y[:, :] = t & 3;"),
+            "`&` needs i32 tiles (or masks, for `& | ^`), but this one is f32[64, 32]",
+        ),
+        case(
+            "shift_by_the_width",
+            k("let t = load n[:, :];\nstore y[:, :] = (t << 32) as f32;"),
+            "a shift amount is an integer from 0 to 31 (an i32 has 32 bits), but `32` is 32",
+        ),
+        case(
+            "shift_of_a_mask",
+            k("let t = load x[:, :];\nstore y[:, :] = where((t > 0.0) << (t > 1.0), t, 0.0);"),
+            "`<<` is not defined on masks",
+        ),
+        case(
+            "mask_and_integer",
+            k("let t = load x[:, :];\nstore y[:, :] = where((t > 0.0) & load n[:, :], t, 0.0);"),
+            "`&` combines two masks or two i32 values, but these are mask[64, 32] and i32[64, 32]",
+        ),
+        case(
+            "not_of_a_float",
+            k("let t = load x[:, :];\nstore y[:, :] = ~t;"),
+            "`~` needs an i32 tile or a mask, but this one is f32[64, 32]",
+        ),
+        case(
             "non_ascii_name",
             k("let tëst = load x[:, :];\nstore y[:, :] = tëst;"),
             "names are ASCII letters, digits and `_`; `tëst` has `ë`",

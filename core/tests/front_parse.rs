@@ -22,6 +22,27 @@ fn precedence_follows_spec_order() {
     assert_eq!(parse_expr("- - a"), "(neg (neg a))");
 }
 
+/// Python's and Rust's order for the bit operators and `**`: `* / // %`, then `+ -`,
+/// then `<< >>`, `&`, `^`, `|`, then comparisons; `**` above a unary minus on its left,
+/// right-associative.
+#[test]
+fn bit_operators_and_powers_take_python_precedence() {
+    assert_eq!(
+        parse_expr("a | b ^ c & d << e + f"),
+        "(| a (^ b (& c (<< d (+ e f)))))"
+    );
+    assert_eq!(parse_expr("a & b | c"), "(| (& a b) c)");
+    assert_eq!(parse_expr("a >> 4 & 15"), "(& (>> a 4) 15)");
+    assert_eq!(parse_expr("a & b == c"), "(== (& a b) c)");
+    assert_eq!(parse_expr("~a & b"), "(& (not a) b)");
+    assert_eq!(parse_expr("~a.T"), "(not (T a))");
+    assert_eq!(parse_expr("-a ** 2"), "(neg (** a 2))");
+    assert_eq!(parse_expr("a ** -1"), "(** a (neg 1))");
+    assert_eq!(parse_expr("a ** b ** c"), "(** a (** b c))");
+    assert_eq!(parse_expr("2 * a ** 2"), "(* 2 (** a 2))");
+    assert_eq!(parse_expr("a.T ** 2 as f16"), "(as (** (T a) 2) f16)");
+}
+
 #[test]
 fn binary_operators_are_left_associative() {
     assert_eq!(parse_expr("a - b - c"), "(- (- a b) c)");

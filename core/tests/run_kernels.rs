@@ -524,3 +524,101 @@ fn a_parameter_may_be_called_out() {
 "#,
     );
 }
+
+/// Bit operations on i32 tiles and logic on masks, against values computed here: int4
+/// unpacking (`(w >> 4) & 0xF`), `~`, `^`, `|`, shifts by a tile whose amounts leave
+/// `0 .. 32` (0 for `<<`, the sign for `>>`, as numpy), and `& | ^ ~` of comparisons,
+/// on both presets and under both syncs.
+#[test]
+fn bit_operations_and_mask_logic() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::passes::sync::SyncStrategy;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"const NIBBLE = 0xF;
+kernel k(w: i32[8, 16], s: i32[8, 16], x: f32[8, 16],
+         lo: out i32[8, 16], hi: out i32[8, 16], mix: out i32[8, 16],
+         shl: out i32[8, 16], shr: out i32[8, 16], sel: out f32[8, 16]) {
+    let q = load w[:, :];
+    let amount = load s[:, :];
+    let t = load x[:, :];
+    store lo[:, :] = q & NIBBLE;
+    store hi[:, :] = (q >> 4) & NIBBLE;
+    store mix[:, :] = ~q ^ (q << 3) | 1 << 2;
+    store shl[:, :] = q << amount;
+    store shr[:, :] = q >> amount;
+    let keep = (t > 0.25) & ~(t > 0.75) | (t < -0.75) ^ (t == 0.0);
+    store sel[:, :] = where(keep, t, -1.0);
+}
+"#;
+    // Both signs, large and small (the cast keeps the low 32 bits).
+    let ws: Vec<i32> = (0..128i64)
+        .map(|i| (i * 2_654_435_761 % 100_003 - 50_000 + (i % 7) * 1_000_000_000) as i32)
+        .collect();
+    let ss: Vec<i32> = (0..128).map(|i| (i % 43) - 4).collect();
+    let xs: Vec<f32> = (0..128).map(|i| (i as f32 - 64.0) / 40.0).collect();
+    let tensor = |dtype, v: Vec<f32>| Tensor::from_f32(dtype, vec![8, 16], &v);
+    let mut w = Tensor::zeros(DType::I32, vec![8, 16]);
+    let mut s = Tensor::zeros(DType::I32, vec![8, 16]);
+    for i in 0..128 {
+        w.set_i32(i, ws[i]);
+        s.set_i32(i, ss[i]);
+    }
+    let x = tensor(DType::F32, xs.clone());
+    let shift_l = |a: i32, b: i32| {
+        if (0..32).contains(&b) {
+            a.wrapping_shl(b as u32)
+        } else {
+            0
+        }
+    };
+    let shift_r = |a: i32, b: i32| {
+        if (0..32).contains(&b) {
+            a >> b
+        } else {
+            a >> 31
+        }
+    };
+    for preset in ["teach", "a3"] {
+        for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+            let options = CompileOptions {
+                preset: Some(preset.to_string()),
+                sync,
+                ..CompileOptions::default()
+            };
+            let inputs = vec![
+                ("w".into(), w.clone()),
+                ("s".into(), s.clone()),
+                ("x".into(), x.clone()),
+            ];
+            let r = tilescope::run::run(source, &options, inputs, 1);
+            let what = format!("{preset}, {sync:?}");
+            assert!(r.diagnostics.is_empty(), "{what}: {:?}", r.diagnostics);
+            assert!(r.sim.errors.is_empty() && r.sim.races.is_empty(), "{what}");
+            assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
+            let out = |name: &str| {
+                let o = r.outputs.iter().find(|o| o.name == name).expect(name);
+                o.tensor.as_ref().expect("a simulated tensor").clone()
+            };
+            let ints = |name: &str| {
+                let t = out(name);
+                (0..128).map(|i| t.get_i32(i)).collect::<Vec<i32>>()
+            };
+            let want = |f: &dyn Fn(usize) -> i32| (0..128).map(f).collect::<Vec<i32>>();
+            assert_eq!(ints("lo"), want(&|i| ws[i] & 0xF), "{what}");
+            assert_eq!(ints("hi"), want(&|i| (ws[i] >> 4) & 0xF), "{what}");
+            assert_eq!(
+                ints("mix"),
+                want(&|i| (!ws[i] ^ (ws[i] << 3)) | 4),
+                "{what}"
+            );
+            assert_eq!(ints("shl"), want(&|i| shift_l(ws[i], ss[i])), "{what}");
+            assert_eq!(ints("shr"), want(&|i| shift_r(ws[i], ss[i])), "{what}");
+            let sel = out("sel").to_f32_vec();
+            for (i, &t) in xs.iter().enumerate() {
+                let keep = ((t > 0.25) && t <= 0.75) | ((t < -0.75) ^ (t == 0.0));
+                assert_eq!(sel[i], if keep { t } else { -1.0 }, "{what}: sel[{i}]");
+            }
+        }
+    }
+}

@@ -39,8 +39,17 @@ fn expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String> {
         return leaf(u);
     }
     let d = depth - 1;
-    Ok(match u.int_in_range(0..=6)? {
+    Ok(match u.int_in_range(0..=8)? {
         0 | 1 => format!("{}({})", u.choose(UNARY)?, expr(u, leaves, d)?),
+        // Mask logic selecting between two values.
+        7 => {
+            let (a, b, c) = (expr(u, leaves, d)?, expr(u, leaves, d)?, expr(u, leaves, d)?);
+            let (l1, l2) = (u.choose(LITERALS)?, u.choose(LITERALS)?);
+            let logic = u.choose(&["&", "|", "^"])?;
+            let not = if u.arbitrary()? { "~" } else { "" };
+            format!("where(({a} > {l1}) {logic} {not}({b} < {l2}), {a}, {c})")
+        }
+        8 => format!("(({}) ** {})", expr(u, leaves, d)?, u.choose(&["2", "3", "0", "1"])?),
         2 => format!(
             "({} {} {})",
             expr(u, leaves, d)?,
@@ -438,16 +447,63 @@ fn triangular(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// An integer expression over i32 tiles: bit operations, shifts, `~` and `**`.
+fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String> {
+    if depth == 0 || u.ratio(1, 3)? {
+        return Ok(u.choose(leaves)?.to_string());
+    }
+    let d = depth - 1;
+    Ok(match u.int_in_range(0..=5)? {
+        0 => format!("~{}", int_expr(u, leaves, d)?),
+        1 => format!("({} ** 2)", int_expr(u, leaves, d)?),
+        2 => format!(
+            "({} {} {})",
+            int_expr(u, leaves, d)?,
+            u.choose(&["<<", ">>"])?,
+            u.choose(&["0", "1", "4", "31"])?
+        ),
+        3 => format!(
+            "{}({}, {})",
+            u.choose(&["maximum", "minimum"])?,
+            int_expr(u, leaves, d)?,
+            int_expr(u, leaves, d)?
+        ),
+        _ => format!(
+            "({} {} {})",
+            int_expr(u, leaves, d)?,
+            u.choose(&["&", "|", "^", "<<", ">>", "+", "-", "*"])?,
+            int_expr(u, leaves, d)?
+        ),
+    })
+}
+
+/// i32 tiles in row tiles with a tail: bit operations (int4 unpacking's kind), shifts
+/// by tiles (the inputs hold 0 .. 15) and by constants.
+fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
+    let (m, c) = (extent(u)?, extent(u)?);
+    let s = step(u, m.min(32))?;
+    let _ = writeln!(src, "kernel bi(q: i32[{m}, {c}], p: i32[{m}, {c}], y: out i32[{m}, {c}]) {{");
+    let _ = writeln!(src, "  for r in 0..{m} step {s}{} {{", buffers(u)?);
+    let _ = writeln!(src, "    let a = load q[r .. r + {s}, :];");
+    let _ = writeln!(src, "    let b = load p[r .. r + {s}, :];");
+    let e = int_expr(u, &["a", "b", "0xF", "3"], 4)?;
+    let _ = writeln!(src, "    store y[r .. r + {s}, :] = a + {e};");
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "}}");
+    Ok(())
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         let mut source = String::new();
-        match u.int_in_range(0..=6)? {
+        match u.int_in_range(0..=7)? {
             0 => elementwise(u, &mut source)?,
             1 => reduction(u, &mut source)?,
             2 => matmul(u, &mut source)?,
             3 => two_products(u, &mut source)?,
             4 => carried(u, &mut source)?,
             5 => triangular(u, &mut source)?,
+            6 => bits(u, &mut source)?,
             _ => gather(u, &mut source)?,
         }
         Ok(Case {

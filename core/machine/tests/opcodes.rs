@@ -369,9 +369,15 @@ fn every_family_member_round_trips() {
     }
     for op in BIN_OPS {
         let (dst, a, b) = (ub(0), VSrc::Tile(ub(256)), VSrc::Reg(Reg(4)));
+        // The bit operations take i32 lanes only.
+        let dtype = if op.is_bitwise() {
+            DType::I32
+        } else {
+            DType::F32
+        };
         ops.push(Op::VBinary {
             op,
-            dtype: DType::F32,
+            dtype,
             dst,
             a,
             b,

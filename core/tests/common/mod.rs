@@ -72,6 +72,7 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
         ExprKind::Float(v) => format!("{v:?}"),
         ExprKind::Name(n) => n.clone(),
         ExprKind::Neg(a) => format!("(neg {})", sexpr(a)),
+        ExprKind::Not(a) => format!("(not {})", sexpr(a)),
         ExprKind::Binary { op, lhs, rhs } => {
             format!("({} {} {})", op.symbol(), sexpr(lhs), sexpr(rhs))
         }

@@ -729,7 +729,7 @@ pub fn fused_text(e: &FusedExpr, prec: u8) -> String {
                 BinaryOp::Sub => Some(("-", 1)),
                 BinaryOp::Mul => Some(("*", 2)),
                 BinaryOp::Div => Some(("/", 2)),
-                BinaryOp::Maximum | BinaryOp::Minimum => None,
+                _ => None,
             };
             match infix {
                 Some((sym, p)) => (

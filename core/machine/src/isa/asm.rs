@@ -103,7 +103,8 @@ words!(UnOp, UN_OPS:
     Exp "vexp", Log "vlog", Exp2 "vexp2", Log2 "vlog2", Sqrt "vsqrt", Rsqrt "vrsqrt", Abs "vabs", Neg "vneg",
     Relu "vrelu", Sigmoid "vsigmoid", Tanh "vtanh", Gelu "vgelu", Silu "vsilu", Recip "vrecip",
 );
-words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin");
+words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin",
+    And "vand", Or "vor", Xor "vxor", Shl "vshl", Shr "vshr");
 words!(RedOp, RED_OPS: Sum "vsum", Max "vrmax", Min "vrmin");
 
 impl Word for CmpOp {

@@ -294,10 +294,15 @@ instructions! {
         b: Pos => vsrc(dtype.bytes()),
     }
     pipe Pipe::V,
-    rules all_ub(instr).and(need(
-        dtype.is_float() || *op != BinOp::Div,
-        "i32 vector arithmetic is add, sub, mul, max, min",
-    ));
+    rules all_ub(instr)
+        .and(need(
+            dtype.is_float() || *op != BinOp::Div,
+            "vdiv takes float lanes",
+        ))
+        .and(need(
+            !op.is_bitwise() || *dtype == DType::I32,
+            "vand, vor, vxor, vshl and vshr take i32 lanes",
+        ));
 
     Op::VReduce {
         op: Head,

@@ -45,7 +45,8 @@
 //!
 //! Vector (V, on UB tiles; a source with 1 row or 1 col broadcasts over the destination):
 //! unary `vexp vlog vexp2 vlog2 vsqrt vrsqrt vabs vneg vrelu vsigmoid vtanh vgelu vsilu vrecip` `DST,
-//! SRC`; binary `vadd vsub vmul vdiv vmax vmin DST, A, B` where A or B may be a scalar
+//! SRC`; binary `vadd vsub vmul vdiv vmax vmin vand vor vxor vshl vshr DST, A, B` (the last five
+//! on i32 lanes) where A or B may be a scalar
 //! (float literal, integer literal or register); reductions `vsum vrmax vrmin DST, SRC,
 //! axis=0|1` over the source tile's rows x cols (register extents mask a tail); `vcast.TO.FROM
 //! DST, SRC`; `vdup.DT DST, SCALAR`; `vcopy.DT DST, SRC`. With `.i32`, add, sub, mul, max,
@@ -218,6 +219,23 @@ pub enum BinOp {
     Div,
     Max,
     Min,
+    /// Bitwise, on i32 lanes only (a mask's logic is `vmin`, `vmax` and `vsub`).
+    And,
+    Or,
+    Xor,
+    /// A lane's amount outside `0 .. 32` gives 0 (`vshl`) or the sign fill (`vshr`,
+    /// arithmetic).
+    Shl,
+    Shr,
+}
+
+impl BinOp {
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -250,6 +250,8 @@ pub fn binary(op: BinOp, a: f32, b: f32) -> f32 {
         BinOp::Div => a / b,
         BinOp::Max => nan_max(a, b),
         BinOp::Min => nan_min(a, b),
+        // No float form: `execute` refuses these before it gets here.
+        BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => f32::NAN,
     }
 }
 
@@ -281,6 +283,13 @@ fn binary_i(op: BinOp, a: i64, b: i64) -> i64 {
         BinOp::Max => a.max(b),
         BinOp::Min => a.min(b),
         BinOp::Div => a.checked_div(b).unwrap_or(0),
+        BinOp::And => a & b,
+        BinOp::Or => a | b,
+        BinOp::Xor => a ^ b,
+        BinOp::Shl if (0..32).contains(&b) => a.wrapping_shl(b as u32),
+        BinOp::Shl => 0,
+        BinOp::Shr if (0..32).contains(&b) => a >> b,
+        BinOp::Shr => a >> 31,
     }) as i64
 }
 
@@ -544,6 +553,9 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                     .zip(&s.ib)
                     .for_each(|(x, y)| *x = binary_i(op, *x, *y));
                 return write_view_i(m, d, &s.ia);
+            }
+            if op.is_bitwise() {
+                return Err(format!("{op:?} takes i32 lanes, not {dtype:?}"));
             }
             read_floats(m, s, [a, b], 1, *dtype, r, d)?;
             s.a.iter_mut()

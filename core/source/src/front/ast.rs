@@ -158,6 +158,13 @@ pub enum BinaryOp {
     MatMul,
     /// `**`: a power with a constant exponent (numpy's `t ** 2`).
     Pow,
+    /// `&`, `|`, `^`: bitwise on i32 tiles and integer constants, logic on masks.
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// `<<`, `>>` (arithmetic) on i32 tiles and integer constants.
+    Shl,
+    Shr,
     /// `<`, `<=`, `>`, `>=`, `==`, `!=`: a mask; the loosest level, non-associative.
     Cmp(CmpOp),
 }
@@ -173,6 +180,11 @@ impl BinaryOp {
             BinaryOp::Mod => "%",
             BinaryOp::MatMul => "@",
             BinaryOp::Pow => "**",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
             BinaryOp::Cmp(op) => op.symbol(),
         }
     }
@@ -188,6 +200,8 @@ pub enum ExprKind {
     Name(String),
     /// `-e`
     Neg(Box<Expr>),
+    /// `~e`: bitwise not of an i32 tile or integer, logical not of a mask.
+    Not(Box<Expr>),
     Binary {
         op: BinaryOp,
         lhs: Box<Expr>,

@@ -298,6 +298,14 @@ pub enum BinaryOp {
     Div,
     Maximum,
     Minimum,
+    /// Bitwise on i32 tiles, logic on masks.
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// i32 only: a lane's amount outside `0 .. 32` gives 0 for `<<` and the sign fill
+    /// for `>>` (arithmetic), as numpy's `left_shift` and `right_shift` do.
+    Shl,
+    Shr,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -365,16 +373,34 @@ impl BinaryOp {
             BinaryOp::Div => "div",
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
+            BinaryOp::BitAnd => "and",
+            BinaryOp::BitOr => "or",
+            BinaryOp::BitXor => "xor",
+            BinaryOp::Shl => "shl",
+            BinaryOp::Shr => "shr",
         }
     }
 
-    pub const ALL: [BinaryOp; 6] = [
+    /// The bit and logic operators, which have no float form.
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr
+        )
+    }
+
+    pub const ALL: [BinaryOp; 11] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
         BinaryOp::Div,
         BinaryOp::Maximum,
         BinaryOp::Minimum,
+        BinaryOp::BitAnd,
+        BinaryOp::BitOr,
+        BinaryOp::BitXor,
+        BinaryOp::Shl,
+        BinaryOp::Shr,
     ];
 
     /// The op [`BinaryOp::name`] names.

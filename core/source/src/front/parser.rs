@@ -23,19 +23,28 @@ struct Parser<'s> {
     gave_up: bool,
 }
 
-/// The binary operator `tok` stands for at precedence `level`, if any.
+/// The binary operator `tok` stands for at precedence `level`, if any: loosest first,
+/// the order Python and Rust share (`|`, `^`, `&`, shifts, `+ -`, `* / // %`), then `@`.
 fn binary_op(level: u8, tok: Tok, matmul: bool) -> Option<BinaryOp> {
     Some(match (level, tok) {
-        (0, Tok::Plus) => BinaryOp::Add,
-        (0, Tok::Minus) => BinaryOp::Sub,
-        (1, Tok::Star) => BinaryOp::Mul,
-        (1, Tok::Slash) => BinaryOp::Div,
-        (1, Tok::SlashSlash) => BinaryOp::FloorDiv,
-        (1, Tok::Percent) => BinaryOp::Mod,
-        (2, Tok::At) if matmul => BinaryOp::MatMul,
+        (0, Tok::Pipe) => BinaryOp::BitOr,
+        (1, Tok::Caret) => BinaryOp::BitXor,
+        (2, Tok::Amp) => BinaryOp::BitAnd,
+        (3, Tok::Shl) => BinaryOp::Shl,
+        (3, Tok::Shr) => BinaryOp::Shr,
+        (4, Tok::Plus) => BinaryOp::Add,
+        (4, Tok::Minus) => BinaryOp::Sub,
+        (5, Tok::Star) => BinaryOp::Mul,
+        (5, Tok::Slash) => BinaryOp::Div,
+        (5, Tok::SlashSlash) => BinaryOp::FloorDiv,
+        (5, Tok::Percent) => BinaryOp::Mod,
+        (MATMUL_LEVEL, Tok::At) if matmul => BinaryOp::MatMul,
         _ => return None,
     })
 }
+
+/// The tightest binary level; below it come casts.
+const MATMUL_LEVEL: u8 = 6;
 
 pub fn parse_file(source: &str, tokens: Vec<Token>, diags: Diagnostics) -> (File, Diagnostics) {
     let mut p = Parser {
@@ -622,24 +631,26 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// One binary precedence level: `+ -` (0), `* / // %` (1), `@` (2), all left-associative.
-    fn binary_level(&mut self, level: u8, matmul: bool) -> PResult<Expr> {
-        let operand = |p: &mut Self| {
-            if level >= 2 {
-                p.cast()
-            } else {
-                p.binary_level(level + 1, matmul)
-            }
-        };
+    /// The binary operators of level `min` and tighter (see `binary_op`), all
+    /// left-associative, by precedence climbing: an operand, then each operator at or
+    /// above `min` takes as its right side what binds tighter than itself. One frame per
+    /// pending operator rather than one per level keeps a parenthesised expression's
+    /// recursion short (the nesting limit must fit a 1 MiB stack).
+    fn binary_level(&mut self, min: u8, matmul: bool) -> PResult<Expr> {
         self.chain(|p| {
-            let mut lhs = operand(p)?;
-            while let Some(op) = binary_op(level, p.peek().tok, matmul) {
+            let mut lhs = p.cast()?;
+            loop {
+                let tok = p.peek().tok;
+                let Some((level, op)) =
+                    (min..=MATMUL_LEVEL).find_map(|l| Some((l, binary_op(l, tok, matmul)?)))
+                else {
+                    return Ok(lhs);
+                };
                 p.bump();
                 p.enter()?;
-                let rhs = operand(p)?;
+                let rhs = p.binary_level(level + 1, matmul)?;
                 lhs = Self::binary(lhs, op, rhs);
             }
-            Ok(lhs)
         })
     }
 
@@ -683,6 +694,14 @@ impl<'s> Parser<'s> {
             let span = minus.span.to(arg.span);
             return Ok(Expr {
                 kind: ExprKind::Neg(Box::new(arg)),
+                span,
+            });
+        }
+        if let Some(tilde) = self.eat(Tok::Tilde) {
+            let arg = self.nested(|p| p.unary())?;
+            let span = tilde.span.to(arg.span);
+            return Ok(Expr {
+                kind: ExprKind::Not(Box::new(arg)),
                 span,
             });
         }

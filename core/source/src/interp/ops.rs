@@ -76,15 +76,35 @@ pub fn unary(op: UnaryOp, arg: Tile, ty: &TileType, span: Span) -> Result<Tile, 
     Ok(out.finish())
 }
 
-fn binary_f32(op: BinaryOp) -> fn(f32, f32) -> f32 {
-    match op {
+/// numpy's `maximum` and `minimum`: NaN in either operand wins.
+fn nan_max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || a > b {
+        a
+    } else {
+        b
+    }
+}
+
+fn nan_min(a: f32, b: f32) -> f32 {
+    if a.is_nan() || a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `None` for the bit operators, which have no float form (the checker allows them on
+/// i32 tiles and masks only).
+fn binary_f32(op: BinaryOp) -> Option<fn(f32, f32) -> f32> {
+    Some(match op {
         BinaryOp::Add => |a, b| a + b,
         BinaryOp::Sub => |a, b| a - b,
         BinaryOp::Mul => |a, b| a * b,
         BinaryOp::Div => |a, b| a / b,
-        BinaryOp::Maximum => |a, b| if a.is_nan() || a > b { a } else { b },
-        BinaryOp::Minimum => |a, b| if a.is_nan() || a < b { a } else { b },
-    }
+        BinaryOp::Maximum => nan_max,
+        BinaryOp::Minimum => nan_min,
+        _ => return None,
+    })
 }
 
 /// i32 division truncates toward zero; dividing by zero gives 0 (there is no trap to
@@ -97,6 +117,25 @@ fn binary_i32(op: BinaryOp) -> fn(i32, i32) -> i32 {
         BinaryOp::Div => |a, b| if b == 0 { 0 } else { a.wrapping_div(b) },
         BinaryOp::Maximum => i32::max,
         BinaryOp::Minimum => i32::min,
+        // On masks (0 or 1) these are numpy's logical and, or and xor.
+        BinaryOp::BitAnd => |a, b| a & b,
+        BinaryOp::BitOr => |a, b| a | b,
+        BinaryOp::BitXor => |a, b| a ^ b,
+        // An amount outside 0 .. 32 shifts every bit out: 0, or the sign for `>>`.
+        BinaryOp::Shl => |a, b| {
+            if (0..32).contains(&b) {
+                a.wrapping_shl(b as u32)
+            } else {
+                0
+            }
+        },
+        BinaryOp::Shr => |a, b| {
+            if (0..32).contains(&b) {
+                a >> b
+            } else {
+                a >> 31
+            }
+        },
     }
 }
 
@@ -110,7 +149,7 @@ pub fn binary(
     zip_tiles(lhs, rhs, ty, span, op.name(), |shape, (a, sa), (b, sb)| {
         Some(match (a, b) {
             (Data::F(a), Data::F(b)) => {
-                Data::F(zip_broadcast(shape, (a, sa), (b, sb), binary_f32(op)))
+                Data::F(zip_broadcast(shape, (a, sa), (b, sb), binary_f32(op)?))
             }
             (Data::I(a), Data::I(b)) => {
                 Data::I(zip_broadcast(shape, (a, sa), (b, sb), binary_i32(op)))
@@ -160,7 +199,12 @@ pub fn update_in_place(
     let (shape, valid, dtype) = (cur.shape.clone(), value.valid.clone(), cur.dtype);
     match (&mut cur.data, &value.data) {
         (Data::F(c), Data::F(v)) => {
-            let f = op.map(binary_f32);
+            let f = match op {
+                Some(op) => Some(
+                    binary_f32(op).ok_or_else(|| internal("a bit operation on floats", span))?,
+                ),
+                None => None,
+            };
             super::value::for_each_valid_run(&shape, &valid, |off, len| {
                 for i in off..off + len {
                     let new = f.map_or(v[i], |f| f(c[i], v[i]));
@@ -239,9 +283,9 @@ pub fn reduce(
                 ReduceOp::Mean => reduce_generic(v, dims, count, 0.0f32, |a, x| a + x, |a| a / n),
                 ReduceOp::Amax | ReduceOp::Amin => {
                     let (init, pick) = if op == ReduceOp::Amax {
-                        (f32::NEG_INFINITY, binary_f32(BinaryOp::Maximum))
+                        (f32::NEG_INFINITY, nan_max as fn(f32, f32) -> f32)
                     } else {
-                        (f32::INFINITY, binary_f32(BinaryOp::Minimum))
+                        (f32::INFINITY, nan_min as fn(f32, f32) -> f32)
                     };
                     reduce_generic(v, dims, count, init, pick, |a| a)
                 }

@@ -198,6 +198,24 @@ fn unary(op: UnaryOp, x: f64, dtype: DType) -> Option<f64> {
 }
 
 fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
+    if op.is_bitwise() {
+        // i32 lanes, or a mask's 0 and 1: exact in f64, as the vector unit computes.
+        if !matches!(dtype, DType::I32 | DType::Mask) {
+            return None;
+        }
+        let (a, b) = (a as i32, b as i32);
+        let shifts = (0..32).contains(&b);
+        return Some(f64::from(match op {
+            BinaryOp::BitAnd => a & b,
+            BinaryOp::BitOr => a | b,
+            BinaryOp::BitXor => a ^ b,
+            BinaryOp::Shl if shifts => a.wrapping_shl(b as u32),
+            BinaryOp::Shl => 0,
+            BinaryOp::Shr if shifts => a >> b,
+            BinaryOp::Shr => a >> 31,
+            _ => return None,
+        }));
+    }
     if dtype == DType::I32 {
         // Exact in f64 for i32 operands; `round` rejects results outside i32.
         return match op {
@@ -206,7 +224,7 @@ fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
             BinaryOp::Mul => Some(a * b),
             BinaryOp::Maximum => Some(a.max(b)),
             BinaryOp::Minimum => Some(a.min(b)),
-            BinaryOp::Div => None,
+            _ => None,
         };
     }
     let (a, b) = (a as f32, b as f32);
@@ -217,6 +235,7 @@ fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
         BinaryOp::Div => a / b,
         BinaryOp::Maximum => a.max(b),
         BinaryOp::Minimum => a.min(b),
+        _ => return None,
     };
     Some(r as f64)
 }

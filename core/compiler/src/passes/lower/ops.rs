@@ -30,15 +30,29 @@ fn unop(op: UnaryOp) -> UnOp {
     }
 }
 
-fn binop(op: BinaryOp) -> BinOp {
-    match op {
+/// The instruction of `op` on `dtype` lanes. A mask's lanes are 0 or 1, and a lane
+/// written as a mask is `!= 0`, so its logic is `vmin` (and), `vmax` (or) and `vsub`
+/// (xor). `None` for an op the lanes have no instruction for (bit operations on
+/// floats, which the checker refuses).
+fn binop(op: BinaryOp, dtype: DType) -> Option<BinOp> {
+    let mask = dtype == DType::Mask;
+    Some(match op {
         BinaryOp::Add => BinOp::Add,
         BinaryOp::Sub => BinOp::Sub,
         BinaryOp::Mul => BinOp::Mul,
         BinaryOp::Div => BinOp::Div,
         BinaryOp::Maximum => BinOp::Max,
         BinaryOp::Minimum => BinOp::Min,
-    }
+        BinaryOp::BitAnd if mask => BinOp::Min,
+        BinaryOp::BitOr if mask => BinOp::Max,
+        BinaryOp::BitXor if mask => BinOp::Sub,
+        _ if dtype != DType::I32 => return None,
+        BinaryOp::BitAnd => BinOp::And,
+        BinaryOp::BitOr => BinOp::Or,
+        BinaryOp::BitXor => BinOp::Xor,
+        BinaryOp::Shl => BinOp::Shl,
+        BinaryOp::Shr => BinOp::Shr,
+    })
 }
 
 /// A vector operand: a tile, or a scalar.
@@ -1268,9 +1282,13 @@ impl Lw<'_> {
                 let dst = self.place_tile(cx, place, &shape);
                 let acc = self.fused_accesses(cx, &[&x, &y], place, &shape);
                 let (a, b) = (self.operand(cx, x), self.operand(cx, y));
+                let Some(bin) = binop(*op, cx.dtype) else {
+                    self.fail(cx.span, format!("`{}` on {} lanes", op.name(), cx.dtype));
+                    return Operand::Dest;
+                };
                 if let Some(dst) = dst {
                     let ins = Op::VBinary {
-                        op: binop(*op),
+                        op: bin,
                         dtype: cx.dtype,
                         dst,
                         a,

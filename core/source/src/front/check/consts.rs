@@ -48,6 +48,15 @@ pub fn int_op(op: BinaryOp, a: i64, b: i64) -> Result<i64, String> {
             }
             Err(_) => None,
         },
+        BinaryOp::BitAnd => Some(a & b),
+        BinaryOp::BitOr => Some(a | b),
+        BinaryOp::BitXor => Some(a ^ b),
+        BinaryOp::Shl | BinaryOp::Shr if b < 0 => return Err("a negative shift amount".into()),
+        // As Python's integers, bounded to 64 bits: bits shifted past them overflow.
+        BinaryOp::Shl if a == 0 => Some(0),
+        BinaryOp::Shl if b >= 64 => None,
+        BinaryOp::Shl => i64::try_from(i128::from(a) << b).ok(),
+        BinaryOp::Shr => Some(a >> b.min(63)),
         BinaryOp::Cmp(_) => return Err("a comparison gives a mask, not an integer".into()),
     };
     r.ok_or_else(|| "overflows a 64-bit integer".to_string())
@@ -91,7 +100,7 @@ impl Checker<'_> {
             ExprKind::Name(name) => {
                 matches!(self.consts.get(name), Some(Some(ConstValue::Float(_))))
             }
-            ExprKind::Neg(arg) => self.mentions_float(arg),
+            ExprKind::Neg(arg) | ExprKind::Not(arg) => self.mentions_float(arg),
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.mentions_float(lhs) || self.mentions_float(rhs)
             }
@@ -163,6 +172,8 @@ impl Checker<'_> {
                     None => self.error(format!("`-{v}` overflows a 64-bit integer"), e.span),
                 }
             }
+            // Python's `~`: -v - 1.
+            ExprKind::Not(arg) => self.const_expr(arg).map(|v| !v),
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.const_expr(lhs);
                 let b = self.const_expr(rhs);
@@ -174,7 +185,7 @@ impl Checker<'_> {
             }
             ExprKind::Float(_) => self.error(format!("expected an integer constant, found `{}`", show::expr(e)), e.span),
             _ => self.error(
-                format!("`{}` is not an integer constant expression (integers, constants, `+ - * // %`)", show::expr(e)),
+                format!("`{}` is not an integer constant expression (integers, constants, `+ - * // % ** & | ^ ~ << >>`)", show::expr(e)),
                 e.span,
             ),
         }

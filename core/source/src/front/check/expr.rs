@@ -39,8 +39,16 @@ fn symbol(op: BinaryOp) -> &'static str {
         BinaryOp::Div => "/",
         BinaryOp::Maximum => "maximum",
         BinaryOp::Minimum => "minimum",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitOr => "|",
+        BinaryOp::BitXor => "^",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
     }
 }
+
+/// The bit width of an i32 lane: the shift amounts a constant may take are below it.
+const I32_BITS: f64 = 32.0;
 
 fn works_on_ints(op: UnaryOp) -> bool {
     matches!(op, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu)
@@ -128,6 +136,7 @@ impl Checker<'_> {
                 let v = self.value(arg)?;
                 self.unary(UnaryOp::Neg, v, span)
             }
+            ast::ExprKind::Not(arg) => self.not(e, arg),
             ast::ExprKind::Binary { op, lhs, rhs } => {
                 let op = match op {
                     ast::BinaryOp::Add => BinaryOp::Add,
@@ -136,6 +145,11 @@ impl Checker<'_> {
                     ast::BinaryOp::Div => BinaryOp::Div,
                     ast::BinaryOp::MatMul => return self.matmul(lhs, rhs, span),
                     ast::BinaryOp::Pow => return self.power(lhs, rhs, span),
+                    ast::BinaryOp::BitAnd => return self.bitwise(BinaryOp::BitAnd, e, lhs, rhs),
+                    ast::BinaryOp::BitOr => return self.bitwise(BinaryOp::BitOr, e, lhs, rhs),
+                    ast::BinaryOp::BitXor => return self.bitwise(BinaryOp::BitXor, e, lhs, rhs),
+                    ast::BinaryOp::Shl => return self.bitwise(BinaryOp::Shl, e, lhs, rhs),
+                    ast::BinaryOp::Shr => return self.bitwise(BinaryOp::Shr, e, lhs, rhs),
                     ast::BinaryOp::Cmp(op) => return self.compare(*op, lhs, rhs, span),
                     ast::BinaryOp::FloorDiv | ast::BinaryOp::Mod => {
                         return self.int_only(e, *op, lhs, rhs)
@@ -312,6 +326,13 @@ impl Checker<'_> {
                     BinaryOp::Div => a.value / b.value,
                     BinaryOp::Maximum => a.value.max(b.value),
                     BinaryOp::Minimum => a.value.min(b.value),
+                    // `bitwise` folds these.
+                    _ => {
+                        return self.error(
+                            format!("internal error: `{}` reached the float fold", symbol(op)),
+                            span,
+                        )
+                    }
                 };
                 let is_float = a.is_float || b.is_float || op == BinaryOp::Div;
                 return Some(Val::Lit(Lit {
@@ -431,6 +452,160 @@ impl Checker<'_> {
                 });
                 let scaled = self.elementwise(BinaryOp::Mul, c, log, span)?;
                 self.unary(UnaryOp::Exp2, scaled, span)
+            }
+        }
+    }
+
+    /// `a & b`, `a | b`, `a ^ b`, `a << b`, `a >> b`: bitwise on i32 values (two
+    /// numbers fold as integer constants do), logic on two masks.
+    fn bitwise(
+        &mut self,
+        op: BinaryOp,
+        e: &ast::Expr,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+    ) -> Option<Val> {
+        let span = e.span;
+        let a = self.value(lhs);
+        let b = self.value(rhs);
+        let (a, b) = (a?, b?);
+        let sym = symbol(op);
+        if let (Val::Lit(x), Val::Lit(y)) = (&a, &b) {
+            let ast::ExprKind::Binary { op: ast_op, .. } = e.kind else {
+                return None;
+            };
+            if x.is_float || y.is_float {
+                return self.error(
+                    format!(
+                        "`{sym}` takes integers, but `{}` has a float",
+                        show::expr(e)
+                    ),
+                    span,
+                );
+            }
+            return match int_op(ast_op, x.value as i64, y.value as i64) {
+                Ok(v) => Some(Val::Lit(Lit {
+                    value: v as f64,
+                    is_float: false,
+                    span,
+                })),
+                Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), span),
+            };
+        }
+        let is_mask = |v: &Val| matches!(v, Val::Tile(t) if t.ty.dtype == DType::Mask);
+        if is_mask(&a) || is_mask(&b) {
+            return self.mask_logic(op, a, b, span);
+        }
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            if let Val::Lit(y) = &b {
+                if y.is_float || !(0.0..I32_BITS).contains(&y.value) {
+                    return self.error(
+                        format!(
+                            "a shift amount is an integer from 0 to 31 (an i32 has 32 bits), but `{}` is {}",
+                            show::expr(rhs),
+                            y.value
+                        ),
+                        rhs.span,
+                    );
+                }
+            }
+        }
+        let (a, b) = self.pair(a, b, sym, span)?;
+        if a.ty.dtype != DType::I32 {
+            return self.error(
+                format!("`{sym}` needs i32 tiles (or masks, for `& | ^`), but this one is {}: bit operations have no float form", a.ty),
+                span,
+            );
+        }
+        let ty = TileType::new(DType::I32, broadcast(&a.ty.shape, &b.ty.shape)?);
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        };
+        Some(Val::Tile(Expr { kind, ty, span }))
+    }
+
+    /// `&`, `|`, `^` of two masks, as numpy's logical operators on booleans.
+    fn mask_logic(&mut self, op: BinaryOp, a: Val, b: Val, span: Span) -> Option<Val> {
+        let sym = symbol(op);
+        let (a, b) = match (a, b) {
+            (Val::Tile(a), Val::Tile(b))
+                if a.ty.dtype == DType::Mask && b.ty.dtype == DType::Mask =>
+            {
+                (a, b)
+            }
+            (a, b) => {
+                let show_val = |v: &Val| match v {
+                    Val::Tile(t) => t.ty.to_string(),
+                    Val::Lit(l) => format!("the number {}", l.value),
+                };
+                return self.error(
+                    format!(
+                        "`{sym}` combines two masks or two i32 values, but these are {} and {}",
+                        show_val(&a),
+                        show_val(&b)
+                    ),
+                    span,
+                );
+            }
+        };
+        if matches!(op, BinaryOp::Shl | BinaryOp::Shr) {
+            return self.error(
+                format!("`{sym}` is not defined on masks: combine them with `&`, `|`, `^` and `~`"),
+                span,
+            );
+        }
+        let Some(shape) = broadcast(&a.ty.shape, &b.ty.shape) else {
+            return self.error(
+                format!(
+                    "the shapes of {} and {} do not broadcast in `{sym}`",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        };
+        let ty = TileType::new(DType::Mask, shape);
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(a),
+            rhs: Box::new(b),
+        };
+        Some(Val::Tile(Expr { kind, ty, span }))
+    }
+
+    /// `~v`: bitwise not of an i32 value (`v ^ -1`), logical not of a mask (`m ^ true`).
+    fn not(&mut self, e: &ast::Expr, arg: &ast::Expr) -> Option<Val> {
+        let span = e.span;
+        match self.value(arg)? {
+            Val::Lit(l) if !l.is_float => Some(Val::Lit(Lit {
+                value: !(l.value as i64) as f64,
+                is_float: false,
+                span,
+            })),
+            Val::Lit(_) => self.error(
+                format!("`~` takes an integer, but `{}` is a float", show::expr(arg)),
+                span,
+            ),
+            Val::Tile(t) => {
+                let ones = match t.ty.dtype {
+                    DType::I32 => -1.0,
+                    DType::Mask => 1.0,
+                    _ => {
+                        return self.error(
+                            format!("`~` needs an i32 tile or a mask, but this one is {}: bit operations have no float form", t.ty),
+                            span,
+                        )
+                    }
+                };
+                let ty = t.ty.clone();
+                let all = scalar(ones, t.ty.dtype, span);
+                let kind = ExprKind::Binary {
+                    op: BinaryOp::BitXor,
+                    lhs: Box::new(t),
+                    rhs: Box::new(all),
+                };
+                Some(Val::Tile(Expr { kind, ty, span }))
             }
         }
     }

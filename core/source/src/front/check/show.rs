@@ -34,14 +34,25 @@ fn cap(out: String) -> String {
     }
 }
 
+/// The levels past the binary operators: `@` (7) binds looser than a cast, a unary
+/// operator and a power (8), which bind looser than a postfix `.T`.
+const MATMUL: u8 = 7;
+const UNARY: u8 = 8;
+const POW: u8 = UNARY;
+const POSTFIX: u8 = 9;
+
 fn precedence(op: BinaryOp) -> u8 {
     match op {
         BinaryOp::Cmp(_) => 0,
-        BinaryOp::Add | BinaryOp::Sub => 1,
-        BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod => 2,
-        BinaryOp::MatMul => 3,
+        BinaryOp::BitOr => 1,
+        BinaryOp::BitXor => 2,
+        BinaryOp::BitAnd => 3,
+        BinaryOp::Shl | BinaryOp::Shr => 4,
+        BinaryOp::Add | BinaryOp::Sub => 5,
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod => 6,
+        BinaryOp::MatMul => MATMUL,
         // Tighter than a unary minus on its left (`-t ** 2` is `-(t ** 2)`).
-        BinaryOp::Pow => 4,
+        BinaryOp::Pow => POW,
     }
 }
 
@@ -77,14 +88,18 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             let _ = write!(out, "{v:?}");
         }
         ExprKind::Name(n) => out.push_str(&truncate(n)),
-        ExprKind::Neg(a) => {
+        ExprKind::Neg(a) | ExprKind::Not(a) => {
             // Only the base of a power binds tighter: `(-t) ** 2`.
-            let parens = outer > 4;
+            let parens = outer > UNARY;
             if parens {
                 out.push('(');
             }
-            out.push('-');
-            write_expr(out, a, 4, depth);
+            out.push(if matches!(e.kind, ExprKind::Neg(_)) {
+                '-'
+            } else {
+                '~'
+            });
+            write_expr(out, a, UNARY, depth);
             if parens {
                 out.push(')');
             }
@@ -109,16 +124,16 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             }
         }
         ExprKind::Transpose(a) => {
-            write_expr(out, a, 5, depth);
+            write_expr(out, a, POSTFIX, depth);
             out.push_str(".T");
         }
         ExprKind::Cast { value, dtype, .. } => {
-            if outer > 3 {
+            if outer > MATMUL {
                 out.push('(');
             }
-            write_expr(out, value, 4, depth);
+            write_expr(out, value, UNARY, depth);
             let _ = write!(out, " as {dtype}");
-            if outer > 3 {
+            if outer > MATMUL {
                 out.push(')');
             }
         }
