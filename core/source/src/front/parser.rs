@@ -1,6 +1,7 @@
-//! Tokens -> syntax tree (`docs/language.md`), by recursive descent with one function per
-//! precedence level. Errors are recorded and parsing resumes at the next statement
-//! (`;`, `}`) or item (`const`, `kernel`), so one run reports several errors.
+//! Tokens -> syntax tree (`docs/language.md`), by recursive descent, with precedence
+//! climbing over the binary operators. Errors are recorded and parsing resumes at the
+//! next statement (`;`, `}`) or item (`const`, `kernel`), so one run reports several
+//! errors.
 
 use super::ast::*;
 use super::lexer::{truncate, Tok, Token};
