@@ -252,7 +252,7 @@ export type Bandwidth = {
     ub_ub: number,
 };
 
-export type BinOp = "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min" | "And" | "Or" | "Xor" | "Shl" | "Shr";
+export type BinOp = "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min" | "And" | "Or" | "Xor" | "Shl" | "Shr" | "FloorDiv" | "Mod";
 
 /**
  * Simulated cycles (the worst over the grader's input sets) a correct submission must

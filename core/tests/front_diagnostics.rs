@@ -496,7 +496,12 @@ fn cases() -> Vec<Case> {
         case(
             "floor_division_of_tiles",
             k("let t = load x[:, :] // 2;"),
-            "integer operator",
+            "`//` takes i32 tiles, but this one is f32[64, 32]: floats have `/`",
+        ),
+        case(
+            "remainder_by_zero",
+            k("let t = load n[:, :] % 0;"),
+            "`load n[:, :] % 0` divides by zero",
         ),
         case(
             "unknown_function",

@@ -622,3 +622,71 @@ kernel k(w: i32[8, 16], s: i32[8, 16], x: f32[8, 16],
         }
     }
 }
+
+/// `//` and `%` of i32 tiles as numpy computes them: floor division, a remainder with
+/// the divisor's sign, 0 for a zero divisor, and `-2^31 // -1` wrapping to `-2^31`;
+/// against values computed here.
+#[test]
+fn integer_floor_division_and_remainder() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(a: i32[8, 16], b: i32[8, 16], q: out i32[8, 16], r: out i32[8, 16], h: out i32[8, 16]) {
+    let x = load a[:, :];
+    let y = load b[:, :];
+    store q[:, :] = x // y;
+    store r[:, :] = x % y;
+    store h[:, :] = x // 4 + x % -3;
+}
+"#;
+    let xs: Vec<i32> = (0..128).map(|i| (i * 37 % 101) - 50).collect();
+    let mut ys: Vec<i32> = (0..128).map(|i| (i % 13) - 6).collect();
+    let mut xs = xs;
+    xs[0] = i32::MIN;
+    ys[0] = -1;
+    let mut a = Tensor::zeros(DType::I32, vec![8, 16]);
+    let mut b = Tensor::zeros(DType::I32, vec![8, 16]);
+    for i in 0..128 {
+        a.set_i32(i, xs[i]);
+        b.set_i32(i, ys[i]);
+    }
+    let r = tilescope::run::run(
+        source,
+        &CompileOptions::default(),
+        vec![("a".into(), a), ("b".into(), b)],
+        1,
+    );
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert!(r.sim.errors.is_empty() && r.sim.races.is_empty());
+    assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+    let ints = |name: &str| {
+        let t = r
+            .outputs
+            .iter()
+            .find(|o| o.name == name)
+            .and_then(|o| o.tensor.clone());
+        let t = t.expect(name);
+        (0..128).map(|i| t.get_i32(i)).collect::<Vec<i32>>()
+    };
+    // Python's floor semantics, in i64 so -2^31 // -1 is computed, then wrapped to i32.
+    let fdiv = |a: i32, b: i32| -> i32 {
+        if b == 0 {
+            return 0;
+        }
+        (i64::from(a).div_euclid(i64::from(b))
+            - i64::from(b < 0 && i64::from(a).rem_euclid(i64::from(b)) != 0)) as i32
+    };
+    let fmod = |a: i32, b: i32| -> i32 {
+        if b == 0 {
+            return 0;
+        }
+        (i64::from(a) - i64::from(fdiv(a, b)) * i64::from(b)) as i32
+    };
+    let want = |f: &dyn Fn(usize) -> i32| (0..128).map(f).collect::<Vec<i32>>();
+    assert_eq!(ints("q"), want(&|i| fdiv(xs[i], ys[i])));
+    assert_eq!(ints("r"), want(&|i| fmod(xs[i], ys[i])));
+    assert_eq!(
+        ints("h"),
+        want(&|i| fdiv(xs[i], 4).wrapping_add(fmod(xs[i], -3)))
+    );
+}

@@ -447,7 +447,8 @@ fn triangular(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
-/// An integer expression over i32 tiles: bit operations, shifts, `~` and `**`.
+/// An integer expression over i32 tiles: bit operations, shifts, `~`, `**`, and `//`
+/// and `%` (by tiles that may hold 0, which gives 0).
 fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String> {
     if depth == 0 || u.ratio(1, 3)? {
         return Ok(u.choose(leaves)?.to_string());
@@ -471,7 +472,7 @@ fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String>
         _ => format!(
             "({} {} {})",
             int_expr(u, leaves, d)?,
-            u.choose(&["&", "|", "^", "<<", ">>", "+", "-", "*"])?,
+            u.choose(&["&", "|", "^", "<<", ">>", "+", "-", "*", "//", "%"])?,
             int_expr(u, leaves, d)?
         ),
     })

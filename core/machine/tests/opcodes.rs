@@ -370,7 +370,7 @@ fn every_family_member_round_trips() {
     for op in BIN_OPS {
         let (dst, a, b) = (ub(0), VSrc::Tile(ub(256)), VSrc::Reg(Reg(4)));
         // The bit operations take i32 lanes only.
-        let dtype = if op.is_bitwise() {
+        let dtype = if op.is_integer_only() {
             DType::I32
         } else {
             DType::F32

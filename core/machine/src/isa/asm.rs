@@ -104,7 +104,7 @@ words!(UnOp, UN_OPS:
     Relu "vrelu", Sigmoid "vsigmoid", Tanh "vtanh", Gelu "vgelu", Silu "vsilu", Recip "vrecip",
 );
 words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin",
-    And "vand", Or "vor", Xor "vxor", Shl "vshl", Shr "vshr");
+    And "vand", Or "vor", Xor "vxor", Shl "vshl", Shr "vshr", FloorDiv "vfloordiv", Mod "vmod");
 words!(RedOp, RED_OPS: Sum "vsum", Max "vrmax", Min "vrmin");
 
 impl Word for CmpOp {

@@ -300,8 +300,8 @@ instructions! {
             "vdiv takes float lanes",
         ))
         .and(need(
-            !op.is_bitwise() || *dtype == DType::I32,
-            "vand, vor, vxor, vshl and vshr take i32 lanes",
+            !op.is_integer_only() || *dtype == DType::I32,
+            "vand, vor, vxor, vshl, vshr, vfloordiv and vmod take i32 lanes",
         ));
 
     Op::VReduce {

@@ -45,8 +45,8 @@
 //!
 //! Vector (V, on UB tiles; a source with 1 row or 1 col broadcasts over the destination):
 //! unary `vexp vlog vexp2 vlog2 vsqrt vrsqrt vabs vneg vrelu vsigmoid vtanh vgelu vsilu vrecip` `DST,
-//! SRC`; binary `vadd vsub vmul vdiv vmax vmin vand vor vxor vshl vshr DST, A, B` (the last five
-//! on i32 lanes) where A or B may be a scalar
+//! SRC`; binary `vadd vsub vmul vdiv vmax vmin vand vor vxor vshl vshr vfloordiv vmod DST, A, B`
+//! (the last seven on i32 lanes) where A or B may be a scalar
 //! (float literal, integer literal or register); reductions `vsum vrmax vrmin DST, SRC,
 //! axis=0|1` over the source tile's rows x cols (register extents mask a tail); `vcast.TO.FROM
 //! DST, SRC`; `vdup.DT DST, SCALAR`; `vcopy.DT DST, SRC`. With `.i32`, add, sub, mul, max,
@@ -227,13 +227,24 @@ pub enum BinOp {
     /// arithmetic).
     Shl,
     Shr,
+    /// numpy's int32 `//` and `%` (floor; the remainder has the divisor's sign; a zero
+    /// divisor gives 0), on i32 lanes only.
+    FloorDiv,
+    Mod,
 }
 
 impl BinOp {
-    pub fn is_bitwise(self) -> bool {
+    /// The ops on i32 lanes only.
+    pub fn is_integer_only(self) -> bool {
         matches!(
             self,
-            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr
+            BinOp::And
+                | BinOp::Or
+                | BinOp::Xor
+                | BinOp::Shl
+                | BinOp::Shr
+                | BinOp::FloorDiv
+                | BinOp::Mod
         )
     }
 }

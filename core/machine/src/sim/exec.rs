@@ -251,7 +251,13 @@ pub fn binary(op: BinOp, a: f32, b: f32) -> f32 {
         BinOp::Max => nan_max(a, b),
         BinOp::Min => nan_min(a, b),
         // No float form: `execute` refuses these before it gets here.
-        BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => f32::NAN,
+        BinOp::And
+        | BinOp::Or
+        | BinOp::Xor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::FloorDiv
+        | BinOp::Mod => f32::NAN,
     }
 }
 
@@ -290,6 +296,16 @@ fn binary_i(op: BinOp, a: i64, b: i64) -> i64 {
         BinOp::Shl => 0,
         BinOp::Shr if (0..32).contains(&b) => a >> b,
         BinOp::Shr => a >> 31,
+        BinOp::FloorDiv | BinOp::Mod if b == 0 => 0,
+        BinOp::FloorDiv => {
+            let q = a.wrapping_div(b);
+            let inexact = a.wrapping_rem(b) != 0;
+            q - i32::from(inexact && (a < 0) != (b < 0))
+        }
+        BinOp::Mod => {
+            let r = a.wrapping_rem(b);
+            r + if r != 0 && (r < 0) != (b < 0) { b } else { 0 }
+        }
     }) as i64
 }
 
@@ -554,7 +570,7 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                     .for_each(|(x, y)| *x = binary_i(op, *x, *y));
                 return write_view_i(m, d, &s.ia);
             }
-            if op.is_bitwise() {
+            if op.is_integer_only() {
                 return Err(format!("{op:?} takes i32 lanes, not {dtype:?}"));
             }
             read_floats(m, s, [a, b], 1, *dtype, r, d)?;

@@ -306,6 +306,10 @@ pub enum BinaryOp {
     /// for `>>` (arithmetic), as numpy's `left_shift` and `right_shift` do.
     Shl,
     Shr,
+    /// i32 only, as numpy's `//` and `%`: the quotient rounds toward negative infinity,
+    /// the remainder takes the divisor's sign, and a zero divisor gives 0.
+    FloorDiv,
+    Mod,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -378,6 +382,8 @@ impl BinaryOp {
             BinaryOp::BitXor => "xor",
             BinaryOp::Shl => "shl",
             BinaryOp::Shr => "shr",
+            BinaryOp::FloorDiv => "floordiv",
+            BinaryOp::Mod => "mod",
         }
     }
 
@@ -389,7 +395,12 @@ impl BinaryOp {
         )
     }
 
-    pub const ALL: [BinaryOp; 11] = [
+    /// The ops defined on i32 tiles (and masks, for the bitwise ones) but not floats.
+    pub fn is_integer_only(self) -> bool {
+        self.is_bitwise() || matches!(self, BinaryOp::FloorDiv | BinaryOp::Mod)
+    }
+
+    pub const ALL: [BinaryOp; 13] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -401,6 +412,8 @@ impl BinaryOp {
         BinaryOp::BitXor,
         BinaryOp::Shl,
         BinaryOp::Shr,
+        BinaryOp::FloorDiv,
+        BinaryOp::Mod,
     ];
 
     /// The op [`BinaryOp::name`] names.

@@ -136,6 +136,35 @@ fn binary_i32(op: BinaryOp) -> fn(i32, i32) -> i32 {
                 a >> 31
             }
         },
+        BinaryOp::FloorDiv => floor_div,
+        BinaryOp::Mod => floor_mod,
+    }
+}
+
+/// numpy's int32 `//`: rounds toward negative infinity, wraps (`-2^31 // -1` is
+/// `-2^31`), and a zero divisor gives 0.
+fn floor_div(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        return 0;
+    }
+    let q = a.wrapping_div(b);
+    if a.wrapping_rem(b) != 0 && (a < 0) != (b < 0) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+/// numpy's int32 `%`: the remainder takes the divisor's sign; a zero divisor gives 0.
+fn floor_mod(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        return 0;
+    }
+    let r = a.wrapping_rem(b);
+    if r != 0 && (r < 0) != (b < 0) {
+        r + b
+    } else {
+        r
     }
 }
 

@@ -224,6 +224,11 @@ fn binary(op: BinaryOp, a: f64, b: f64, dtype: DType) -> Option<f64> {
             BinaryOp::Mul => Some(a * b),
             BinaryOp::Maximum => Some(a.max(b)),
             BinaryOp::Minimum => Some(a.min(b)),
+            // numpy's: a zero divisor gives 0 (the f64 quotient of exact i32 operands
+            // floors exactly; `round` rejects the one overflow, -2^31 // -1).
+            BinaryOp::FloorDiv | BinaryOp::Mod if b == 0.0 => Some(0.0),
+            BinaryOp::FloorDiv => Some((a / b).floor()),
+            BinaryOp::Mod => Some(a - (a / b).floor() * b),
             _ => None,
         };
     }

@@ -52,6 +52,8 @@ fn binop(op: BinaryOp, dtype: DType) -> Option<BinOp> {
         BinaryOp::BitXor => BinOp::Xor,
         BinaryOp::Shl => BinOp::Shl,
         BinaryOp::Shr => BinOp::Shr,
+        BinaryOp::FloorDiv => BinOp::FloorDiv,
+        BinaryOp::Mod => BinOp::Mod,
     })
 }
 

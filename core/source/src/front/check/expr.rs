@@ -44,6 +44,8 @@ fn symbol(op: BinaryOp) -> &'static str {
         BinaryOp::BitXor => "^",
         BinaryOp::Shl => "<<",
         BinaryOp::Shr => ">>",
+        BinaryOp::FloorDiv => "//",
+        BinaryOp::Mod => "%",
     }
 }
 
@@ -249,7 +251,8 @@ impl Checker<'_> {
         }
     }
 
-    /// `//` and `%` between tiles: only literal integers fold; tiles have no such ops.
+    /// `//` and `%`: two integers fold; on i32 tiles they are numpy's floor division
+    /// and remainder.
     fn int_only(
         &mut self,
         e: &ast::Expr,
@@ -270,13 +273,46 @@ impl Checker<'_> {
                     Err(why) => self.error(format!("`{}`: {why}", show::expr(e)), e.span),
                 }
             }
-            _ => self.error(
-                format!(
-                    "`{}` is an integer operator for indices and constants; tiles have `/`",
-                    op.symbol()
-                ),
-                e.span,
-            ),
+            (a, b) => {
+                let hir_op = if op == ast::BinaryOp::FloorDiv {
+                    BinaryOp::FloorDiv
+                } else {
+                    BinaryOp::Mod
+                };
+                if let Val::Lit(Lit {
+                    value,
+                    is_float: false,
+                    ..
+                }) = b
+                {
+                    if value == 0.0 {
+                        return self
+                            .error(format!("`{}` divides by zero", show::expr(e)), rhs.span);
+                    }
+                }
+                let (a, b) = self.pair(a, b, op.symbol(), e.span)?;
+                if a.ty.dtype != DType::I32 {
+                    return self.error(
+                        format!(
+                            "`{}` takes i32 tiles, but this one is {}: floats have `/`",
+                            op.symbol(),
+                            a.ty
+                        ),
+                        e.span,
+                    );
+                }
+                let ty = TileType::new(DType::I32, broadcast(&a.ty.shape, &b.ty.shape)?);
+                let kind = ExprKind::Binary {
+                    op: hir_op,
+                    lhs: Box::new(a),
+                    rhs: Box::new(b),
+                };
+                Some(Val::Tile(Expr {
+                    kind,
+                    ty,
+                    span: e.span,
+                }))
+            }
         }
     }
 
