@@ -290,28 +290,7 @@ impl Checker<'_> {
                             .error(format!("`{}` divides by zero", show::expr(e)), rhs.span);
                     }
                 }
-                let (a, b) = self.pair(a, b, op.symbol(), e.span)?;
-                if a.ty.dtype != DType::I32 {
-                    return self.error(
-                        format!(
-                            "`{}` takes i32 tiles, but this one is {}: floats have `/`",
-                            op.symbol(),
-                            a.ty
-                        ),
-                        e.span,
-                    );
-                }
-                let ty = TileType::new(DType::I32, broadcast(&a.ty.shape, &b.ty.shape)?);
-                let kind = ExprKind::Binary {
-                    op: hir_op,
-                    lhs: Box::new(a),
-                    rhs: Box::new(b),
-                };
-                Some(Val::Tile(Expr {
-                    kind,
-                    ty,
-                    span: e.span,
-                }))
+                self.i32_binary(hir_op, a, b, e.span, "takes i32 tiles", "floats have `/`")
             }
         }
     }
@@ -546,10 +525,33 @@ impl Checker<'_> {
                 }
             }
         }
+        self.i32_binary(
+            op,
+            a,
+            b,
+            span,
+            "needs i32 tiles (or masks, for `& | ^`)",
+            "bit operations have no float form",
+        )
+    }
+
+    /// `a op b` for an operator defined on i32 values only: the operands as for any
+    /// elementwise op (`pair`), then an error saying `needs` and `instead` when they
+    /// are not i32.
+    fn i32_binary(
+        &mut self,
+        op: BinaryOp,
+        a: Val,
+        b: Val,
+        span: Span,
+        needs: &str,
+        instead: &str,
+    ) -> Option<Val> {
+        let sym = symbol(op);
         let (a, b) = self.pair(a, b, sym, span)?;
         if a.ty.dtype != DType::I32 {
             return self.error(
-                format!("`{sym}` needs i32 tiles (or masks, for `& | ^`), but this one is {}: bit operations have no float form", a.ty),
+                format!("`{sym}` {needs}, but this one is {}: {instead}", a.ty),
                 span,
             );
         }
