@@ -42,6 +42,7 @@ pub const ALL: &[Example] = examples![
     "attention": "Attention",
     "flash_attention": "Flash attention (online softmax)",
     "causal_attention": "Causal attention (masks)",
+    "block_sparse_attention": "Block-sparse attention (if)",
     "reverse_cumsum": "Reverse chunk cumsum (rev loop)",
     "decode": "Decode attention",
     "rope": "Rotary embedding",

@@ -73,7 +73,14 @@ fn loop_ends(k: &Kernel) -> Vec<String> {
     let mut out = Vec::new();
     k.walk_ops(|_, op| {
         if let tilescope::ir::OpKind::For(l) = &op.kind {
-            out.push(format!("{} {:?} {}", l.start, l.end, l.step));
+            // The text spells out each end's expression and each condition; the range
+            // of an affine end is what it leaves to the reader.
+            let end = match &l.end {
+                tilescope::ir::LoopEnd::Const(c) => c.to_string(),
+                tilescope::ir::LoopEnd::Affine { min, max, .. } => format!("{min}..={max}"),
+                tilescope::ir::LoopEnd::Guard(_) => "if".to_string(),
+            };
+            out.push(format!("{} {end} {}", l.start, l.step));
         }
     });
     out

@@ -243,6 +243,11 @@ fn wrong_solutions() -> Vec<(usize, String, &'static str)> {
             edit(21, "where(keep, s, -inf)", "s"),
             "`o` differs from the reference at [",
         ),
+        (
+            22,
+            edit(22, " || (j // BK) % 4 == 0", ""),
+            "`o` differs from the reference at [",
+        ),
     ]
 }
 

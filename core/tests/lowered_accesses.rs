@@ -46,6 +46,7 @@ fn operands(op: &Op) -> Vec<(Addr, bool)> {
             v
         }
         Op::VDup { dst, .. } | Op::VIota { dst, .. } => vec![(dst.addr, true)],
+        Op::Sldg { src, .. } => vec![(*src, false)],
         Op::Mmad { c, a, b, acc, .. } | Op::Mmv { c, a, b, acc, .. } => {
             let mut v = vec![(*c, true), (*a, false), (*b, false)];
             // An accumulating mmad or mmv (`acc` not the immediate 0) also reads C.

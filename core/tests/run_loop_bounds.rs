@@ -3,39 +3,19 @@
 //! simulated without a race, against the reference interpreter, with inner loops that
 //! run zero times on some outer iterations; and the forms refused with their place.
 
+mod run_support;
+
 use tilescope::compile::CompileOptions;
 use tilescope::passes::sync::SyncStrategy;
-use tilescope::run::{run, RunResult};
-
-fn run_with(source: &str, preset: &str, sync: SyncStrategy) -> RunResult {
-    let options = CompileOptions {
-        preset: Some(preset.to_string()),
-        sync,
-        ..CompileOptions::default()
-    };
-    run(source, &options, Vec::new(), 5)
-}
+use tilescope::run::run;
 
 /// Matches the reference with no race under auto and barrier sync on both presets;
 /// returns the cycles of auto sync on each preset.
 fn check(source: &str) -> Vec<u64> {
-    let mut cycles = Vec::new();
-    for preset in ["teach", "a3"] {
-        for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
-            let r = run_with(source, preset, sync);
-            let what = format!("{preset}, {sync:?}");
-            let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
-            assert!(diags.is_empty(), "{what}: {diags:?}");
-            let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
-            assert!(errors.is_empty(), "{what}: {errors:?}");
-            assert!(r.sim.races.is_empty(), "{what}: races");
-            assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
-            if sync == SyncStrategy::Auto {
-                cycles.push(r.sim.cycles);
-            }
-        }
-    }
-    cycles
+    run_support::check_on_presets(source)
+        .into_iter()
+        .map(|(auto, _)| auto)
+        .collect()
 }
 
 /// The first error's message and where it starts.

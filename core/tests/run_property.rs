@@ -1,7 +1,8 @@
 //! Random well-typed kernels (elementwise chains, reductions, matmuls stored plain or
 //! cast, products too large for L0 split into pieces or blocks, loops with and without
 //! tails, in reverse, empty, with bounds that depend on an outer loop, and with
-//! `@buffers`, causal-style masks, software pipelines by hand over explicit slots)
+//! `@buffers`, causal-style masks, software pipelines by hand over explicit slots,
+//! branches that update carried state, define a name on every path or skip work)
 //! compiled through the whole pipeline and simulated agree with the reference
 //! interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
@@ -575,6 +576,91 @@ fn pipelined() -> impl Strategy<Value = String> {
 }
 
 /// `e` with every name `t` replaced by `with`.
+/// A condition over the loop variables `vars` (each a multiple of `step` below `n`):
+/// parity, thresholds and block numbers, combined with `&&`, `||` and `!`.
+fn condition(vars: &'static [&'static str], step: u64, n: u64) -> impl Strategy<Value = String> {
+    let atom = (0..vars.len(), 0usize..5, 0u64..6).prop_map(move |(v, form, k)| {
+        let v = vars[v];
+        let c = (k * step).min(n);
+        match form {
+            0 => format!("({v} // {step}) % 2 == {}", k % 2),
+            1 => format!("{v} < {c}"),
+            2 => format!("{v} >= {c}"),
+            3 => format!("{v} + {step} != {c}"),
+            _ => format!("({v} // {step}) % 3 == {}", k % 3),
+        }
+    });
+    atom.prop_recursive(2, 6, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a} && {b}")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a} || {b})")),
+            inner.prop_map(|a| format!("!({a})")),
+        ]
+    })
+}
+
+/// A statement that branches on `i` (and `j` in an inner loop that may run zero times),
+/// over the loaded tile `t`, the running tile `u` and the carried accumulator `acc`.
+fn branch_stmt(step: u64, n: u64) -> impl Strategy<Value = String> {
+    (
+        0usize..6,
+        condition(&["i"], step, n),
+        condition(&["i"], step, n),
+        condition(&["i", "j"], step, n),
+        expr(),
+    )
+        .prop_map(move |(form, c, c2, cj, e)| {
+            let e = replace_t(&e, "u");
+            match form {
+                0 => format!("if {c} {{\n            acc += {e};\n        }}"),
+                1 => format!(
+                    "if {c} {{\n            u = {e};\n        }} else {{\n            acc = acc * 0.5 + u;\n        }}"
+                ),
+                2 => format!(
+                    "if {c} {{\n            let v = {e};\n        }} else {{\n            let v = u * 2.0;\n        }}\n        u = u + v;"
+                ),
+                3 => format!(
+                    "if {c} {{\n            store y[i .. i + {step}, :] = {e};\n        }}"
+                ),
+                4 => format!(
+                    "for j in 0 .. i + {step} step {step} {{\n            if {cj} {{\n                acc += load x[j .. j + {step}, :];\n            }}\n        }}"
+                ),
+                _ => format!(
+                    "if {c} {{\n            u = u + 1.0;\n        }} else if {c2} {{\n            u = relu({e});\n        }} else {{\n            acc += t;\n        }}"
+                ),
+            }
+        })
+}
+
+/// Row blocks with branches: each iteration loads a block, runs one to three branching
+/// statements over it and carried state, and stores it; the accumulator is stored last.
+fn branched() -> impl Strategy<Value = String> {
+    (prop_oneof![Just(8u64), Just(16)], 2u64..6, prop_oneof![Just(16u64), Just(64)], buffers())
+        .prop_flat_map(|(step, blocks, cols, buf)| {
+            let n = step * blocks;
+            (
+                Just((step, n, cols, buf)),
+                prop::collection::vec(branch_stmt(step, n), 1..4),
+            )
+        })
+        .prop_map(|((step, n, cols, buf), stmts)| {
+            format!(
+                "kernel k(x: f32[{n}, {cols}], bias: f32[1, {cols}], y: out f32[{n}, {cols}], z: out f32[{step}, {cols}]) {{
+    let b = load bias[:, :];
+    let acc = zeros(f32[{step}, {cols}]);
+    for i in 0..{n} step {step}{buf} {{
+        let t = load x[i .. i + {step}, :];
+        let u = t * 1.5;
+        {}
+        store y[i .. i + {step}, :] = u;
+    }}
+    store z[:, :] = acc;
+}}",
+                stmts.join("\n        ")
+            )
+        })
+}
+
 fn replace_t(e: &str, with: &str) -> String {
     let name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     let chars: Vec<char> = e.chars().collect();
@@ -711,6 +797,15 @@ proptest! {
     }
 
     #[test]
+    fn random_branching_kernels_match(src in branched()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Auto, "teach")?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
+        let coarse = CompileOptions { alias: AliasMode::Coarse, ..CompileOptions::default() };
+        check_options(&src, &coarse)?;
+    }
+
+    #[test]
     fn random_in_place_kernels_match(src in in_place()) {
         check(&src, SyncStrategy::Auto)?;
         check(&src, SyncStrategy::Barrier)?;
@@ -754,6 +849,7 @@ fn any_kernel() -> impl Strategy<Value = String> {
         gather(),
         in_place(),
         triangular(),
+        branched(),
         matmul().prop_map(|(src, _)| src),
     ]
 }

@@ -1,6 +1,8 @@
 //! Structure-aware: mostly well-typed kernels (elementwise chains, reductions, matmuls,
 //! attention-shaped loops of two products, loops with tails and `@buffers`, gathers,
-//! loop-carried state: swaps, rotations, reads after updates, prefetch, online softmax)
+//! loop-carried state: swaps, rotations, reads after updates, prefetch, online softmax,
+//! each statement possibly inside an `if` on the loop variables, with an `else` or a
+//! name both branches define)
 //! generated from the fuzzer's bytes, printed to source and run end to end. When the
 //! compile and the reference interpreter succeed, the simulator must match the
 //! reference without errors, and under `auto` sync report no race: a mismatch is a
@@ -337,6 +339,14 @@ fn carried(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let pick = |u: &mut Unstructured| -> Result<String> { Ok(format!("c{}", u.int_in_range(0..=n - 1)?)) };
     let mut lets = 0;
     for _ in 0..u.int_in_range(1..=6)? {
+        // Each statement may run only on some iterations: in an `if`, with an `else`
+        // that updates carried state, or as a name both branches define.
+        let branch = u.int_in_range(0..=5)?;
+        let outer = std::mem::take(src);
+        if branch <= 2 {
+            let c = condition(u, &vars[..depth], 3)?;
+            let _ = writeln!(src, "{ind}if {c} {{");
+        }
         match u.int_in_range(0..=5)? {
             // A new value from the old ones; assigned later, after more reads.
             0 | 1 => {
@@ -392,6 +402,25 @@ fn carried(u: &mut Unstructured, src: &mut String) -> Result<()> {
                 lets += 1;
             }
         }
+        match branch {
+            0 => {
+                let _ = writeln!(src, "{ind}}}");
+            }
+            1 => {
+                let a = pick(u)?;
+                let _ = writeln!(src, "{ind}}} else {{\n{ind}{a} = {a} * 0.5 + t;\n{ind}}}");
+            }
+            2 => {
+                let (a, b) = (pick(u)?, pick(u)?);
+                let _ = writeln!(src, "{ind}let j{lets} = {a} + t;\n{ind}}} else {{");
+                let _ = writeln!(src, "{ind}let j{lets} = {b} * 0.5;\n{ind}}}");
+                let _ = writeln!(src, "{ind}{a} = {a} * 0.5 + j{lets};");
+                lets += 1;
+            }
+            _ => {}
+        }
+        let inner = std::mem::replace(src, outer);
+        src.push_str(&inner);
     }
     let sum: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
     for d in (0..depth).rev() {
@@ -411,6 +440,28 @@ fn carried(u: &mut Unstructured, src: &mut String) -> Result<()> {
     }
     let _ = writeln!(src, "}}");
     Ok(())
+}
+
+/// A condition over loop variables `vars` (each below `top`): parity, thresholds and
+/// sums, combined with `&&`, `||` and `!`.
+fn condition(u: &mut Unstructured, vars: &[&str], depth: u32) -> Result<String> {
+    if depth == 0 || u.ratio(2, 3)? {
+        let v = *u.choose(vars)?;
+        let k: u32 = u.int_in_range(0..=4)?;
+        return Ok(match u.int_in_range(0..=4)? {
+            0 => format!("{v} % 2 == {}", k % 2),
+            1 => format!("{v} < {k}"),
+            2 => format!("{v} >= {k}"),
+            3 => format!("{v} + {} != {k}", *u.choose(vars)?),
+            _ => format!("({v} * 2 + {}) % 3 == {}", *u.choose(vars)?, k % 3),
+        });
+    }
+    let (a, b) = (condition(u, vars, depth - 1)?, condition(u, vars, depth - 1)?);
+    Ok(match u.int_in_range(0..=2)? {
+        0 => format!("{a} && {b}"),
+        1 => format!("({a} || {b})"),
+        _ => format!("!({a})"),
+    })
 }
 
 /// Loops whose bounds depend on an outer loop (below, at or above the diagonal, or a
@@ -434,7 +485,13 @@ fn triangular(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let _ = writeln!(src, "    for j in {lo} .. {hi} step {b} {{");
     let _ = writeln!(src, "      let t = load x[i .. i + {b}, j .. j + {b}];");
     let e = expr(u, &["t", "acc"], 3)?;
-    let _ = writeln!(src, "      acc = acc * 0.5 + {e};");
+    if u.arbitrary()? {
+        // Only some blocks: a branch on both loop variables.
+        let c = condition(u, &["i", "j"], 2)?;
+        let _ = writeln!(src, "      if {c} {{\n        acc = acc * 0.5 + {e};\n      }}");
+    } else {
+        let _ = writeln!(src, "      acc = acc * 0.5 + {e};");
+    }
     let _ = writeln!(src, "    }}");
     let _ = writeln!(src, "    store y[i .. i + {b}, :] = acc;");
     let _ = writeln!(src, "  }}");

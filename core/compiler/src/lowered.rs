@@ -126,6 +126,10 @@ pub struct Loop {
     /// unless this says otherwise (insert-sync walks zero iterations only then).
     #[serde(default)]
     pub min_count: u64,
+    /// The region of an `if`: it runs once when its count is 1, not at all when 0.
+    /// insert-sync walks it as either (and what it learns holds on both paths).
+    #[serde(default)]
+    pub branch: bool,
     /// Multi-buffered loops: the slot count and the register holding
     /// `iteration % slots`, which also serves as the dynamic event id offset.
     pub slots: Option<(u32, Reg)>,

@@ -5,7 +5,8 @@
 
 use crate::dense::DenseMap;
 use crate::diag::Span;
-use crate::ir::{BlockItem, Kernel, OpKind, OpMap, ValueDef, ValueId};
+use crate::front::hir::{Cond, Operand};
+use crate::ir::{BlockItem, IndexExpr, Kernel, LoopVarId, OpKind, OpMap, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
 use crate::types::Pipe;
@@ -34,6 +35,10 @@ pub struct StepNode {
     pub span: Span,
     /// The loop variable of the innermost enclosing loop, if any.
     pub loop_var: Option<String>,
+    /// The conditions of the `if` branches around the step inside its innermost loop,
+    /// joined with `&&` (an `else` is `!(...)`), with source names: the step runs in
+    /// an iteration only when this holds.
+    pub branch: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,16 +67,22 @@ pub struct StepEdge {
 pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> StepGraph {
     let mut g = StepGraph::default();
     let mut step_of: OpMap<u32> = DenseMap::new();
-    // Steps with their innermost loop variable, in program order.
-    let mut stack: Vec<(Vec<BlockItem>, usize, Option<String>)> =
-        vec![(k.body.items.clone(), 0, None)];
-    while let Some((items, i, var)) = stack.last_mut() {
+    // Steps with their innermost loop variable and the conditions of the branches
+    // around them up to that loop, in program order.
+    type Frame = (
+        Vec<BlockItem>,
+        usize,
+        Option<String>,
+        Option<Cond<IndexExpr>>,
+    );
+    let mut stack: Vec<Frame> = vec![(k.body.items.clone(), 0, None, None)];
+    while let Some((items, i, var, branch)) = stack.last_mut() {
         let Some(item) = items.get(*i).cloned() else {
             stack.pop();
             continue;
         };
         *i += 1;
-        let var = var.clone();
+        let (var, branch) = (var.clone(), branch.clone());
         match item {
             BlockItem::Step(s) => {
                 for &o in &s.ops {
@@ -82,40 +93,85 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
                     kind: s.kind.name(),
                     span: s.span,
                     loop_var: var,
+                    branch: branch.map(|c| cond_text(k, &c)),
                     ..StepNode::default()
                 });
             }
             BlockItem::Op(o) => {
                 if let Some(OpKind::For(l)) = k.ops.get(o).map(|x| &x.kind) {
-                    let name = k.loop_vars.get(l.var).map(|v| v.name.clone());
-                    stack.push((l.body.items.clone(), 0, name));
+                    let items = l.body.items.clone();
+                    match l.end.guard() {
+                        Some(cond) => {
+                            let path = match branch {
+                                Some(outer) => Cond::And(Box::new(outer), Box::new(cond.clone())),
+                                None => cond.clone(),
+                            };
+                            stack.push((items, 0, var, Some(path)));
+                        }
+                        None => {
+                            let name = k.loop_vars.get(l.var).map(|v| v.name.clone());
+                            stack.push((items, 0, name, None));
+                        }
+                    }
                 }
             }
         }
     }
-    let def_step = |v: ValueId| match k.values.get(v).map(|x| x.def) {
-        Some(ValueDef::Result { op, .. }) => step_of.get(&op).copied(),
-        _ => None,
+    // The steps that may have produced a value: through a branch, its init (the branch
+    // was skipped) or what the branch yielded.
+    let def_steps = |v: ValueId| -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut todo = vec![v];
+        let mut seen = crate::dense::DenseSet::new();
+        while let Some(v) = todo.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            let Some(def) = k.values.get(v).map(|x| x.def) else {
+                continue;
+            };
+            let (op, index, result) = match def {
+                ValueDef::Result { op, index } => (op, index as usize, true),
+                ValueDef::LoopArg { op, index } => (op, index as usize, false),
+            };
+            match k.ops.get(op).map(|o| &o.kind) {
+                Some(OpKind::For(l)) if l.end.guard().is_some() => {
+                    todo.extend(l.inits.get(index));
+                    if result {
+                        todo.extend(l.yields.get(index));
+                    }
+                }
+                _ if result => out.extend(step_of.get(&op).copied()),
+                _ => {}
+            }
+        }
+        out
     };
     let mut data: Vec<(u32, u32, bool)> = Vec::new();
     k.walk_ops(|id, op| {
         if let OpKind::For(l) = &op.kind {
+            // A branch carries nothing from one iteration to the next: its values pass
+            // through it (`def_steps`).
+            if l.end.guard().is_some() {
+                return;
+            }
             // The yield of iteration i feeds the readers of the argument in iteration i+1.
             for (arg, y) in l.args.iter().zip(&l.yields) {
-                let Some(from) = def_step(*y) else { continue };
-                k.walk_ops(|uid, uop| {
-                    if uop.kind.operands().contains(arg) {
-                        if let Some(&to) = step_of.get(&uid) {
-                            data.push((from, to, true));
+                for from in def_steps(*y) {
+                    k.walk_ops(|uid, uop| {
+                        if uop.kind.operands().contains(arg) {
+                            if let Some(&to) = step_of.get(&uid) {
+                                data.push((from, to, true));
+                            }
                         }
-                    }
-                });
+                    });
+                }
             }
             return;
         }
         let Some(&to) = step_of.get(&id) else { return };
         for v in op.kind.operands() {
-            if let Some(from) = def_step(v) {
+            for from in def_steps(v) {
                 if from != to {
                     data.push((from, to, false));
                 }
@@ -192,6 +248,27 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
     g
 }
 
+/// A branch's condition with source names, as written in the kernel (`i % 2 == 0`).
+fn cond_text(k: &Kernel, c: &Cond<IndexExpr>) -> String {
+    let var = |v: LoopVarId| {
+        k.loop_vars
+            .get(v)
+            .map_or("?", |x| x.name.as_str())
+            .to_string()
+    };
+    c.text(&mut |operand| match operand {
+        Operand::Index(e) => e.source_text(&var),
+        Operand::Element { param, index } => {
+            let name = k
+                .params
+                .get(*param as usize)
+                .map_or("?", |p| p.name.as_str());
+            let index: Vec<String> = index.iter().map(|e| e.source_text(&var)).collect();
+            format!("load {name}[{}]", index.join(", "))
+        }
+    })
+}
+
 /// Each step's buffer and tensor names, sorted and distinct.
 type Names = DenseMap<u32, Vec<String>>;
 
@@ -239,10 +316,13 @@ pub fn steps_dot(g: &StepGraph) -> String {
     let mut s = String::from("digraph steps {\n  node [shape=box, fontname=monospace];\n");
     for n in &g.nodes {
         let pipes: Vec<&str> = n.pipes.iter().map(|p| p.name()).collect();
-        let lp = n
+        let mut lp = n
             .loop_var
             .as_ref()
-            .map_or(String::new(), |v| format!("\\nloop {v}"));
+            .map_or(String::new(), |v| format!("\\nloop {}", escape(v)));
+        if let Some(c) = &n.branch {
+            let _ = write!(lp, "\\nif {}", escape(c));
+        }
         let _ = writeln!(
             s,
             "  s{} [label=\"step {} ({})\\n{}{}\"];",
@@ -250,7 +330,7 @@ pub fn steps_dot(g: &StepGraph) -> String {
             n.id,
             escape(&n.kind),
             pipes.join(" "),
-            escape(&lp)
+            lp
         );
     }
     for e in &g.edges {

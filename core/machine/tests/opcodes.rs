@@ -256,6 +256,7 @@ fn only_the_description_the_semantics_and_the_price_name_every_opcode() {
 const EVERY_OPCODE: &str = "\
 .tensor x f32[64, 512]
 .tensor y f16[8]
+.tensor m i32[4, 8]
 mov r1, 5
 mov r2, r1
 add r3, r1, 2
@@ -267,6 +268,7 @@ min r3, r3, r1
 max r3, r3, 0
 sld r4, 3
 sst r4, 63
+sldg.i32 r6, m[r3 + 4]
 loop r5, r1
   dma.f32 ub[r3 + 64], x[r4], [r1, 512, 64], [64, 1, 1] !step 2
   dma.f16 y[0], ub[r3 - 8], [8, 1, 1] !span 10..20

@@ -2,10 +2,12 @@
 //! reference interpreter.
 
 use tilescope::compile::CompileOptions;
-use tilescope::run::run;
+use tilescope::passes::sync::SyncStrategy;
+use tilescope::run::{run, RunResult};
 
 /// Asserts that `source` compiles, simulates without errors or races on inputs from
 /// `seed`, and matches the reference.
+#[allow(dead_code)] // not every test file that includes the module uses it
 pub fn check_against_reference(source: &str, seed: u64) {
     let r = run(source, &CompileOptions::default(), Vec::new(), seed);
     let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
@@ -15,4 +17,41 @@ pub fn check_against_reference(source: &str, seed: u64) {
     assert!(r.sim.races.is_empty());
     assert!(r.reference_match, "max abs err {}", r.max_abs_err);
     assert!(r.sim.cycles > 0);
+}
+
+/// `source` run on `preset` under `sync`, on the inputs of seed 5.
+pub fn run_with(source: &str, preset: &str, sync: SyncStrategy) -> RunResult {
+    let options = CompileOptions {
+        preset: Some(preset.to_string()),
+        sync,
+        ..CompileOptions::default()
+    };
+    run(source, &options, Vec::new(), 5)
+}
+
+/// Asserts that `source` matches the reference with no race or simulation error under
+/// auto and barrier sync on both presets; returns the cycles (auto, barrier) on `teach`,
+/// then on `a3`.
+#[allow(dead_code)] // not every test file that includes the module uses it
+pub fn check_on_presets(source: &str) -> Vec<(u64, u64)> {
+    let mut cycles = Vec::new();
+    for preset in ["teach", "a3"] {
+        let mut pair = (0, 0);
+        for sync in [SyncStrategy::Auto, SyncStrategy::Barrier] {
+            let r = run_with(source, preset, sync);
+            let what = format!("{preset}, {sync:?}");
+            let diags: Vec<&String> = r.diagnostics.iter().map(|d| &d.message).collect();
+            assert!(diags.is_empty(), "{what}: {diags:?}");
+            let errors: Vec<&String> = r.sim.errors.iter().map(|e| &e.message).collect();
+            assert!(errors.is_empty(), "{what}: {errors:?}");
+            assert!(r.sim.races.is_empty(), "{what}: races {:?}", r.sim.races);
+            assert!(r.reference_match, "{what}: max abs err {}", r.max_abs_err);
+            match sync {
+                SyncStrategy::Auto => pair.0 = r.sim.cycles,
+                _ => pair.1 = r.sim.cycles,
+            }
+        }
+        cycles.push(pair);
+    }
+    cycles
 }

@@ -167,6 +167,8 @@ pub fn tokenize(source: &str) -> Vec<Token> {
                 | Tok::Kernel
                 | Tok::Let
                 | Tok::For
+                | Tok::If
+                | Tok::Else
                 | Tok::In
                 | Tok::Step
                 | Tok::Load
@@ -318,6 +320,19 @@ mod tests {
         for odd in ["", ";", "é;ü\n\u{1F600}", "0x1f.."] {
             let _ = tokenize_asm(odd);
         }
+    }
+
+    #[test]
+    fn if_and_else_are_keywords() {
+        use TokenKind::*;
+        let src = "if i % 2 == 0 && !(j > i) {} else {}";
+        let k = kinds(src);
+        assert_eq!(k.first(), Some(&("if", Keyword)));
+        assert!(k.contains(&("else", Keyword)), "{k:?}");
+        assert!(
+            k.contains(&("&&", Punct)) && k.contains(&("!", Punct)),
+            "{k:?}"
+        );
     }
 
     #[test]

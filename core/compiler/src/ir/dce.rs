@@ -1,9 +1,9 @@
-//! Dead-code elimination: removes pure ops whose results are unused, and loops that
-//! store nothing and whose results are unused. Blocks are walked backwards with live
+//! Dead-code elimination: removes pure ops and loads (not gathers) whose results are
+//! unused, and loops that store nothing and whose results are unused. Blocks are walked backwards with live
 //! use counts, so a whole dead chain goes in one pass.
 
 use crate::dense::DenseSet;
-use crate::ir::{Kernel, OpId, OpKind, OpSet};
+use crate::ir::{Index, Kernel, OpId, OpKind, OpSet};
 
 pub fn run(k: &mut Kernel) -> bool {
     let mut uses = k.use_counts();
@@ -33,6 +33,12 @@ fn sweep(k: &Kernel, ops: &[OpId], uses: &mut [u32], dead: &mut OpSet) {
         let op = &k.ops[id];
         let removable = match &op.kind {
             OpKind::For(_) => !stores_inside(k, id) && unused(k, id, uses),
+            // A load without an indirect index reads a region the checker proved
+            // inside its tensor: unread, it goes (a condition reads its own element of
+            // `let on = load mask[i, j]`). A gather may fail at run time, so it stays.
+            OpKind::Load { index, .. } => {
+                !index.iter().any(|ix| matches!(ix, Index::Indirect(_))) && unused(k, id, uses)
+            }
             kind => kind.is_pure() && unused(k, id, uses),
         };
         if removable {

@@ -8,7 +8,7 @@ use super::{
     ValueDef, ValueId,
 };
 use crate::diag::{Diagnostic, Diagnostics, Span};
-use crate::front::hir;
+use crate::front::hir::{self, Cond};
 
 /// Nesting deeper than this (expressions or loops) is an error rather than a stack
 /// overflow. The front end limits nesting already; this guards lowering on its own.
@@ -39,6 +39,15 @@ pub fn lower(k: &hir::Kernel) -> Result<Kernel, Diagnostics> {
     let body = cx.block(&k.body, 0)?;
     cx.out.body = Block::from_ops(body);
     Ok(cx.out)
+}
+
+/// A loop's header, for [`Lower::region`].
+struct Head {
+    var: LoopVarId,
+    start: i64,
+    end: LoopEnd,
+    step: i64,
+    buffers: Option<u32>,
 }
 
 struct Lower<'a> {
@@ -136,6 +145,12 @@ impl Lower<'_> {
                 Ok(())
             }
             hir::StmtKind::For { id, body } => self.for_loop(*id, body, s.span, depth, ops),
+            hir::StmtKind::If {
+                cond,
+                then,
+                els,
+                joins,
+            } => self.if_stmt(cond, then, els, joins, s.span, depth, ops),
             hir::StmtKind::Buffers { local } => {
                 let l = self
                     .hir
@@ -182,6 +197,7 @@ impl Lower<'_> {
                 min: *min,
                 max: *max,
             },
+            hir::LoopEnd::Guard(_) => return Err(internal("a loop with a guard", span)),
         };
         let var = self.out.loop_vars.push(LoopVar {
             name: header.var.clone(),
@@ -191,11 +207,101 @@ impl Lower<'_> {
             .vars
             .get_mut(id.0 as usize)
             .ok_or_else(|| internal("unknown loop", span))? = Some(var);
+        let head = Head {
+            var,
+            start: header.start,
+            end,
+            step: header.step,
+            buffers: header.buffers,
+        };
+        self.region(head, body, &[], span, depth, ops)
+    }
 
+    /// `if`: the `then` branch as a region guarded by the condition and the `else`
+    /// branch as one guarded by its negation (each a loop that runs once or not at
+    /// all, `LoopEnd::Guard`). A name both branches define gets a zero placeholder
+    /// before them, which each branch replaces (it is carried through both regions).
+    #[allow(clippy::too_many_arguments)]
+    fn if_stmt(
+        &mut self,
+        cond: &hir::Cond,
+        then: &[hir::Stmt],
+        els: &[hir::Stmt],
+        joins: &[hir::Join],
+        span: Span,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<(), Diagnostics> {
+        if depth >= MAX_DEPTH {
+            return Err(vec![Diagnostic::error(
+                "branches are nested too deeply",
+                span,
+            )]);
+        }
+        let cond = cond.try_map(&mut |e| self.iexpr(e, depth))?;
+        for j in joins {
+            let ty = self
+                .hir
+                .locals
+                .get(j.local.0 as usize)
+                .ok_or_else(|| internal("unknown local", span))?
+                .ty
+                .clone();
+            let kind = OpKind::Full { value: 0.0 };
+            let (op, v) = self.out.add_op(kind, span, ty, self.local_name(j.local));
+            ops.push(op);
+            self.set_local(j.local, v, span)?;
+        }
+        let then_joins: Vec<_> = joins.iter().map(|j| (j.local, j.then)).collect();
+        self.guard(cond.clone(), then, &then_joins, span, depth, ops)?;
+        if !els.is_empty() || !joins.is_empty() {
+            let els_joins: Vec<_> = joins.iter().map(|j| (j.local, j.els)).collect();
+            let not = Cond::Not(Box::new(cond));
+            self.guard(not, els, &els_joins, span, depth, ops)?;
+        }
+        Ok(())
+    }
+
+    /// One branch: a region that runs once when `cond` holds.
+    fn guard(
+        &mut self,
+        cond: Cond<IndexExpr>,
+        body: &[hir::Stmt],
+        joined: &[(hir::LocalId, hir::LocalId)],
+        span: Span,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<(), Diagnostics> {
+        let var = self.out.loop_vars.push(LoopVar {
+            name: "if".to_string(),
+            span,
+        });
+        let head = Head {
+            var,
+            start: 0,
+            end: LoopEnd::Guard(cond),
+            step: 1,
+            buffers: None,
+        };
+        self.region(head, body, joined, span, depth, ops)
+    }
+
+    /// A `for` op with `head` around `body`. `joined` are (local, branch local) pairs:
+    /// at the end of the body, `local` takes the branch local's value.
+    fn region(
+        &mut self,
+        head: Head,
+        body: &[hir::Stmt],
+        joined: &[(hir::LocalId, hir::LocalId)],
+        span: Span,
+        depth: usize,
+        ops: &mut Vec<OpId>,
+    ) -> Result<(), Diagnostics> {
         // Locals defined outside and updated inside are carried, in id order so the
         // printed order is stable.
         let mut carried = Vec::new();
         updated_locals(body, &mut carried, 0);
+        carried.extend(joined.iter().map(|&(local, _)| local));
         carried.sort_unstable();
         carried.dedup();
         carried.retain(|l| matches!(self.env.get(l.0 as usize), Some(Some(_))));
@@ -225,6 +331,10 @@ impl Lower<'_> {
             args.push(a);
         }
         let body_ops = self.block(body, depth + 1)?;
+        for &(local, from) in joined {
+            let v = self.local_value(from, span)?;
+            self.set_local(local, v, span)?;
+        }
         let yields = carried
             .iter()
             .map(|&l| self.local_value(l, span))
@@ -246,11 +356,11 @@ impl Lower<'_> {
         }
         let o = &mut self.out.ops[op];
         o.kind = OpKind::For(ForOp {
-            var,
-            start: header.start,
-            end,
-            step: header.step,
-            buffers: header.buffers,
+            var: head.var,
+            start: head.start,
+            end: head.end,
+            step: head.step,
+            buffers: head.buffers,
             inits,
             args,
             body: Block::from_ops(body_ops),
@@ -430,6 +540,10 @@ fn updated_locals(stmts: &[hir::Stmt], out: &mut Vec<hir::LocalId>, depth: usize
                 out.push(*local);
             }
             hir::StmtKind::For { body, .. } => updated_locals(body, out, depth + 1),
+            hir::StmtKind::If { then, els, .. } => {
+                updated_locals(then, out, depth + 1);
+                updated_locals(els, out, depth + 1);
+            }
             _ => {}
         }
     }

@@ -643,6 +643,46 @@ pub enum IndexExpr {
     Mod(Box<IndexExpr>, i64),
 }
 
+impl IndexExpr {
+    /// The expression as the source writes it (`i // 64 % 2`), each variable named
+    /// by `var`.
+    pub fn source_text(&self, var: &dyn Fn(LoopVarId) -> String) -> String {
+        self.source_at(var, 0, 0)
+    }
+
+    /// `prec`: the binding strength the context needs (0 none, 1 additive, 2
+    /// multiplicative); `depth` bounds the recursion on a malformed tree.
+    fn source_at(&self, var: &dyn Fn(LoopVarId) -> String, prec: u8, depth: usize) -> String {
+        if depth > crate::limits::MAX_NESTING_DEPTH {
+            return "...".into();
+        }
+        let d = depth + 1;
+        let (text, own) = match self {
+            IndexExpr::Const(c) => (c.to_string(), 3),
+            IndexExpr::Var(v) => (var(*v), 3),
+            IndexExpr::Add(a, b) => (
+                format!("{} + {}", a.source_at(var, 1, d), b.source_at(var, 2, d)),
+                1,
+            ),
+            IndexExpr::Sub(a, b) => (
+                format!("{} - {}", a.source_at(var, 1, d), b.source_at(var, 2, d)),
+                1,
+            ),
+            IndexExpr::Mul(a, b) => (
+                format!("{} * {}", a.source_at(var, 2, d), b.source_at(var, 3, d)),
+                2,
+            ),
+            IndexExpr::FloorDiv(a, c) => (format!("{} // {c}", a.source_at(var, 2, d)), 2),
+            IndexExpr::Mod(a, c) => (format!("{} % {c}", a.source_at(var, 2, d)), 2),
+        };
+        if own < prec {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+}
+
 /// The expression of a `fused` op. Its size is capped by fusion (`MAX_FUSED_NODES`), which
 /// bounds the recursion depth of everything that walks it.
 #[derive(Clone, Debug, PartialEq)]

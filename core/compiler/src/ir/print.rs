@@ -8,7 +8,7 @@ use super::{
     Value, ValueId, ValueMap, VarMap,
 };
 use crate::diag::Span;
-use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
+use crate::front::hir::{BinaryOp, Cond, Operand, UnaryOp, UpdateOp};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -529,11 +529,20 @@ impl Printer<'_> {
         if !results.is_empty() {
             let _ = write!(head, "{} = ", results.join(", "));
         }
-        let end = match &l.end {
-            super::LoopEnd::Const(c) => c.to_string(),
-            super::LoopEnd::Affine { expr, .. } => self.iexpr(expr, 3),
-        };
-        let _ = write!(head, "for %{var} in {}..{end} step {}", l.start, l.step);
+        match &l.end {
+            super::LoopEnd::Const(c) => {
+                let _ = write!(head, "for %{var} in {}..{c} step {}", l.start, l.step);
+            }
+            super::LoopEnd::Affine { expr, .. } => {
+                let end = self.iexpr(expr, 3);
+                let _ = write!(head, "for %{var} in {}..{end} step {}", l.start, l.step);
+            }
+            // A branch runs once or not at all: its variable is never read, and the
+            // verifier holds its header to `0..1 step 1`.
+            super::LoopEnd::Guard(cond) => {
+                let _ = write!(head, "if {}", self.cond(cond));
+            }
+        }
         if let Some(n) = l.buffers {
             let _ = write!(head, " buffers({n})");
         }
@@ -622,6 +631,21 @@ impl Printer<'_> {
             })
             .collect();
         parts.join(", ")
+    }
+
+    /// A branch's condition (`Cond::text`, with the IR's index expressions).
+    fn cond(&self, c: &Cond<IndexExpr>) -> String {
+        c.text(&mut |operand| match operand {
+            Operand::Index(e) => self.iexpr(e, 0),
+            Operand::Element { param, index } => {
+                let index: Vec<String> = index.iter().map(|e| self.iexpr(e, 0)).collect();
+                format!(
+                    "load %{}[{}]",
+                    self.param(*param as usize),
+                    index.join(", ")
+                )
+            }
+        })
     }
 
     /// Index expression text; `prec` is the binding strength the context needs

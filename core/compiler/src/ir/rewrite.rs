@@ -83,8 +83,8 @@ impl Cloner {
     }
 }
 
-/// Every index expression of the ops under `roots`, mutably; slot indices of `buffers`
-/// tiles too when `slots`.
+/// Every index expression of the ops under `roots`, mutably (loop ends and branch
+/// conditions included); slot indices of `buffers` tiles too when `slots`.
 pub fn visit_exprs_from(
     k: &mut Kernel,
     roots: Vec<OpId>,
@@ -109,6 +109,13 @@ pub fn visit_exprs_from(
                 }
             }
             OpKind::IndexValue { expr } => f(expr),
+            // A loop's end and a branch's condition read the variables of the loops
+            // around them.
+            OpKind::For(l) => match &mut l.end {
+                crate::ir::LoopEnd::Affine { expr, .. } => f(expr),
+                crate::ir::LoopEnd::Guard(cond) => cond.visit_mut(&mut f),
+                crate::ir::LoopEnd::Const(_) => {}
+            },
             OpKind::SlotWrite { slot: expr, .. } | OpKind::SlotRead { slot: expr, .. } if slots => {
                 f(expr)
             }

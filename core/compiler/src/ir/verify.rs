@@ -412,6 +412,19 @@ impl Verifier<'_> {
                 format!("loop variable #{} is out of range", l.var.index()),
             );
         }
+        if let Some(cond) = l.end.guard() {
+            // A branch is a loop that runs once or not at all, and reads only the
+            // variables of the loops around it.
+            if l.start != 0 || l.step != 1 || l.buffers.is_some() {
+                self.err(
+                    span,
+                    "a branch's region is not `0..1 step 1` without buffers",
+                );
+            }
+            for e in cond.exprs() {
+                self.expr_vars(e, span);
+            }
+        }
         let n = l.inits.len();
         if l.args.len() != n || l.yields.len() != n || results.len() != n {
             self.err(

@@ -157,6 +157,17 @@ instructions! {
     pipe Pipe::S,
     rules need(*slot < SPILL_SLOTS, "spill slot out of range 0..64");
 
+    // One element of a GM tensor into a register: what a branch on data reads
+    // (`if load mask[i, j] != 0`).
+    Op::Sldg "sldg" {
+        dtype: Suffix,
+        dst: Pos => def(),
+        src: Pos => mem(Read, dtype.bytes(), ONE_ELEMENT),
+    }
+    pipe Pipe::S,
+    rules need(*dtype == DType::I32, "sldg loads an i32 element")
+        .and(need(space(src) == GM, "sldg reads a GM tensor"));
+
     Op::Loop "loop" {
         counter: Pos => def(),
         count: Pos => scalar(0),
@@ -421,6 +432,13 @@ fn dense(rows: Dim, cols: Dim) -> Extent {
 }
 
 /// A gather's or scatter's index tile: `rows` (at `val[0]`) i32 entries in one row.
+/// A single element.
+const ONE_ELEMENT: Extent = Extent::Tile {
+    rows: Imm(1),
+    cols: Imm(1),
+    stride: Imm(1),
+};
+
 const INDEX_TILE: Extent = Extent::Tile {
     rows: Imm(1),
     cols: Slot(0),

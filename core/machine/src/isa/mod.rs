@@ -191,6 +191,32 @@ pub enum AluOp {
     Max,
 }
 
+impl AluOp {
+    /// The result of `op rD, x, y`; `None` for an overflow or a zero divisor (a
+    /// simulation error). `div` and `rem` are Python's `//` and `%`: the quotient rounds
+    /// toward negative infinity and the remainder takes the divisor's sign, as the index
+    /// expressions and conditions the compiler lowers mean them.
+    pub fn apply(self, x: i64, y: i64) -> Option<i64> {
+        let floor_div = |x: i64, y: i64| {
+            let q = x.checked_div(y)?;
+            if x.checked_rem(y)? != 0 && ((x < 0) != (y < 0)) {
+                q.checked_sub(1)
+            } else {
+                Some(q)
+            }
+        };
+        match self {
+            AluOp::Add => x.checked_add(y),
+            AluOp::Sub => x.checked_sub(y),
+            AluOp::Mul => x.checked_mul(y),
+            AluOp::Div => floor_div(x, y),
+            AluOp::Rem => x.checked_sub(floor_div(x, y)?.checked_mul(y)?),
+            AluOp::Min => Some(x.min(y)),
+            AluOp::Max => Some(x.max(y)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum UnOp {
@@ -277,6 +303,11 @@ pub enum Op {
     Sst {
         src: Reg,
         slot: u32,
+    },
+    Sldg {
+        dtype: DType,
+        dst: Reg,
+        src: Addr,
     },
     Loop {
         counter: Reg,

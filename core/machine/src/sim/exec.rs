@@ -700,6 +700,7 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
         | Op::Alu { .. }
         | Op::Sld { .. }
         | Op::Sst { .. }
+        | Op::Sldg { .. }
         | Op::Loop { .. }
         | Op::EndLoop
         | Op::SetFlag { .. }

@@ -369,15 +369,7 @@ impl<'a> Engine<'a> {
             }
             Op::Alu { op, dst, a, b } => {
                 let (x, y) = (self.reg(Val::Reg(*a)), self.reg(*b));
-                let v = match op {
-                    AluOp::Add => x.checked_add(y),
-                    AluOp::Sub => x.checked_sub(y),
-                    AluOp::Mul => x.checked_mul(y),
-                    AluOp::Div => x.checked_div(y),
-                    AluOp::Rem => x.checked_rem(y),
-                    AluOp::Min => Some(x.min(y)),
-                    AluOp::Max => Some(x.max(y)),
-                };
+                let v = op.apply(x, y);
                 match v {
                     Some(v) => self.set_reg(*dst, v),
                     None => {
@@ -406,6 +398,36 @@ impl<'a> Engine<'a> {
                 if let Some(s) = self.spill.get_mut(*slot as usize) {
                     *s = v;
                 }
+            }
+            // A GM read on the scalar pipe, which waits for the value (one GM access,
+            // `dma_startup_gm`). Without memories (timing only) it reads 0.
+            Op::Sldg { dst, src, .. } => {
+                let res = memory::resolve(&ins.op, &self.regs).and_then(|res| {
+                    memory::accesses(self.prog, self.machine, &ins.op, &res, &mut self.acc)?;
+                    Ok(res)
+                });
+                let res = match res {
+                    Ok(res) => res,
+                    Err(e) => {
+                        self.error(SimErrorKind::Memory, e, Some(idx), &[], true);
+                        return None;
+                    }
+                };
+                self.race.tick(Pipe::S);
+                for a in self.acc.iter() {
+                    self.race.access(self.prog, Pipe::S, idx, a);
+                }
+                self.record_accesses();
+                let at = res.addr[0] as usize;
+                let v = self
+                    .mem
+                    .regions
+                    .get(memory::region_index(src.region))
+                    .and_then(|bytes| bytes.get(at..at.checked_add(4)?))
+                    .and_then(|b| b.try_into().ok())
+                    .map_or(0, |b: [u8; 4]| i64::from(i32::from_le_bytes(b)));
+                self.set_reg(*dst, v);
+                cost = costs.dma_startup_gm;
             }
             Op::Loop { counter, count } => {
                 let n = self.reg(*count);
@@ -641,6 +663,12 @@ impl<'a> Engine<'a> {
             | Op::Loop { .. }
             | Op::EndLoop => Cost {
                 cycles: c.scalar_op_cycles,
+                transfer: 0,
+                startup: 0,
+                gm_bytes: 0,
+            },
+            Op::Sldg { .. } => Cost {
+                cycles: c.dma_startup_gm,
                 transfer: 0,
                 startup: 0,
                 gm_bytes: 0,

@@ -110,6 +110,32 @@ pub enum StmtKind {
         attrs: Vec<Attr>,
         body: Block,
     },
+    /// `if cond { then } else { els }`; `else if` is an `els` block holding only the
+    /// inner `if`.
+    If {
+        cond: Cond,
+        then: Block,
+        els: Option<Block>,
+    },
+}
+
+/// The condition of an `if`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cond {
+    pub kind: CondKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CondKind {
+    /// A comparison (the checker requires one), `i % 2 == 0`.
+    Test(Expr),
+    /// `a && b`
+    And(Box<Cond>, Box<Cond>),
+    /// `a || b`
+    Or(Box<Cond>, Box<Cond>),
+    /// `!a`
+    Not(Box<Cond>),
 }
 
 /// `@buffers(2)`. Unknown attribute names are parsed and rejected by the checker.

@@ -76,6 +76,11 @@ pub enum LoopEnd<E = IndexExpr> {
         min: i64,
         max: i64,
     },
+    /// The region of an `if`, in the stages after `hir` (which keeps `StmtKind::If`):
+    /// a loop `0 .. 1 step 1` that runs once when the condition holds and not at all
+    /// otherwise. Every pass that needs a trip count sees none, and every pass that
+    /// handles a loop which may run zero times handles a branch the same way.
+    Guard(Cond<E>),
 }
 
 impl<E> LoopEnd<E> {
@@ -83,24 +88,196 @@ impl<E> LoopEnd<E> {
     pub fn as_const(&self) -> Option<i64> {
         match self {
             LoopEnd::Const(c) => Some(*c),
-            LoopEnd::Affine { .. } => None,
+            LoopEnd::Affine { .. } | LoopEnd::Guard(_) => None,
         }
     }
 
-    /// The smallest value the end takes.
+    /// The smallest value the end takes (a guard's: 0, with start 0).
     pub fn min(&self) -> i64 {
         match self {
             LoopEnd::Const(c) => *c,
             LoopEnd::Affine { min, .. } => *min,
+            LoopEnd::Guard(_) => 0,
         }
     }
 
-    /// The largest value the end takes.
+    /// The largest value the end takes (a guard's: 1, with start 0 and step 1).
     pub fn max(&self) -> i64 {
         match self {
             LoopEnd::Const(c) => *c,
             LoopEnd::Affine { max, .. } => *max,
+            LoopEnd::Guard(_) => 1,
         }
+    }
+
+    /// The condition of an `if` region.
+    pub fn guard(&self) -> Option<&Cond<E>> {
+        match self {
+            LoopEnd::Guard(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// The condition of an `if`: comparisons of integer operands, combined with `&&`, `||`
+/// and `!`. `E` is the stage's index expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Cond<E = IndexExpr> {
+    Cmp {
+        op: CmpOp,
+        lhs: Operand<E>,
+        rhs: Operand<E>,
+    },
+    And(Box<Cond<E>>, Box<Cond<E>>),
+    Or(Box<Cond<E>>, Box<Cond<E>>),
+    Not(Box<Cond<E>>),
+}
+
+/// One side of a comparison in a condition.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Operand<E = IndexExpr> {
+    /// An integer expression of loop variables and constants.
+    Index(E),
+    /// One element of an `i32` input tensor (never stored by the kernel), at a position
+    /// of index expressions the checker proved inside the tensor: `load mask[i, j]`.
+    Element { param: u32, index: Vec<E> },
+}
+
+impl<E> Operand<E> {
+    fn try_map<F, X>(&self, f: &mut impl FnMut(&E) -> Result<F, X>) -> Result<Operand<F>, X> {
+        Ok(match self {
+            Operand::Index(e) => Operand::Index(f(e)?),
+            Operand::Element { param, index } => Operand::Element {
+                param: *param,
+                index: index.iter().map(&mut *f).collect::<Result<_, _>>()?,
+            },
+        })
+    }
+
+    fn exprs(&self) -> Vec<&E> {
+        match self {
+            Operand::Index(e) => vec![e],
+            Operand::Element { index, .. } => index.iter().collect(),
+        }
+    }
+
+    fn visit_mut(&mut self, f: &mut impl FnMut(&mut E)) {
+        match self {
+            Operand::Index(e) => f(e),
+            Operand::Element { index, .. } => index.iter_mut().for_each(f),
+        }
+    }
+}
+
+impl<E> Cond<E> {
+    /// The condition's value, given how to evaluate an operand (`None`: it could not
+    /// be, and neither can the condition) and a comparison (the reference interpreter
+    /// brings its own).
+    pub fn eval(
+        &self,
+        value: &mut impl FnMut(&Operand<E>) -> Option<i64>,
+        holds: &impl Fn(CmpOp, i64, i64) -> bool,
+    ) -> Option<bool> {
+        Some(match self {
+            Cond::Cmp { op, lhs, rhs } => holds(*op, value(lhs)?, value(rhs)?),
+            // Both sides are evaluated: a side that cannot be is an error either way.
+            Cond::And(a, b) => {
+                let (a, b) = (a.eval(value, holds)?, b.eval(value, holds)?);
+                a && b
+            }
+            Cond::Or(a, b) => {
+                let (a, b) = (a.eval(value, holds)?, b.eval(value, holds)?);
+                a || b
+            }
+            Cond::Not(a) => !a.eval(value, holds)?,
+        })
+    }
+
+    /// The same condition over other expressions.
+    pub fn try_map<F, X>(&self, f: &mut impl FnMut(&E) -> Result<F, X>) -> Result<Cond<F>, X> {
+        Ok(match self {
+            Cond::Cmp { op, lhs, rhs } => Cond::Cmp {
+                op: *op,
+                lhs: lhs.try_map(f)?,
+                rhs: rhs.try_map(f)?,
+            },
+            Cond::And(a, b) => Cond::And(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+            Cond::Or(a, b) => Cond::Or(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+            Cond::Not(a) => Cond::Not(Box::new(a.try_map(f)?)),
+        })
+    }
+
+    /// The condition as source text, given each operand's: `||` loosest, then `&&`,
+    /// then comparisons; `!` takes a comparison in parentheses.
+    pub fn text(&self, operand: &mut impl FnMut(&Operand<E>) -> String) -> String {
+        self.text_at(operand, 0)
+    }
+
+    fn text_at(&self, operand: &mut impl FnMut(&Operand<E>) -> String, prec: u8) -> String {
+        let (text, own) = match self {
+            Cond::Or(a, b) => (
+                format!("{} || {}", a.text_at(operand, 0), b.text_at(operand, 1)),
+                0,
+            ),
+            Cond::And(a, b) => (
+                format!("{} && {}", a.text_at(operand, 1), b.text_at(operand, 2)),
+                1,
+            ),
+            Cond::Not(a) => (format!("!{}", a.text_at(operand, 3)), 3),
+            Cond::Cmp { op, lhs, rhs } => (
+                format!("{} {} {}", operand(lhs), op.symbol(), operand(rhs)),
+                2,
+            ),
+        };
+        if own < prec {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+
+    /// Calls `f` on every expression the condition reads, left to right.
+    pub fn visit_mut(&mut self, f: &mut impl FnMut(&mut E)) {
+        match self {
+            Cond::Cmp { lhs, rhs, .. } => {
+                lhs.visit_mut(f);
+                rhs.visit_mut(f);
+            }
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                a.visit_mut(f);
+                b.visit_mut(f);
+            }
+            Cond::Not(a) => a.visit_mut(f),
+        }
+    }
+
+    /// Every expression the condition reads (the positions of its elements included),
+    /// left to right.
+    pub fn exprs(&self) -> Vec<&E> {
+        self.operands()
+            .into_iter()
+            .flat_map(Operand::exprs)
+            .collect()
+    }
+
+    /// Every operand of the condition's comparisons, left to right.
+    pub fn operands(&self) -> Vec<&Operand<E>> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(c) = stack.pop() {
+            match c {
+                Cond::Cmp { lhs, rhs, .. } => {
+                    out.push(lhs);
+                    out.push(rhs);
+                }
+                Cond::And(a, b) | Cond::Or(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Cond::Not(a) => stack.push(a),
+            }
+        }
+        out
     }
 }
 
@@ -138,7 +315,7 @@ impl Loop {
     pub fn has_tail(&self) -> bool {
         match self.end {
             LoopEnd::Const(end) => end > self.start && (end - self.start) % self.step != 0,
-            LoopEnd::Affine { .. } => false,
+            LoopEnd::Affine { .. } | LoopEnd::Guard(_) => false,
         }
     }
 }
@@ -186,6 +363,24 @@ pub enum StmtKind {
     },
     /// `for` over `loops[id]`.
     For { id: LoopId, body: Vec<Stmt> },
+    /// `if cond { then } else { els }` (`else if` is an `If` alone in `els`). A `let`
+    /// inside a branch is local to it, except for the `joins`.
+    If {
+        cond: Cond,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+        joins: Vec<Join>,
+    },
+}
+
+/// A name every path through an `if` defines: after the `if`, `local` holds the
+/// value `then` or `els` (locals of the two branches, of `local`'s type) had at the
+/// end of the branch that ran.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Join {
+    pub local: LocalId,
+    pub then: LocalId,
+    pub els: LocalId,
 }
 
 /// One axis of a tensor access. There is exactly one per tensor dimension.

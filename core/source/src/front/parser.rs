@@ -375,6 +375,7 @@ impl<'s> Parser<'s> {
                 }
             }
             Tok::For => return self.for_stmt(),
+            Tok::If => return self.if_stmt(),
             Tok::At => return self.attrs_before_for(),
             Tok::Ident if self.peek_at(1).tok == Tok::LBracket => {
                 let name = self.ident("a name")?;
@@ -399,7 +400,9 @@ impl<'s> Parser<'s> {
                 let value = self.expr()?;
                 StmtKind::Assign { name, op, value }
             }
-            _ => return Err(self.expected("a statement (`let`, `store`, `for` or an update)")),
+            _ => {
+                return Err(self.expected("a statement (`let`, `store`, `for`, `if` or an update)"))
+            }
         };
         let end = self.expect_semi()?.span;
         Ok(Stmt {
@@ -440,6 +443,117 @@ impl<'s> Parser<'s> {
             },
             span,
         })
+    }
+
+    /// `if cond { .. }`, then any number of `else if cond { .. }` and an optional
+    /// `else { .. }`. Each `else if` nests one level deeper (an `else` block holding
+    /// the inner `if`), which `nested` counts.
+    fn if_stmt(&mut self) -> PResult<Stmt> {
+        let start = self.expect(Tok::If)?.span;
+        let cond = self.cond()?;
+        let then = self.block()?;
+        let els = match self.eat(Tok::Else) {
+            None => None,
+            Some(_) if self.at(Tok::If) => {
+                let inner = self.nested(Self::if_stmt)?;
+                let span = inner.span;
+                Some(Block {
+                    stmts: vec![inner],
+                    span,
+                })
+            }
+            Some(_) => Some(self.block()?),
+        };
+        let end = els.as_ref().map_or(then.span, |b| b.span);
+        Ok(Stmt {
+            kind: StmtKind::If { cond, then, els },
+            span: start.to(end),
+        })
+    }
+
+    /// A condition: comparisons joined by `||` (loosest), `&&` and `!`, as in Rust.
+    fn cond(&mut self) -> PResult<Cond> {
+        self.nested(Self::cond_or)
+    }
+
+    fn cond_or(&mut self) -> PResult<Cond> {
+        self.chain(|p| {
+            let mut lhs = p.cond_and()?;
+            while p.eat(Tok::OrOr).is_some() {
+                p.enter()?;
+                let rhs = p.cond_and()?;
+                let span = lhs.span.to(rhs.span);
+                lhs = Cond {
+                    kind: CondKind::Or(Box::new(lhs), Box::new(rhs)),
+                    span,
+                };
+            }
+            Ok(lhs)
+        })
+    }
+
+    fn cond_and(&mut self) -> PResult<Cond> {
+        self.chain(|p| {
+            let mut lhs = p.cond_not()?;
+            while p.eat(Tok::AndAnd).is_some() {
+                p.enter()?;
+                let rhs = p.cond_not()?;
+                let span = lhs.span.to(rhs.span);
+                lhs = Cond {
+                    kind: CondKind::And(Box::new(lhs), Box::new(rhs)),
+                    span,
+                };
+            }
+            Ok(lhs)
+        })
+    }
+
+    fn cond_not(&mut self) -> PResult<Cond> {
+        if let Some(bang) = self.eat(Tok::Bang) {
+            let arg = self.nested(Self::cond_not)?;
+            let span = bang.span.to(arg.span);
+            return Ok(Cond {
+                kind: CondKind::Not(Box::new(arg)),
+                span,
+            });
+        }
+        if self.at(Tok::LParen) && self.parenthesised_logic() {
+            let open = self.bump().span;
+            let inner = self.nested(Self::cond_or)?;
+            let close = self.expect(Tok::RParen)?.span;
+            return Ok(Cond {
+                kind: inner.kind,
+                span: open.to(close),
+            });
+        }
+        let test = self.expr()?;
+        let span = test.span;
+        Ok(Cond {
+            kind: CondKind::Test(test),
+            span,
+        })
+    }
+
+    /// Whether the parenthesis at the cursor holds `&&`, `||` or `!`, which no
+    /// expression has: then it groups conditions (`!((a < b) || c < d)`), else it
+    /// starts an expression (`(i + 1) * 2 < n`).
+    fn parenthesised_logic(&self) -> bool {
+        let mut depth = 0usize;
+        for ahead in 0.. {
+            match self.peek_at(ahead).tok {
+                Tok::LParen | Tok::LBracket => depth += 1,
+                Tok::RParen | Tok::RBracket => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return false;
+                    }
+                }
+                Tok::AndAnd | Tok::OrOr | Tok::Bang => return true,
+                Tok::LBrace | Tok::RBrace | Tok::Semi | Tok::Eof => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// `@name` or `@name(args)`, any number of them.

@@ -13,7 +13,7 @@ fn shape_of(ty: &TileType) -> Vec<usize> {
 
 /// numpy's comparisons, NaN included: it is unequal to everything, so only `!=` holds.
 /// Kept apart from the compiler's `CmpOp::holds` so that agreement means something.
-fn compares<T: PartialOrd>(op: CmpOp, a: T, b: T) -> i32 {
+pub(super) fn compares<T: PartialOrd>(op: CmpOp, a: T, b: T) -> i32 {
     i32::from(match op {
         CmpOp::Lt => a < b,
         CmpOp::Le => a <= b,

@@ -13,7 +13,7 @@ pub use value::{Data, Tile};
 
 use crate::diag::{Diagnostic, Span};
 use crate::front::hir::{
-    BinaryOp, Expr, ExprKind, Index, Kernel, LoopEnd, Stmt, StmtKind, UpdateOp,
+    BinaryOp, Expr, ExprKind, Index, IndexExpr, Kernel, LoopEnd, Operand, Stmt, StmtKind, UpdateOp,
 };
 use crate::limits::MAX_LOOP_ITERATIONS;
 use crate::tensor::Tensor;
@@ -251,6 +251,9 @@ impl Machine<'_> {
                 let end = match &l.end {
                     LoopEnd::Const(end) => *end,
                     LoopEnd::Affine { expr, .. } => eval_index(expr, &self.vars, 0)?,
+                    LoopEnd::Guard(_) => {
+                        return Err(internal("a loop of the checked kernel has a guard", l.span))
+                    }
                 };
                 let mut v = l.start;
                 while v < end {
@@ -266,6 +269,53 @@ impl Machine<'_> {
                     self.vars[id.0 as usize] = v;
                     self.block(body, depth + 1)?;
                     v = v.saturating_add(l.step);
+                }
+            }
+            StmtKind::If {
+                cond,
+                then,
+                els,
+                joins,
+            } => {
+                let mut failed = None;
+                let (vars, params) = (&self.vars, &self.params);
+                let mut value = |operand: &Operand| {
+                    let value = match operand {
+                        Operand::Index(e) => eval_index(e, vars, 0),
+                        Operand::Element { param, index } => {
+                            element(params, *param as usize, index, vars, stmt.span)
+                        }
+                    };
+                    match value {
+                        Ok(v) => Some(v),
+                        Err(d) => {
+                            failed.get_or_insert(d);
+                            None
+                        }
+                    }
+                };
+                let taken = cond.eval(&mut value, &|op, a, b| mask::compares(op, a, b) != 0);
+                let taken = match (taken, failed) {
+                    (Some(t), _) => t,
+                    (None, Some(d)) => return Err(d),
+                    (None, None) => return Err(internal("a condition has no value", stmt.span)),
+                };
+                self.block(if taken { then } else { els }, depth + 1)?;
+                for j in joins {
+                    let from = if taken { j.then } else { j.els };
+                    let value = self
+                        .locals
+                        .get(from.0 as usize)
+                        .cloned()
+                        .flatten()
+                        .ok_or_else(|| {
+                            internal("a branch did not define a joined name", stmt.span)
+                        })?;
+                    let slot = self
+                        .locals
+                        .get_mut(j.local.0 as usize)
+                        .ok_or_else(|| internal("unknown local", stmt.span))?;
+                    *slot = Some(value);
                 }
             }
         }
@@ -474,5 +524,37 @@ impl Machine<'_> {
             _ => return Err(internal("load into a tile of another dtype", e.span)),
         }
         Ok(out)
+    }
+}
+
+/// One element of an `i32` tensor at the given position (a condition's `load t[i, j]`).
+fn element(
+    params: &[Tile],
+    param: usize,
+    index: &[IndexExpr],
+    vars: &[i64],
+    span: Span,
+) -> Result<i64, Diagnostic> {
+    let t = params
+        .get(param)
+        .ok_or_else(|| internal("unknown parameter", span))?;
+    if index.len() != t.shape.len() {
+        return Err(internal("an element read with the wrong rank", span));
+    }
+    let mut flat = 0usize;
+    for (e, &extent) in index.iter().zip(&t.shape) {
+        let v = eval_index(e, vars, 0)?;
+        let v = usize::try_from(v)
+            .ok()
+            .filter(|&v| v < extent)
+            .ok_or_else(|| internal("an element read outside its tensor", span))?;
+        flat = flat * extent + v;
+    }
+    match &t.data {
+        Data::I(d) => d
+            .get(flat)
+            .map(|&x| i64::from(x))
+            .ok_or_else(|| internal("an element read outside its tensor", span)),
+        Data::F(_) => Err(internal("a condition read a float tensor", span)),
     }
 }

@@ -106,6 +106,7 @@ pub fn StepsPanel() -> Html {
                     <span>{n.step.kind.clone()}</span>
                     <span class="muted">{format!("line {line}")}</span>
                     if let Some(v) = &n.step.loop_var { <span class="muted">{format!("in loop {v}")}</span> }
+                    if let Some(c) = &n.step.branch { <span class="muted" data-testid="step-branch">{format!("runs only if {c}")}</span> }
                     <span class="muted">{"reads "}</span><code>{list(&n.step.reads)}</code>
                     <span class="muted">{"writes "}</span><code>{list(&n.step.writes)}</code>
                 </div>
@@ -225,13 +226,16 @@ fn node(n: &StepNode, own: &[String], selected: bool, onclick: Callback<MouseEve
     html! {
         <g class={classes!("step-node", selected.then_some("step-selected"))}
             data-testid="step-node" data-step={n.step.id.to_string()} {onclick}>
-            <title>{format!("step {} · {}\nreads: {}\nwrites: {}{}", n.step.id, n.step.kind, list(&n.step.reads), list(&n.step.writes),
+            <title>{format!("step {} · {}{}\nreads: {}\nwrites: {}{}", n.step.id, n.step.kind,
+                n.step.branch.as_ref().map_or(String::new(), |c| format!("\nruns only if {c}")),
+                list(&n.step.reads), list(&n.step.writes),
                 if own.is_empty() { String::new() } else { format!("\nsyncs within the step: {}", own.join(", ")) })}</title>
             <rect class="step-box" x={x.to_string()} y={y.to_string()} width={n.w.to_string()} height={n.h.to_string()} rx="6" />
             <rect x={x.to_string()} y={y.to_string()} width="4" height={n.h.to_string()} rx="2" fill={stripe} />
             <text x={(x + 10.0).to_string()} y={(y + 17.0).to_string()} class="step-title">
                 <tspan class="step-num">{format!("s{}", n.step.id)}</tspan>
                 {format!("  {}", n.step.kind)}
+                if n.step.branch.is_some() { <tspan class="muted">{"  if"}</tspan> }
             </text>
             {for chips}
             {for own_labels}

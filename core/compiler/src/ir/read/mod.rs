@@ -34,8 +34,9 @@ use super::{
     Step, StepKind, Value, ValueAttrs, ValueDef, ValueId,
 };
 use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::front::hir::{Cond, Operand};
 use crate::limits::MAX_NESTING_DEPTH;
-use crate::types::{MemSpace, TileType};
+use crate::types::{CmpOp, MemSpace, TileType};
 use notes::l0_split;
 use ops::kind_has_result;
 use positions::Positions;
@@ -416,7 +417,10 @@ impl<'t> Reader<'t> {
         }
         c.ws();
         if c.keyword_here("for") {
-            return self.for_op(c, comment, results, depth);
+            return self.for_op(c, comment, results, depth, false);
+        }
+        if c.keyword_here("if") {
+            return self.for_op(c, comment, results, depth, true);
         }
         let op = self.k.ops.push(Op {
             kind: OpKind::Buffers,
@@ -465,21 +469,14 @@ impl<'t> Reader<'t> {
         super::affine::interval(e, &|v| self.var_ranges.get(&v).copied())
     }
 
-    fn for_op(
+    /// `%i in START..END step S [buffers(N)] [slot = iteration % N]` of a `for`.
+    #[allow(clippy::type_complexity)]
+    fn loop_header(
         &mut self,
-        mut c: Cursor<'t>,
-        comment: Option<Cursor<'t>>,
-        results: Vec<String>,
+        c: &mut Cursor<'t>,
+        op: OpId,
         depth: usize,
-    ) -> R<OpId> {
-        let head = c.clone();
-        let op = self.k.ops.push(Op {
-            kind: OpKind::Buffers,
-            span: Span::DUMMY,
-            results: Vec::new(),
-        });
-        self.op_lines.insert(op.index() as u32, head.line_span());
-        c.ws();
+    ) -> R<(Cursor<'t>, String, i64, LoopEnd, i64, Option<u32>)> {
         let var_at = c.clone();
         let var_name = c.name()?;
         c.ws();
@@ -488,7 +485,7 @@ impl<'t> Reader<'t> {
         let start = c.int()?;
         c.expect("..")?;
         let end = if c.peek("(") || c.peek("%") {
-            let expr = self.iatom(&mut c, depth)?;
+            let expr = self.iatom(c, depth)?;
             let (min, max) = self.range_of(&expr).ok_or_else(|| {
                 c.err(
                     "the loop's end depends on a variable whose loop runs zero times, or overflows",
@@ -518,6 +515,117 @@ impl<'t> Reader<'t> {
             let n = u32::try_from(c.uint()?).map_err(|_| c.err("too many slots"))?;
             self.k.annotations.rotation.insert(op, n);
         }
+        Ok((var_at, var_name, start, end, step, buffers))
+    }
+
+    /// A branch's condition, as the printer writes it: `||` over `&&` over `!`, each
+    /// comparison `EXPR OP EXPR`, parentheses around a looser operator.
+    fn cond(&self, c: &mut Cursor<'t>, depth: usize) -> R<Cond<super::IndexExpr>> {
+        if depth > MAX_NESTING_DEPTH {
+            return Err(c.err("a condition nested too deep"));
+        }
+        let mut lhs = self.cond_and(c, depth)?;
+        while c.tok("||") {
+            c.ws();
+            lhs = Cond::Or(Box::new(lhs), Box::new(self.cond_and(c, depth + 1)?));
+        }
+        Ok(lhs)
+    }
+
+    fn cond_and(&self, c: &mut Cursor<'t>, depth: usize) -> R<Cond<super::IndexExpr>> {
+        let mut lhs = self.cond_not(c, depth)?;
+        while c.tok("&&") {
+            c.ws();
+            lhs = Cond::And(Box::new(lhs), Box::new(self.cond_not(c, depth + 1)?));
+        }
+        Ok(lhs)
+    }
+
+    fn cond_not(&self, c: &mut Cursor<'t>, depth: usize) -> R<Cond<super::IndexExpr>> {
+        c.ws();
+        if c.eat("!") {
+            return Ok(Cond::Not(Box::new(self.cond_not(c, depth + 1)?)));
+        }
+        if c.peek("(") {
+            // A parenthesised condition, else an expression starting with one.
+            let mut inner = c.clone();
+            inner.expect("(")?;
+            if let Ok(cond) = self.cond(&mut inner, depth + 1) {
+                if inner.tok(")") {
+                    *c = inner;
+                    return Ok(cond);
+                }
+            }
+        }
+        let lhs = self.cond_operand(c, depth + 1)?;
+        c.ws();
+        let op = [
+            ("<=", CmpOp::Le),
+            (">=", CmpOp::Ge),
+            ("==", CmpOp::Eq),
+            ("!=", CmpOp::Ne),
+            ("<", CmpOp::Lt),
+            (">", CmpOp::Gt),
+        ]
+        .into_iter()
+        .find_map(|(text, op)| c.eat(text).then_some(op))
+        .ok_or_else(|| c.err("expected a comparison (`<`, `<=`, `>`, `>=`, `==` or `!=`)"))?;
+        c.ws();
+        let rhs = self.cond_operand(c, depth + 1)?;
+        Ok(Cond::Cmp { op, lhs, rhs })
+    }
+
+    /// An index expression, or `load %t[e, ...]` (one element of a tensor).
+    fn cond_operand(&self, c: &mut Cursor<'t>, depth: usize) -> R<Operand<super::IndexExpr>> {
+        if !c.keyword_here("load") {
+            return Ok(Operand::Index(self.iexpr(c, depth)?));
+        }
+        c.ws();
+        let param = self.param(c)?;
+        c.expect("[")?;
+        let mut index = Vec::new();
+        loop {
+            c.ws();
+            index.push(self.iexpr(c, depth)?);
+            if !c.tok(",") {
+                break;
+            }
+        }
+        c.expect("]")?;
+        let param = u32::try_from(param).map_err(|_| c.err("too many parameters"))?;
+        Ok(Operand::Element { param, index })
+    }
+
+    fn for_op(
+        &mut self,
+        mut c: Cursor<'t>,
+        comment: Option<Cursor<'t>>,
+        results: Vec<String>,
+        depth: usize,
+        guard: bool,
+    ) -> R<OpId> {
+        let head = c.clone();
+        let op = self.k.ops.push(Op {
+            kind: OpKind::Buffers,
+            span: Span::DUMMY,
+            results: Vec::new(),
+        });
+        self.op_lines.insert(op.index() as u32, head.line_span());
+        c.ws();
+        let (var_at, var_name, start, end, step, buffers) = if guard {
+            // A branch's variable is never printed: it gets a name no text can use.
+            let cond = self.cond(&mut c, depth)?;
+            (
+                c.clone(),
+                format!("if {}", op.index()),
+                0,
+                LoopEnd::Guard(cond),
+                1,
+                None,
+            )
+        } else {
+            self.loop_header(&mut c, op, depth)?
+        };
         let mut inits = Vec::new();
         let mut args = Vec::new();
         let mut arg_types = Vec::new();
@@ -554,7 +662,11 @@ impl<'t> Reader<'t> {
             return Err(var_at.err(format!("loop variable `%{var_name}` is defined twice")));
         }
         let var = self.k.loop_vars.push(LoopVar {
-            name: super::print::source_name(&var_name).to_string(),
+            name: if guard {
+                "if".to_string()
+            } else {
+                super::print::source_name(&var_name).to_string()
+            },
             span,
         });
         self.vars.insert(var_name.clone(), var);

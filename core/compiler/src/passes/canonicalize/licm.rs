@@ -5,8 +5,10 @@
 //!
 //! Only computations move: loads (their tensor may be stored by the loop), stores,
 //! loop-carried updates, index values (they read the loop variable) and constants
-//! (nothing to save) stay. Inner loops go first, so an op can leave a whole nest in
-//! one run.
+//! (nothing to save) stay. A branch (`if`, a region that runs once or not at all) is
+//! not a loop to hoist from, but what it computes from values defined outside the
+//! loop around it leaves that loop. Inner loops go first, so an op can leave a whole
+//! nest in one run.
 
 use crate::dense::DenseMap;
 use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueMap, ValueSet};
@@ -23,33 +25,57 @@ pub fn run(k: &mut Kernel) -> bool {
     changed
 }
 
-/// Moves the invariant ops of loop `lp`'s body in front of `lp` in the block at
-/// `parent`; returns whether any moved.
+/// Moves the invariant ops of loop `lp`'s body, and of the branches in it, in front of
+/// `lp` in the block at `parent`; returns whether any moved. A branch itself moves
+/// nothing out (its work is what the `if` skips), but an op in a branch that reads
+/// nothing of the loop leaves the loop with the others: it then runs once before the
+/// loop, not once per iteration that takes the branch.
 fn hoist_from(k: &mut Kernel, lp: OpId, parent: &[OpId]) -> bool {
     let OpKind::For(l) = &k.ops[lp].kind else {
         return false;
     };
+    if l.end.guard().is_some() {
+        return false;
+    }
+    // Every value the loop defines, the block arguments of loops inside it included.
     let mut inside: ValueSet = l.args.iter().copied().collect();
-    // Constants of the body count as invariant and move along with their first
-    // moving reader (later readers in the body still see them).
-    let mut constants: ValueMap<OpId> = DenseMap::new();
     k.walk_ops_from(l.body.ops().collect(), |_, op| {
-        inside.extend(op.results.iter().copied())
+        inside.extend(op.results.iter().copied());
+        if let OpKind::For(inner) = &op.kind {
+            inside.extend(inner.args.iter().copied());
+        }
     });
-    for item in &l.body.items {
-        if let BlockItem::Op(id) = item {
-            if let OpKind::Full { .. } = k.ops[*id].kind {
-                for r in &k.ops[*id].results {
-                    inside.remove(r);
-                    constants.insert(*r, *id);
-                }
+    // The body and the branches in it, in program order, each op with the loop (or
+    // branch) whose block holds it.
+    let mut order: Vec<(OpId, OpId)> = Vec::new();
+    let mut stack = vec![(lp, l.body.ops().collect::<Vec<_>>().into_iter())];
+    while let Some((owner, items)) = stack.last_mut() {
+        let owner = *owner;
+        let Some(id) = items.next() else {
+            stack.pop();
+            continue;
+        };
+        match &k.ops[id].kind {
+            OpKind::For(b) if b.end.guard().is_some() => {
+                stack.push((id, b.body.ops().collect::<Vec<_>>().into_iter()));
+            }
+            _ => order.push((owner, id)),
+        }
+    }
+    // Constants count as invariant and move along with their first moving reader
+    // (later readers still see them).
+    let mut constants: ValueMap<(OpId, OpId)> = DenseMap::new();
+    for &(owner, id) in &order {
+        if let OpKind::Full { .. } = k.ops[id].kind {
+            for r in &k.ops[id].results {
+                inside.remove(r);
+                constants.insert(*r, (owner, id));
             }
         }
     }
-    let mut moved = Vec::new();
-    for item in &l.body.items {
-        let BlockItem::Op(id) = item else { continue };
-        let op = &k.ops[*id];
+    let mut moved: Vec<(OpId, OpId)> = Vec::new();
+    for &(owner, id) in &order {
+        let op = &k.ops[id];
         let operands = op.kind.operands();
         if movable(&op.kind) && operands.iter().all(|v| !inside.contains(v)) {
             for v in &operands {
@@ -60,7 +86,7 @@ fn hoist_from(k: &mut Kernel, lp: OpId, parent: &[OpId]) -> bool {
             for r in &op.results {
                 inside.remove(r);
             }
-            moved.push(*id);
+            moved.push((owner, id));
         }
     }
     if moved.is_empty() {
@@ -76,15 +102,21 @@ fn hoist_from(k: &mut Kernel, lp: OpId, parent: &[OpId]) -> bool {
     }) else {
         return false;
     };
-    if let Some(body) = k.block_mut(&[parent, &[lp]].concat()) {
-        body.retain_ops(|op| !moved.contains(&op));
+    let ids: Vec<OpId> = moved.iter().map(|&(_, id)| id).collect();
+    let mut owners: Vec<OpId> = moved.iter().map(|&(owner, _)| owner).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    for owner in owners {
+        if let Some(body) = k.block_mut(&[owner]) {
+            body.retain_ops(|op| !ids.contains(&op));
+        }
     }
     let Some(outer) = k.block_mut(parent) else {
         return false;
     };
     outer
         .items
-        .splice(at..at, moved.into_iter().map(BlockItem::Op));
+        .splice(at..at, ids.into_iter().map(BlockItem::Op));
     true
 }
 

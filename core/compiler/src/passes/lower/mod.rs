@@ -11,6 +11,7 @@ mod strips;
 use super::{Context, Pass};
 use crate::dense::DenseMap;
 use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::front::hir::{Cond, Operand};
 use crate::ir::memory::MemoryPlan;
 use crate::ir::{
     Block, BlockItem, ForOp, IndexExpr, Kernel, LoopEnd, OpId, OpMap, ValueId, ValueMap, VarMap,
@@ -20,7 +21,7 @@ use crate::lowered::{
     Access, AxisSpan, Buffer, BufferId, GmRegion, Instr, Item, Loop, LoopId, Lowered, Slot, Target,
 };
 use crate::machine::Machine;
-use crate::types::MemSpace;
+use crate::types::{CmpOp, MemSpace};
 use std::collections::HashMap;
 
 pub struct LowerToPipes;
@@ -202,15 +203,7 @@ impl Lw<'_> {
     /// `a op b` on S, folded when both are immediates.
     fn alu(&mut self, op: AluOp, a: Val, b: Val) -> Val {
         if let (Val::Imm(x), Val::Imm(y)) = (a, b) {
-            let folded = match op {
-                AluOp::Add => x.checked_add(y),
-                AluOp::Sub => x.checked_sub(y),
-                AluOp::Mul => x.checked_mul(y),
-                AluOp::Div => x.checked_div_euclid(y),
-                AluOp::Rem => x.checked_rem_euclid(y),
-                AluOp::Min => Some(x.min(y)),
-                AluOp::Max => Some(x.max(y)),
-            };
+            let folded = op.apply(x, y);
             if let Some(v) = folded {
                 return Val::Imm(v);
             }
@@ -293,6 +286,110 @@ impl Lw<'_> {
                 self.alu(op, x, Val::Imm(*c))
             }
         }
+    }
+
+    /// A branch's condition as 1 (true) or 0 (false), computed on the scalar pipe with
+    /// the ALU's `sub`, `min` and `max`: `a < b` is `min(max(b - a, 0), 1)`, `&&` is
+    /// `min`, `||` is `max` and `!x` is `1 - x`.
+    fn cond(&mut self, c: &Cond<IndexExpr>, depth: usize) -> Val {
+        if depth > crate::limits::MAX_NESTING_DEPTH {
+            self.internal("a condition nested past the limit");
+            return Val::Imm(0);
+        }
+        match c {
+            Cond::Cmp { op, lhs, rhs } => {
+                let (a, b) = (
+                    self.cond_operand(lhs, depth + 1),
+                    self.cond_operand(rhs, depth + 1),
+                );
+                let margin = match op {
+                    CmpOp::Lt => self.alu(AluOp::Sub, b, a),
+                    CmpOp::Gt => self.alu(AluOp::Sub, a, b),
+                    CmpOp::Le => {
+                        let d = self.alu(AluOp::Sub, b, a);
+                        self.alu(AluOp::Add, d, Val::Imm(1))
+                    }
+                    CmpOp::Ge => {
+                        let d = self.alu(AluOp::Sub, a, b);
+                        self.alu(AluOp::Add, d, Val::Imm(1))
+                    }
+                    CmpOp::Eq | CmpOp::Ne => {
+                        let (x, y) = (self.alu(AluOp::Sub, a, b), self.alu(AluOp::Sub, b, a));
+                        self.alu(AluOp::Max, x, y)
+                    }
+                };
+                let positive = self.alu(AluOp::Max, margin, Val::Imm(0));
+                let ne = self.alu(AluOp::Min, positive, Val::Imm(1));
+                match op {
+                    CmpOp::Eq => self.alu(AluOp::Sub, Val::Imm(1), ne),
+                    _ => ne,
+                }
+            }
+            Cond::And(x, y) | Cond::Or(x, y) => {
+                let (x, y) = (self.cond(x, depth + 1), self.cond(y, depth + 1));
+                let op = if matches!(c, Cond::And(..)) {
+                    AluOp::Min
+                } else {
+                    AluOp::Max
+                };
+                match (x, y) {
+                    (Val::Imm(_), Val::Reg(_)) => self.alu(op, y, x),
+                    _ => self.alu(op, x, y),
+                }
+            }
+            Cond::Not(x) => {
+                let x = self.cond(x, depth + 1);
+                self.alu(AluOp::Sub, Val::Imm(1), x)
+            }
+        }
+    }
+
+    /// A condition's operand in a register or an immediate: an index expression, or an
+    /// element of an input tensor that `sldg` reads from GM.
+    fn cond_operand(&mut self, o: &Operand<IndexExpr>, depth: usize) -> Val {
+        let Operand::Element { param, index } = o else {
+            let Operand::Index(e) = o else {
+                return Val::Imm(0);
+            };
+            return self.iexpr(e, depth);
+        };
+        let Some(tensor) = self.k.params.get(*param as usize) else {
+            self.internal("a condition reads a tensor the kernel does not have");
+            return Val::Imm(0);
+        };
+        let (shape, dtype) = (tensor.ty.shape.clone(), tensor.ty.dtype);
+        if index.len() != shape.len() {
+            self.internal("a condition reads an element with the wrong rank");
+            return Val::Imm(0);
+        }
+        // The element's byte offset: the row-major sum of each index times its stride.
+        let mut offset = IndexExpr::Const(0);
+        let mut stride = dtype.bytes() as i64;
+        for (e, &extent) in index.iter().zip(&shape).rev() {
+            let term = IndexExpr::Mul(Box::new(e.clone()), Box::new(IndexExpr::Const(stride)));
+            offset = IndexExpr::Add(Box::new(offset), Box::new(term));
+            stride = stride.saturating_mul(extent as i64);
+        }
+        let at = self.iexpr(&offset, depth);
+        let src = self.addr(Region::Tensor(*param), at, 0);
+        let dst = self.reg();
+        // The element's box, as every GM access records one (insert-sync leaves the
+        // scalar pipe's reads of inputs the kernel never stores unordered).
+        let mut read = self.tensor_access(*param as usize, false);
+        let position: Vec<crate::ir::Index> = index
+            .iter()
+            .cloned()
+            .map(crate::ir::Index::Single)
+            .collect();
+        if let Some(region) = self.gm_region(&shape, &position) {
+            read.region = Some(self.out.regions.len() as u32);
+            self.out.regions.push(region);
+        }
+        if let Val::Imm(byte) = at {
+            read.range = u64::try_from(byte).ok().map(|b| (b, b + dtype.bytes()));
+        }
+        self.emit(Op::Sldg { dtype, dst, src }, vec![read]);
+        Val::Reg(dst)
     }
 
     /// The address `region[val + offset]`.
@@ -512,6 +609,8 @@ impl Lw<'_> {
                     IndexExpr::Sub(Box::new(expr.clone()), Box::new(IndexExpr::Const(l.start)));
                 self.iexpr(&IndexExpr::FloorDiv(Box::new(length), l.step), 0)
             }
+            // A branch: the loop runs `cond` (0 or 1) times, `0..1 step 1`.
+            LoopEnd::Guard(cond) => self.cond(cond, 0),
         };
         self.stack.push(Vec::new());
         let var = self.alu(AluOp::Mul, Val::Reg(counter), Val::Imm(l.step));
@@ -583,6 +682,7 @@ impl Lw<'_> {
                 counter,
                 count,
                 min_count: l.min_trip_count(),
+                branch: l.end.guard().is_some(),
                 slots: slot_reg,
                 body,
                 span,
@@ -604,6 +704,7 @@ impl Lw<'_> {
                 counter,
                 count,
                 min_count: 0,
+                branch: false,
                 slots: None,
                 body: items,
                 span,

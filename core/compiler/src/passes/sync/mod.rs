@@ -531,7 +531,14 @@ fn auto(
                     return Err(internal("a flag reuse stayed unordered after its pair"));
                 }
                 let site = place::site(tree, &wait, &set, nest, None)?;
-                place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse, None)?;
+                let serves = match tree.node(set.node).map(|n| &n.kind) {
+                    Some(Kind::Sync(Sync::Set(p) | Sync::Prime(p, _))) => Some(*p),
+                    _ => None,
+                };
+                let id = place::add_pair(tree, &site, &wait, &set, None, Reason::FlagReuse, None)?;
+                if let Some(pair) = tree.pairs.get_mut(id) {
+                    pair.serves = serves;
+                }
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
         }
@@ -608,12 +615,27 @@ fn sweep(
         {
             continue;
         }
-        if let Some(pair) = tree.pairs.get_mut(p) {
-            pair.removed = true;
+        // With the pair go the flag-reuse pairs that serve it: they order nothing else,
+        // and a walk that kept them could not see the pair go.
+        let group: Vec<usize> = std::iter::once(p)
+            .chain(
+                tree.pairs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.serves == Some(p) && q.live())
+                    .map(|(q, _)| q),
+            )
+            .collect();
+        for &q in &group {
+            if let Some(pair) = tree.pairs.get_mut(q) {
+                pair.removed = true;
+            }
         }
         if check(tree, lowered, flags, spent)?.is_some() {
-            if let Some(pair) = tree.pairs.get_mut(p) {
-                pair.removed = false;
+            for &q in &group {
+                if let Some(pair) = tree.pairs.get_mut(q) {
+                    pair.removed = false;
+                }
             }
         }
     }
@@ -988,6 +1010,7 @@ mod tests {
             set_prov: Default::default(),
             wait_prov: Default::default(),
             orders_ids: false,
+            serves: None,
         }
     }
 

@@ -209,6 +209,7 @@ pub fn add_pair(
         set_prov: tree.prov(p.node),
         wait_prov: tree.prov(c.node),
         orders_ids: false,
+        serves: None,
     });
     let mut nodes = Vec::new();
     let fail = || internal("anchor vanished");

@@ -201,6 +201,7 @@ pub fn order_reuse(tree: &mut Tree, a: &Straight, b: &Straight) -> Result<PairId
         set_prov,
         wait_prov,
         orders_ids: true,
+        serves: None,
     });
     let fail = || internal("an id reuse's anchor vanished");
     let set = tree.insert(a.wait, Sync::Set(id), true).ok_or_else(fail)?;

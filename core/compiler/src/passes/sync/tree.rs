@@ -19,6 +19,7 @@ pub struct LoopHead {
     pub counter: Reg,
     pub count: Val,
     pub min_count: u64,
+    pub branch: bool,
     pub slots: Option<(u32, Reg)>,
     pub span: Span,
 }
@@ -157,6 +158,9 @@ pub struct Pair {
     /// Added by id allocation to order the wait of an id's holder before the set of the
     /// next pair to take the id (`recycle`); not a hazard the walk found.
     pub orders_ids: bool,
+    /// A flag-reuse pair: the pair whose flag it keeps from being set again before its
+    /// previous wait (the minimality sweep removes it along with that pair).
+    pub serves: Option<PairId>,
 }
 
 impl Pair {
@@ -221,6 +225,7 @@ impl Tree {
                         counter: l.counter,
                         count: l.count,
                         min_count: l.min_count,
+                        branch: l.branch,
                         slots: l.slots,
                         span: l.span,
                     };
@@ -444,6 +449,7 @@ impl Tree {
                         counter: h.counter,
                         count: h.count,
                         min_count: h.min_count,
+                        branch: h.branch,
                         slots: h.slots,
                         body: items,
                         span: h.span,

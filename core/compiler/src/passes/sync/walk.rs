@@ -175,6 +175,7 @@ struct Relation<'r> {
 /// slots only).
 type SlotLoop = (NodeId, u32, Option<u32>);
 
+#[derive(Clone)]
 struct Entry {
     inst: Rc<Inst>,
     access: usize,
@@ -199,7 +200,7 @@ impl Seen {
     }
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct FlagState {
     set: Option<Clock>,
     last_wait: Option<Rc<Inst>>,
@@ -363,6 +364,7 @@ impl<'a> Walker<'a> {
                     _ if i.pipe() == Pipe::S => None,
                     _ => self.instr(id, i.pipe(), &i.accesses)?,
                 },
+                Kind::Loop(h, body) if h.branch => self.branch(id, body)?,
                 Kind::Loop(h, body) => {
                     let n = self.iterations(id, h.count, h.min_count);
                     let mut found = None;
@@ -381,6 +383,106 @@ impl<'a> Walker<'a> {
             if found.is_some() {
                 return Ok(found);
             }
+        }
+        Ok(None)
+    }
+
+    /// The region of an `if`, which runs once or not at all: walked once, after which
+    /// the walk keeps only what holds on both paths. A pipe's own instruction count is
+    /// the larger (the branch's instances keep their numbers, and do not exist on the
+    /// path that skipped it); what it knows of another pipe is what it learned in the
+    /// branch when it already knew, before, every instance of that pipe a later check
+    /// can ask about, and otherwise what it knew on both paths (a chain of syncs
+    /// inside the branch orders nothing when the branch is skipped). An access either
+    /// path leaves unordered stays logged. The flags agree on both paths, since a pair
+    /// with one end inside the branch and one outside is placed outside it (`place`).
+    fn branch(&mut self, id: NodeId, body: &[NodeId]) -> Result<Option<Finding>, Diagnostic> {
+        let (clocks, logs, flags) = (self.clocks, self.logs.clone(), self.flags.clone());
+        self.stack.push((id, 0));
+        let found = self.block(body)?;
+        self.stack.pop();
+        if found.is_some() {
+            return Ok(found);
+        }
+        // Per pipe, the latest of its instances before the branch that a later check
+        // can ask about: a logged access, a flag's last wait, a top-level sync.
+        let mut asked = [0u32; 7];
+        let mut ask = |pipe: Pipe, count: u32| {
+            let a = &mut asked[pipe.index()];
+            *a = (*a).max(count);
+        };
+        for (_, entries) in logs.iter() {
+            for e in entries {
+                ask(e.inst.pipe, e.inst.count);
+            }
+        }
+        for (_, ids) in flags.iter() {
+            for (_, f) in ids.iter() {
+                if let Some(w) = &f.last_wait {
+                    ask(w.pipe, w.count);
+                }
+            }
+        }
+        if let Some(seen) = &self.seen {
+            for (_, s) in seen.iter() {
+                ask(s.pipe, s.count);
+            }
+        }
+        for (q, (now, before)) in self.clocks.iter_mut().zip(&clocks).enumerate() {
+            for (p, (v, b)) in now.iter_mut().zip(before).enumerate() {
+                // What q knows of p after the branch ran holds on the path that skipped
+                // it too when, before the branch, q knew every instance of p a check can
+                // still ask about: p's instances inside the branch do not exist on that
+                // path. Otherwise q knows what it knew on both.
+                if q != p && *b < asked[p] {
+                    *v = (*v).min(*b);
+                }
+            }
+        }
+        for (key, skipped) in logs.iter() {
+            let log = self.logs.entry(key).or_default();
+            for e in skipped {
+                let kept = log
+                    .iter()
+                    .any(|x| Rc::ptr_eq(&x.inst, &e.inst) && x.access == e.access);
+                if !kept {
+                    log.push(e.clone());
+                }
+            }
+        }
+        // A flag set on both paths: a wait on it learns only what both sets knew (the
+        // set before the branch, or the set inside it).
+        let set_before = |outer: usize, inner: u32| {
+            flags
+                .get(&outer)
+                .and_then(|ids| ids.get(&inner))
+                .and_then(|f| f.set)
+        };
+        let mut differ = false;
+        for (outer, ids) in self.flags.iter_mut() {
+            for (inner, f) in ids.iter_mut() {
+                match (f.set.as_mut(), set_before(outer, inner)) {
+                    (Some(now), Some(before)) => {
+                        for (p, (v, b)) in now.iter_mut().zip(before).enumerate() {
+                            if b < asked[p] {
+                                *v = (*v).min(b);
+                            }
+                        }
+                    }
+                    (None, None) => {}
+                    _ => differ = true,
+                }
+            }
+        }
+        let vanished = flags.iter().any(|(outer, ids)| {
+            ids.iter().any(|(inner, f)| {
+                f.set.is_some() && self.flags.get(&outer).and_then(|x| x.get(&inner)).is_none()
+            })
+        });
+        if differ || vanished {
+            return Err(internal(
+                "a flag is set on one path through a branch and not on the other",
+            ));
         }
         Ok(None)
     }
@@ -709,10 +811,12 @@ impl<'a> Walker<'a> {
                     l.0
                 )));
             }
-            // A loop of the IR runs a constant number of times, and at least once when
-            // an instance is inside it.
+            // A loop with a constant count runs at least once when an instance is inside
+            // it. One whose count the scalar pipe computes (its end depends on an outer
+            // loop) has a counter range unknown here: the boxes may overlap.
             let top = match self.tree.loop_head(node).map(|h| h.count) {
                 Some(Val::Imm(n)) if n >= 1 => i128::from(n) - 1,
+                Some(Val::Reg(_)) => return Ok(false),
                 _ => {
                     return Err(internal(format!(
                         "a GM region names loop {}, whose trip count is not a positive constant",

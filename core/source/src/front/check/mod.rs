@@ -8,6 +8,7 @@
 //! types tile expressions, `shape` holds broadcasting and size rules, `show` prints
 //! syntax for messages.
 
+mod branches;
 mod consts;
 mod expr;
 mod index;
@@ -61,8 +62,11 @@ enum Binding {
     Poisoned,
 }
 
+#[derive(Default)]
 struct Scope {
     names: HashMap<String, (Binding, Span)>,
+    /// Names an `if` in this block defined on some paths only (`branches`).
+    partial: HashMap<String, branches::Partial>,
 }
 
 struct Checker<'a> {
@@ -86,6 +90,11 @@ struct Checker<'a> {
     /// Loops run as a counter `k = 0, 1, ...` (written `rev`, or with a start that
     /// depends on an outer loop): their variable is `base + scale * k`.
     counted: HashMap<LoopId, loops::Counted>,
+    /// The `if`s enclosing the statement being checked, outermost first.
+    branches: Vec<Span>,
+    /// Locals bound to one element of an `i32` input (`let on = load mask[i, j];`) and
+    /// not updated since: a condition may compare them (`branches`).
+    elements: HashMap<LocalId, (u32, Vec<hir::IndexExpr>)>,
 }
 
 /// A `for` loop's range as written.
@@ -113,6 +122,8 @@ impl<'a> Checker<'a> {
             depth: 0,
             written: Vec::new(),
             counted: HashMap::new(),
+            branches: Vec::new(),
+            elements: HashMap::new(),
         }
     }
 
@@ -298,9 +309,7 @@ impl<'a> Checker<'a> {
     /// Checks a block in a new scope; a loop's variable is bound in its body's scope, so
     /// the body cannot redefine it.
     fn block(&mut self, b: &ast::Block, loop_var: Option<(&ast::Ident, LoopId)>) -> Vec<hir::Stmt> {
-        self.scopes.push(Scope {
-            names: HashMap::new(),
-        });
+        self.scopes.push(Scope::default());
         if let Some((var, id)) = loop_var {
             self.bind(var, Binding::Loop(id));
         }
@@ -347,6 +356,7 @@ impl<'a> Checker<'a> {
                     slots: None,
                 });
                 self.bind(name, Binding::Local(local));
+                self.note_element(local, &value);
                 hir::StmtKind::Let { local, value }
             }
             ast::StmtKind::Assign { name, op, value } => self.update(name, *op, value)?,
@@ -372,6 +382,9 @@ impl<'a> Checker<'a> {
                     step: step.as_ref(),
                 };
                 self.for_loop(s.span, var, range, attrs, body)?
+            }
+            ast::StmtKind::If { cond, then, els } => {
+                self.if_stmt(cond, then, els.as_ref(), s.span)?
             }
         };
         Some(hir::Stmt { kind, span: s.span })
@@ -404,6 +417,7 @@ impl<'a> Checker<'a> {
         }
         let value = self.value(value);
         let local = target?;
+        self.elements.remove(&local);
         let ty = self.locals.get(local.0 as usize)?.ty.clone();
         let value = self.fit(value?, &ty, &format!("`{}`", name.name))?;
         if ty.dtype == crate::types::DType::Mask && op != ast::AssignOp::Set {
@@ -480,6 +494,9 @@ impl<'a> Checker<'a> {
     }
 
     fn unknown_name<T>(&mut self, name: &str, span: Span) -> Option<T> {
+        if self.partial_name(name, span) {
+            return None;
+        }
         let mut candidates: Vec<String> = self
             .scopes
             .iter()

@@ -8,7 +8,7 @@
 use super::expr::Val;
 use super::shape::Limit;
 use super::{show, Binding, Checker};
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::front::ast;
 use crate::front::hir::{self, IndexExpr, IndexExprKind, LocalId, LoopEnd};
 
@@ -149,6 +149,19 @@ impl Checker<'_> {
             }
         };
         let slot = index?;
+        if let Some(&branch) = self.branches.last() {
+            // Which slots hold a tile after the `if` would depend on the path.
+            let d = Diagnostic::error(
+                format!(
+                    "a slot of `{}` is written inside an `if`: slots are written outside branches",
+                    name.name
+                ),
+                name.span,
+            )
+            .with_label(branch, "this `if`");
+            self.report(d);
+            return None;
+        }
         let unsure = self.loop_stack.iter().find_map(|&id| {
             let l = self.loops.get(id.0 as usize)?;
             let affine = matches!(l.end, LoopEnd::Affine { .. });

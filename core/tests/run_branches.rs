@@ -1,0 +1,266 @@
+//! `if` / `else if` / `else`: kernels that branch on loop variables, each compiled
+//! under auto and barrier sync on both presets, simulated without a race or a flag
+//! error, against the reference interpreter; the sync of a branch costs nothing on the
+//! path that skips it; and the forms refused, with their place.
+
+mod run_support;
+
+use run_support::check_on_presets as check;
+use tilescope::compile::{compile, CompileOptions};
+
+/// The first error's message and the text it points at.
+fn error_of(source: &str) -> (String, String) {
+    let r = compile(source, &CompileOptions::default());
+    let d = r.diagnostics.first().expect("an error");
+    let span = d.span.expect("a located error");
+    let text = source[span.start as usize..span.end as usize].to_string();
+    (d.message.clone(), text)
+}
+
+#[test]
+fn branching_patterns_match_the_reference_without_a_race() {
+    check(include_str!("kernels/branches.tile"));
+}
+
+#[test]
+fn a_branch_that_never_runs_and_one_that_always_runs() {
+    check(
+        r#"kernel k(x: f32[32, 64], y: out f32[32, 64]) {
+    for r in 0..32 step 8 {
+        let t = load x[r .. r + 8, :];
+        if r > 100 {
+            store y[r .. r + 8, :] = t * 3.0;
+        }
+        if r >= 0 {
+            store y[r .. r + 8, :] = t + 2.0;
+        }
+    }
+}
+"#,
+    );
+}
+
+#[test]
+fn a_branch_in_an_affine_loop_and_a_loop_in_a_branch() {
+    check(
+        r#"kernel k(x: f32[64, 64], y: out f32[64, 64]) {
+    for i in 0..64 step 16 {
+        let acc = zeros(f32[16, 16]);
+        for j in 0 .. i + 16 step 16 {
+            if j % 32 == 0 || j == i {
+                acc += load x[i .. i + 16, j .. j + 16];
+            }
+        }
+        if i != 16 {
+            for c in 0..64 step 16 {
+                store y[i .. i + 16, c .. c + 16] = acc * 2.0;
+            }
+        } else {
+            for c in 0..64 step 16 {
+                store y[i .. i + 16, c .. c + 16] = acc;
+            }
+        }
+    }
+}
+"#,
+    );
+}
+
+/// Causal attention that masks only the key blocks crossing the diagonal, as
+/// FlashAttention-2 does: the blocks below it skip the iota, compare and select.
+#[test]
+fn masking_only_the_diagonal_blocks_matches_and_is_faster() {
+    let masked_everywhere = include_str!("../../static/examples/causal_attention.tile");
+    let keep =
+        "            let keep = iota(i32[BQ, BK], axis=0) + i >= iota(i32[BQ, BK], axis=1) + j;\n";
+    let select = "            let sm = where(keep, s, -inf);\n";
+    let on_the_diagonal = masked_everywhere.replace(
+        &format!("{keep}{select}"),
+        &format!(
+            "            let sm = s;\n            if j + BK > i + 1 {{\n    {keep}                sm = where(keep, s, -inf);\n            }}\n"
+        ),
+    );
+    assert_ne!(masked_everywhere, on_the_diagonal);
+    let all = check(masked_everywhere);
+    let diagonal = check(&on_the_diagonal);
+    for ((a, _), (d, _)) in all.iter().zip(&diagonal) {
+        assert!(
+            d <= a,
+            "masking only the diagonal blocks: {d} cycles, everywhere {a}"
+        );
+    }
+}
+
+/// A pair whose producer and consumer are both inside a branch, in one run of it, runs
+/// only with it: its set and wait sit between the branch's `loop` and `endloop`.
+#[test]
+fn the_sync_of_a_branch_stays_inside_it() {
+    let source = r#"kernel k(x: f32[64, 64], y: out f32[64, 64]) {
+    for i in 0..64 step 16 {
+        if i % 32 == 0 {
+            store y[i .. i + 16, :] = exp(load x[i .. i + 16, :]);
+        }
+    }
+}
+"#;
+    let r = compile(source, &CompileOptions::default());
+    assert!(r.ok(), "{:?}", r.diagnostics);
+    let asm = r.asm.expect("assembly");
+    let lines: Vec<&str> = asm.lines().map(str::trim).collect();
+    let open = lines
+        .iter()
+        .rposition(|l| l.starts_with("loop "))
+        .expect("the branch's loop");
+    let close = lines
+        .iter()
+        .rposition(|l| l.starts_with("endloop"))
+        .expect("endloop");
+    let inside = &lines[open..close];
+    for flag in ["MTE2, V", "V, MTE3"] {
+        for op in ["set_flag", "wait_flag"] {
+            let want = format!("{op} {flag}");
+            assert!(
+                inside.iter().any(|l| l.starts_with(&want)),
+                "no `{want}` inside the branch:\n{asm}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_name_only_one_path_defines_is_an_error_at_its_use() {
+    let (message, text) = error_of(
+        r#"kernel k(x: f32[64, 8], y: out f32[64, 8]) {
+    for i in 0..64 step 8 {
+        let t = load x[i .. i + 8, :];
+        if i < 32 {
+            let s = exp(t);
+        } else {
+            let u = t;
+        }
+        store y[i .. i + 8, :] = s;
+    }
+}
+"#,
+    );
+    assert_eq!(
+        message,
+        "`s` is not defined on every path to here: the `else` branch does not define it"
+    );
+    assert_eq!(text, "s");
+}
+
+#[test]
+fn conditions_must_be_scalar_comparisons() {
+    let (message, text) = error_of(
+        r#"kernel k(x: f32[8, 8], y: out f32[8, 8]) {
+    let t = load x[:, :];
+    for i in 0..8 step 8 {
+        if t > 0.0 {
+            store y[:, :] = t;
+        }
+    }
+}
+"#,
+    );
+    assert!(message.starts_with("a condition is a scalar"), "{message}");
+    assert_eq!(text, "t");
+    let (message, text) = error_of(
+        r#"kernel k(x: f32[8, 8], y: out f32[8, 8]) {
+    for i in 0..8 step 8 {
+        if i + 1 {
+            store y[:, :] = load x[:, :];
+        }
+    }
+}
+"#,
+    );
+    assert_eq!(message, "the condition `i + 1` is not a comparison");
+    assert_eq!(text, "i + 1");
+}
+
+#[test]
+fn joined_names_keep_one_type_and_slots_stay_outside_branches() {
+    let (message, _) = error_of(
+        r#"kernel k(x: f32[8, 8], y: out f32[8, 8]) {
+    for i in 0..16 step 8 {
+        if i == 0 {
+            let s = load x[:, :];
+        } else {
+            let s = load x[:, :] as f16;
+        }
+        store y[:, :] = s;
+    }
+}
+"#,
+    );
+    assert!(message.contains("in the `if` branch but"), "{message}");
+    let (message, text) = error_of(
+        r#"kernel k(x: f32[8, 8], y: out f32[8, 8]) {
+    let b = buffers(f32[8, 8], 2);
+    for i in 0..2 {
+        if i == 0 {
+            b[i] = load x[:, :];
+        }
+    }
+    store y[:, :] = b[0];
+}
+"#,
+    );
+    assert!(message.contains("written inside an `if`"), "{message}");
+    assert_eq!(text, "b");
+}
+
+/// A condition on data reads one element of an input with `sldg` on the scalar pipe;
+/// the `let` that named it is not loaded as a tile when nothing else reads it.
+#[test]
+fn a_branch_on_an_element_reads_it_on_the_scalar_pipe() {
+    let source = r#"kernel k(x: f32[64, 32], keep: i32[4, 2], y: out f32[64, 32]) {
+    for i in 0..64 step 16 {
+        for c in 0..32 step 16 {
+            let on = load keep[i // 16, c // 16];
+            if on >= 8 && !(load keep[0, 0] == on) {
+                store y[i .. i + 16, c .. c + 16] = exp(load x[i .. i + 16, c .. c + 16]);
+            } else {
+                store y[i .. i + 16, c .. c + 16] = zeros(f32[16, 16]);
+            }
+        }
+    }
+}
+"#;
+    check(source);
+    let r = compile(source, &CompileOptions::default());
+    let asm = r.asm.expect("assembly");
+    assert!(asm.contains("sldg.i32"), "{asm}");
+    assert!(
+        !asm.contains("dma.i32"),
+        "the element was loaded as a tile:\n{asm}"
+    );
+}
+
+#[test]
+fn a_condition_reads_one_element_of_an_i32_input() {
+    let kernel = |cond: &str| {
+        format!(
+            "kernel k(x: f32[8, 8], m: i32[2, 2], y: out f32[8, 8], z: out i32[2, 2]) {{
+    for i in 0..2 {{
+        if {cond} {{
+            store y[:, :] = load x[:, :];
+        }}
+    }}
+    store z[:, :] = load m[:, :];
+}}
+"
+        )
+    };
+    let cases = [
+        ("load z[i, 0] != 0", "a condition reads `z`, which the kernel stores: conditions read input tensors only", "z"),
+        ("load x[i, 0] > 0.0", "a condition compares integers, but `x` is f32: conditions read i32 tensors", "x"),
+        ("load m[i, :] != 0", "a condition reads one element: give every axis one position (`load mask[i // B, j // B]`)", ":"),
+    ];
+    for (cond, message, at) in cases {
+        let (m, text) = error_of(&kernel(cond));
+        assert_eq!(m, message, "{cond}");
+        assert_eq!(text, at, "{cond}");
+    }
+}
