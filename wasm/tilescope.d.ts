@@ -779,6 +779,12 @@ export type SyncRow = {
      */
     set_index: number | null,
     wait_index: number | null,
+    /**
+     * The steps of the producer and the consumer: a view joins them with the step
+     * graph (whether one runs only inside an `if`).
+     */
+    producer_step: number | null,
+    consumer_step: number | null,
 };
 
 /**

@@ -57,6 +57,12 @@ pub struct SyncRow {
     /// Positions of the pair's `set_flag` and `wait_flag` in the final program.
     pub set_index: Option<usize>,
     pub wait_index: Option<usize>,
+    /// The steps of the producer and the consumer: a view joins them with the step
+    /// graph (whether one runs only inside an `if`).
+    #[serde(default)]
+    pub producer_step: Option<u32>,
+    #[serde(default)]
+    pub consumer_step: Option<u32>,
 }
 
 fn site(pipe: Pipe, span: Option<Span>, source: &str) -> Site {
@@ -141,6 +147,8 @@ pub fn sync_rows(report: &SyncReport, program: Option<&Program>, source: &str) -
             back_edge: p.loop_carried.is_some(),
             set_index,
             wait_index,
+            producer_step: p.producer.step,
+            consumer_step: p.consumer.step,
         })
         .collect()
 }

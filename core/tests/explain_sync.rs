@@ -245,3 +245,41 @@ fn a_temporary_goes_by_the_expression_that_made_it() {
         Some("t")
     );
 }
+
+/// A pair whose ends run only inside an `if` names their steps, and the step graph
+/// gives those steps the branch's condition (what the playground's sync card shows).
+#[test]
+fn the_ends_of_a_pair_inside_a_branch_name_steps_with_its_condition() {
+    let source = "kernel k(x: f32[64, 64], y: out f32[64, 64]) {
+    for i in 0..64 step 16 {
+        let t = load x[i .. i + 16, :];
+        if i < 32 || i == 48 {
+            store y[i .. i + 16, :] = exp(t);
+        } else {
+            store y[i .. i + 16, :] = t;
+        }
+    }
+}";
+    let (rows, r) = rows(source);
+    let graph = r.steps.as_ref().expect("a step graph");
+    let branch = |step: Option<u32>| {
+        let step = step?;
+        graph.nodes.iter().find(|n| n.id == step)?.branch.clone()
+    };
+    let out = find(&rows, Pipe::V, Pipe::MTE3);
+    assert_eq!(
+        branch(out.producer_step).as_deref(),
+        Some("i < 32 || i == 48")
+    );
+    assert_eq!(
+        branch(out.consumer_step).as_deref(),
+        Some("i < 32 || i == 48")
+    );
+    // The load runs on every path.
+    let load = find(&rows, Pipe::MTE2, Pipe::V);
+    assert_eq!(branch(load.producer_step), None);
+    assert_eq!(
+        branch(load.consumer_step).as_deref(),
+        Some("i < 32 || i == 48")
+    );
+}

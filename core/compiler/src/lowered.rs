@@ -126,10 +126,11 @@ pub struct Loop {
     /// unless this says otherwise (insert-sync walks zero iterations only then).
     #[serde(default)]
     pub min_count: u64,
-    /// The region of an `if`: it runs once when its count is 1, not at all when 0.
-    /// insert-sync walks it as either (and what it learns holds on both paths).
+    /// The region of an `if`, with its condition in source terms: it runs once when
+    /// its count is 1, not at all when 0. insert-sync walks it as either (and what it
+    /// learns holds on both paths); the assembly notes the condition on its `loop`.
     #[serde(default)]
-    pub branch: bool,
+    pub branch: Option<String>,
     /// Multi-buffered loops: the slot count and the register holding
     /// `iteration % slots`, which also serves as the dynamic event id offset.
     pub slots: Option<(u32, Reg)>,
@@ -270,12 +271,13 @@ fn print_items(
                 let slots = l
                     .slots
                     .map_or(String::new(), |(n, r)| format!(" slots {n} in r{}", r.0));
+                let what = match &l.branch {
+                    Some(cond) => format!("if {cond}"),
+                    None => format!("loop {}", l.id.0),
+                };
                 out.item_line(
                     depth.min(32),
-                    &format!(
-                        "S     loop r{}, {count}{slots}  ; loop {}",
-                        l.counter.0, l.id.0
-                    ),
+                    &format!("S     loop r{}, {count}{slots}  ; {what}", l.counter.0),
                     Some(l.span),
                     line_item(false),
                 );

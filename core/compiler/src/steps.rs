@@ -249,7 +249,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
 }
 
 /// A branch's condition with source names, as written in the kernel (`i % 2 == 0`).
-fn cond_text(k: &Kernel, c: &Cond<IndexExpr>) -> String {
+pub fn cond_text(k: &Kernel, c: &Cond<IndexExpr>) -> String {
     let var = |v: LoopVarId| {
         k.loop_vars
             .get(v)

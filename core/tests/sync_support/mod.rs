@@ -104,7 +104,7 @@ impl Builder {
             count: o.count,
             // A register count may be zero here, as the programs these tests build mean.
             min_count: 0,
-            branch: false,
+            branch: None,
             slots: o.slots,
             body,
             span: Default::default(),

@@ -1,7 +1,8 @@
 //! Why a set/wait pair is there: shown when the selected instruction (picked in the
 //! Assembly panel or on the timeline) is a `set_flag` or `wait_flag`. It names the
-//! hazard, the buffer, both instructions with their source lines, the event id and
-//! whether the pair orders a loop's back edge, with links to each place.
+//! hazard, the buffer, both instructions with their source lines, the event id,
+//! whether the pair orders a loop's back edge and whether either end runs only inside
+//! an `if`, with links to each place.
 
 use tilescope::explain::{Site, SyncRow};
 use yew::prelude::*;
@@ -83,6 +84,25 @@ pub fn SyncCard() -> Html {
     let back = r.back_edge.then_some(
         " · back edge: it orders one iteration against the next, primed before the loop and drained after it",
     );
+    // Whether the producer or the consumer runs only inside an `if` (the step graph
+    // carries each step's conditions).
+    let branch_of = |step: Option<u32>| {
+        let graph = app.results.compile.as_ref()?.steps.as_ref()?;
+        graph.node(step?)?.step.branch.clone()
+    };
+    let branches: Vec<String> = [
+        ("producer", branch_of(r.producer_step)),
+        ("consumer", branch_of(r.consumer_step)),
+    ]
+    .into_iter()
+    .filter_map(|(who, c)| Some(format!("the {who} runs only if {}", c?)))
+    .collect();
+    let branch_note = (!branches.is_empty()).then(|| {
+        format!(
+            "Branch: {}. The pair runs with the branch when both ends are inside one run of it, and on every path otherwise.",
+            branches.join("; ")
+        )
+    });
     html! {
         <div class="sync-card" data-testid="sync-card">
             <div class="sync-card-title">
@@ -90,6 +110,9 @@ pub fn SyncCard() -> Html {
             </div>
             <p class="sync-card-why">{reason(&r)}</p>
             <p class="muted small">{ids}{back.unwrap_or("")}</p>
+            if let Some(note) = branch_note {
+                <p class="muted small" data-testid="sync-card-branch">{note}</p>
+            }
             if let Some(region) = &r.region {
                 <p class="muted small mono">{format!("{}: {}", r.buffer.as_deref().unwrap_or("-"), region.text())}</p>
             }

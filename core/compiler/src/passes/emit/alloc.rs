@@ -291,7 +291,9 @@ pub fn allocate(
     let mut out = Vec::with_capacity(flat.instrs.len());
     let mut notes = Vec::new();
     let mut origin = Vec::with_capacity(flat.instrs.len());
-    for (ins, from) in flat.instrs.into_iter().zip(flat.origin) {
+    // `flatten` pushed the notes in instruction order.
+    let mut flat_notes = flat.notes.into_iter().peekable();
+    for (at, (ins, from)) in flat.instrs.into_iter().zip(flat.origin).enumerate() {
         let mut op = ins.op;
         // (value, scratch register, slot) of the reloads, then of the stores.
         let mut loads: Vec<(Reg, u16, u32)> = Vec::new();
@@ -331,6 +333,9 @@ pub fn allocate(
                 op: Op::Sld { dst: Reg(t), slot },
                 prov: ins.prov,
             });
+        }
+        while let Some((_, note)) = flat_notes.next_if(|(i, _)| *i == at) {
+            notes.push((out.len() as u32, note));
         }
         out.push(isa::Instr { op, prov: ins.prov });
         for &(v, t, slot) in &stores {

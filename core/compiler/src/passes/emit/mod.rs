@@ -49,6 +49,8 @@ pub struct Flat {
     /// For each instruction, the lowered item it came from, numbered in print order
     /// as `lowered::print` numbers them (`LineItem::Lowered`).
     pub origin: Vec<LineItem>,
+    /// Comments by instruction index: the condition of each `if` region's `loop`.
+    pub notes: Vec<(usize, String)>,
     next_item: u32,
 }
 
@@ -64,6 +66,7 @@ pub fn flatten(items: &[Item]) -> Result<Flat, Diagnostic> {
         instrs: Vec::new(),
         loops: Vec::new(),
         origin: Vec::new(),
+        notes: Vec::new(),
         next_item: 0,
     };
     flatten_into(items, &mut flat, 0)?;
@@ -102,6 +105,9 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
                     op: None,
                 };
                 let start = flat.instrs.len();
+                if let Some(cond) = &l.branch {
+                    flat.notes.push((start, format!("if {cond}")));
+                }
                 flat.push(
                     isa::Instr {
                         op: Op::Loop {

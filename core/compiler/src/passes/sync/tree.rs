@@ -19,7 +19,8 @@ pub struct LoopHead {
     pub counter: Reg,
     pub count: Val,
     pub min_count: u64,
-    pub branch: bool,
+    /// An `if` region's condition (`lowered::Loop::branch`).
+    pub branch: Option<String>,
     pub slots: Option<(u32, Reg)>,
     pub span: Span,
 }
@@ -225,7 +226,7 @@ impl Tree {
                         counter: l.counter,
                         count: l.count,
                         min_count: l.min_count,
-                        branch: l.branch,
+                        branch: l.branch.clone(),
                         slots: l.slots,
                         span: l.span,
                     };
@@ -449,7 +450,7 @@ impl Tree {
                         counter: h.counter,
                         count: h.count,
                         min_count: h.min_count,
-                        branch: h.branch,
+                        branch: h.branch.clone(),
                         slots: h.slots,
                         body: items,
                         span: h.span,

@@ -364,7 +364,7 @@ impl<'a> Walker<'a> {
                     _ if i.pipe() == Pipe::S => None,
                     _ => self.instr(id, i.pipe(), &i.accesses)?,
                 },
-                Kind::Loop(h, body) if h.branch => self.branch(id, body)?,
+                Kind::Loop(h, body) if h.branch.is_some() => self.branch(id, body)?,
                 Kind::Loop(h, body) => {
                     let n = self.iterations(id, h.count, h.min_count);
                     let mut found = None;
