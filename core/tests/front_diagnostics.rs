@@ -429,6 +429,11 @@ fn cases() -> Vec<Case> {
             "cannot be used with an i32 tile",
         ),
         case(
+            "integer_outside_i32",
+            k("let t = load n[:, :] + (0xF ** 2) ** 2 ** 2;"),
+            "outside the range of i32",
+        ),
+        case(
             "dtype_mismatch",
             k("let t = load x[:, :] + load h[:, :];"),
             "convert one with `as`",

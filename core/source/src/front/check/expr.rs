@@ -99,6 +99,9 @@ impl Checker<'_> {
                 l.span,
             );
         }
+        if dtype == DType::I32 && !fits_i32(l.value) {
+            return self.out_of_i32(&l);
+        }
         Some(scalar(l.value, dtype, l.span))
     }
 
@@ -177,6 +180,7 @@ impl Checker<'_> {
             ast::ExprKind::Cast { value, dtype, .. } => {
                 let t = match self.value(value)? {
                     Val::Tile(t) => t,
+                    Val::Lit(l) if !l.is_float && !fits_i32(l.value) => return self.out_of_i32(&l),
                     Val::Lit(l) => scalar(
                         l.value,
                         if l.is_float { DType::F32 } else { DType::I32 },
@@ -1067,5 +1071,26 @@ impl Checker<'_> {
             );
         }
         Some(normalised as usize)
+    }
+}
+
+/// Whether an integer constant is an `i32` value (numpy refuses to put a larger Python
+/// integer into an int32 array, rather than wrap it).
+fn fits_i32(v: f64) -> bool {
+    (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&v)
+}
+
+impl Checker<'_> {
+    /// The error for an integer constant that an `i32` tile cannot hold.
+    fn out_of_i32<T>(&mut self, l: &Lit) -> Option<T> {
+        self.error(
+            format!(
+                "the integer {} is outside the range of i32 ({} to {}), which tile arithmetic computes in",
+                l.value,
+                i32::MIN,
+                i32::MAX
+            ),
+            l.span,
+        )
     }
 }
