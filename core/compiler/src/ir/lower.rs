@@ -182,9 +182,7 @@ impl Lower<'_> {
         depth: usize,
         ops: &mut Vec<OpId>,
     ) -> Result<(), Diagnostics> {
-        if depth >= MAX_DEPTH {
-            return Err(vec![Diagnostic::error("loops are nested too deeply", span)]);
-        }
+        nesting(depth, "loops are", span)?;
         let header = self
             .hir
             .loops
@@ -232,12 +230,7 @@ impl Lower<'_> {
         depth: usize,
         ops: &mut Vec<OpId>,
     ) -> Result<(), Diagnostics> {
-        if depth >= MAX_DEPTH {
-            return Err(vec![Diagnostic::error(
-                "branches are nested too deeply",
-                span,
-            )]);
-        }
+        nesting(depth, "branches are", span)?;
         let cond = cond.try_map(&mut |e| self.iexpr(e, depth))?;
         for j in joins {
             let ty = self
@@ -399,12 +392,7 @@ impl Lower<'_> {
     }
 
     fn iexpr(&self, e: &hir::IndexExpr, depth: usize) -> Result<IndexExpr, Diagnostics> {
-        if depth >= MAX_DEPTH {
-            return Err(vec![Diagnostic::error(
-                "index expression is nested too deeply",
-                e.span,
-            )]);
-        }
+        nesting(depth, "index expression is", e.span)?;
         let sub = |x: &hir::IndexExpr| self.iexpr(x, depth + 1).map(Box::new);
         Ok(match &e.kind {
             hir::IndexExprKind::Const(c) => IndexExpr::Const(*c),
@@ -429,12 +417,7 @@ impl Lower<'_> {
         depth: usize,
         ops: &mut Vec<OpId>,
     ) -> Result<ValueId, Diagnostics> {
-        if depth >= MAX_DEPTH {
-            return Err(vec![Diagnostic::error(
-                "expression is nested too deeply",
-                e.span,
-            )]);
-        }
+        nesting(depth, "expression is", e.span)?;
         let d = depth + 1;
         let kind = match &e.kind {
             hir::ExprKind::Local(l) => return self.local_value(*l, e.span),
@@ -547,4 +530,15 @@ fn updated_locals(stmts: &[hir::Stmt], out: &mut Vec<hir::LocalId>, depth: usize
             _ => {}
         }
     }
+}
+
+/// A located error when `depth` reaches `MAX_DEPTH`: "`what` nested too deeply".
+fn nesting(depth: usize, what: &str, span: Span) -> Result<(), Diagnostics> {
+    if depth >= MAX_DEPTH {
+        return Err(vec![Diagnostic::error(
+            format!("{what} nested too deeply"),
+            span,
+        )]);
+    }
+    Ok(())
 }

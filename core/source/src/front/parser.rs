@@ -477,30 +477,29 @@ impl<'s> Parser<'s> {
     }
 
     fn cond_or(&mut self) -> PResult<Cond> {
-        self.chain(|p| {
-            let mut lhs = p.cond_and()?;
-            while p.eat(Tok::OrOr).is_some() {
-                p.enter()?;
-                let rhs = p.cond_and()?;
-                let span = lhs.span.to(rhs.span);
-                lhs = Cond {
-                    kind: CondKind::Or(Box::new(lhs), Box::new(rhs)),
-                    span,
-                };
-            }
-            Ok(lhs)
-        })
+        self.cond_chain(Tok::OrOr, Self::cond_and, CondKind::Or)
     }
 
     fn cond_and(&mut self) -> PResult<Cond> {
+        self.cond_chain(Tok::AndAnd, Self::cond_not, CondKind::And)
+    }
+
+    /// `next (op next)*`, folded to the left with `join`: `&&` binds tighter than `||`
+    /// because `cond_or` chains `cond_and`s.
+    fn cond_chain(
+        &mut self,
+        op: Tok,
+        next: fn(&mut Self) -> PResult<Cond>,
+        join: fn(Box<Cond>, Box<Cond>) -> CondKind,
+    ) -> PResult<Cond> {
         self.chain(|p| {
-            let mut lhs = p.cond_not()?;
-            while p.eat(Tok::AndAnd).is_some() {
+            let mut lhs = next(p)?;
+            while p.eat(op).is_some() {
                 p.enter()?;
-                let rhs = p.cond_not()?;
+                let rhs = next(p)?;
                 let span = lhs.span.to(rhs.span);
                 lhs = Cond {
-                    kind: CondKind::And(Box::new(lhs), Box::new(rhs)),
+                    kind: join(Box::new(lhs), Box::new(rhs)),
                     span,
                 };
             }

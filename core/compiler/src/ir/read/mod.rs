@@ -524,19 +524,26 @@ impl<'t> Reader<'t> {
         if depth > MAX_NESTING_DEPTH {
             return Err(c.err("a condition nested too deep"));
         }
-        let mut lhs = self.cond_and(c, depth)?;
-        while c.tok("||") {
-            c.ws();
-            lhs = Cond::Or(Box::new(lhs), Box::new(self.cond_and(c, depth + 1)?));
-        }
-        Ok(lhs)
+        self.cond_chain(c, depth, "||", Self::cond_and, Cond::Or)
     }
 
     fn cond_and(&self, c: &mut Cursor<'t>, depth: usize) -> R<Cond<super::IndexExpr>> {
-        let mut lhs = self.cond_not(c, depth)?;
-        while c.tok("&&") {
+        self.cond_chain(c, depth, "&&", Self::cond_not, Cond::And)
+    }
+
+    /// `next (op next)*`, folded to the left with `join`, as the kernel parser reads it.
+    fn cond_chain(
+        &self,
+        c: &mut Cursor<'t>,
+        depth: usize,
+        op: &str,
+        next: fn(&Self, &mut Cursor<'t>, usize) -> R<Cond<super::IndexExpr>>,
+        join: fn(Box<Cond<super::IndexExpr>>, Box<Cond<super::IndexExpr>>) -> Cond<super::IndexExpr>,
+    ) -> R<Cond<super::IndexExpr>> {
+        let mut lhs = next(self, c, depth)?;
+        while c.tok(op) {
             c.ws();
-            lhs = Cond::And(Box::new(lhs), Box::new(self.cond_not(c, depth + 1)?));
+            lhs = join(Box::new(lhs), Box::new(next(self, c, depth + 1)?));
         }
         Ok(lhs)
     }
