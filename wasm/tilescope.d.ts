@@ -255,6 +255,14 @@ export type Bandwidth = {
 export type BinOp = "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min" | "And" | "Or" | "Xor" | "Shl" | "Shr" | "FloorDiv" | "Mod";
 
 /**
+ * An `if` region's `loop` instruction and its condition.
+ */
+export type Branch = {
+    instr: number,
+    cond: string,
+};
+
+/**
  * Simulated cycles (the worst over the grader's input sets) a correct submission must
  * stay within for each medal above bronze.
  */
@@ -517,6 +525,12 @@ export type Program = {
      * `sst` / `sld` spills); the parser skips comments, so they do not read back.
      */
     notes: Array<[number, string]>,
+    /**
+     * The `loop`s that are `if` regions (a trip count of 0 or 1), in instruction
+     * order, with their conditions in source names: the simulator counts which way
+     * each went, and the printer writes the condition as a comment.
+     */
+    branches: Array<Branch>,
 };
 
 /**

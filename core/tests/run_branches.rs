@@ -264,3 +264,62 @@ fn a_condition_reads_one_element_of_an_i32_input() {
         assert_eq!(text, at, "{cond}");
     }
 }
+
+/// The simulator counts each `if`'s decisions, and they are the ones the kernel's
+/// conditions take on its inputs: a parity test and a test of a mask the test chose.
+#[test]
+fn the_simulator_counts_which_way_each_branch_went() {
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(x: f32[64, 32], keep: i32[4], y: out f32[64, 32]) {
+    for i in 0..64 step 16 {
+        if i % 32 == 0 {
+            store y[i .. i + 16, :] = exp(load x[i .. i + 16, :]);
+        } else if load keep[i // 16] > 5 {
+            store y[i .. i + 16, :] = load x[i .. i + 16, :] * 2.0;
+        } else {
+            store y[i .. i + 16, :] = zeros(f32[16, 32]);
+        }
+    }
+}
+"#;
+    // Blocks 0..4: parity takes 0 and 2; of 1 and 3 the mask keeps 3 only.
+    let mut keep = Tensor::zeros(DType::I32, vec![4]);
+    for (at, v) in [9, 1, 7, 8].into_iter().enumerate() {
+        keep.set_i32(at, v);
+    }
+    let r = tilescope::run::run(
+        source,
+        &CompileOptions::default(),
+        vec![("keep".to_string(), keep)],
+        1,
+    );
+    assert!(r.reference_match && r.sim.races.is_empty(), "{:?}", r.diagnostics);
+    let program = r.compile.program.as_ref().expect("a program");
+    let counts: Vec<(String, u64, u64)> = r
+        .sim
+        .branches
+        .iter()
+        .map(|b| {
+            let cond = program.branch_at(b.instr).expect("a branch").cond.clone();
+            (cond, b.taken, b.runs)
+        })
+        .collect();
+    let owned = |v: &[(&str, u64, u64)]| -> Vec<(String, u64, u64)> {
+        v.iter().map(|(c, t, n)| (c.to_string(), *t, *n)).collect()
+    };
+    assert_eq!(
+        counts,
+        // axis-split splits `i` into `i0 * 32 + i1 * 16 + i2`; an `else` is a region
+        // on the negation, and `else if` nests in it.
+        owned(&[
+            ("i1 * 16 + i2 == 0", 2, 4),
+            ("!(i1 * 16 + i2 == 0)", 2, 4),
+            ("load keep[i0 * 2 + i1] > 5", 1, 2),
+            ("!(load keep[i0 * 2 + i1] > 5)", 1, 2),
+        ])
+    );
+    // One decision per run, in order, each at the cycle the S pipe reached it.
+    assert_eq!(r.sim.branch_runs.len(), 12);
+    assert!(r.sim.branch_runs.windows(2).all(|w| w[0].cycle <= w[1].cycle));
+}

@@ -297,6 +297,7 @@ fn program() -> impl Strategy<Value = Program> {
             .map(|(op, prov)| Instr { op, prov })
             .collect(),
         notes: Vec::new(),
+        branches: Vec::new(),
     })
 }
 

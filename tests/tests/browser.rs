@@ -347,3 +347,117 @@ async fn the_weight_kept_in_l1_shows_its_slices_after_subtile_matmul() -> Result
     })
     .await
 }
+
+/// Block-sparse attention on the page: the step inside the `if` says when it runs, a
+/// sync edge's card says which end runs only inside the branch, and the timeline lists
+/// the `if` with the counts core's simulator gives on the page's inputs (seed 0), its
+/// "first skipped" button putting the cursor on that decision.
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_branching_kernel_shows_its_conditions_sync_notes_and_decisions() -> Result<()> {
+    let example = tilescope::examples::Example::find("block_sparse_attention")
+        .context("the gallery has block-sparse attention")?;
+    let options = tilescope::compile::CompileOptions {
+        preset: Some("teach".to_string()),
+        ..Default::default()
+    };
+    let core = tilescope::run::run(example.source, &options, Vec::new(), 0);
+    let branch = core.sim.branches.first().context("core counts one branch")?.clone();
+    let first_skip = core
+        .sim
+        .branch_runs
+        .iter()
+        .find(|r| !r.taken)
+        .context("a block is skipped")?
+        .cycle;
+    let conds: Vec<String> = core
+        .compile
+        .steps
+        .iter()
+        .flat_map(|g| &g.nodes)
+        .filter_map(|n| n.branch.clone())
+        .collect();
+    ensure!(!conds.is_empty(), "no step inside the branch");
+
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=lane-MTE2]").await?;
+        page.click(".tb-examples").await?;
+        page.click("[data-example=block_sparse_attention]").await?;
+
+        // A step inside the `if`: its detail says when it runs.
+        page.tab("Steps").await?;
+        page.wait_for("[data-testid=step-node]").await?;
+        let step = page
+            .eval(
+                "const n = Array.from(document.querySelectorAll('[data-testid=step-node]'))\
+                 .find(g => g.querySelector('title').textContent.includes('runs only if'));\
+                 return n ? n.getAttribute('data-step') : null;",
+            )
+            .await?;
+        let step = step.as_str().context("a step node marked `runs only if`")?.to_string();
+        page.click(&format!("[data-testid=step-node][data-step=\"{step}\"]"))
+            .await?;
+        let detail = page.text_of("[data-testid=step-branch]").await?;
+        ensure!(
+            conds.iter().any(|c| detail == format!("runs only if {c}")),
+            "the step's detail {detail:?}, core's conditions {conds:?}"
+        );
+        page.screenshot("steps-branch").await?;
+
+        // Some sync edge has an end inside the branch, and its card says so.
+        let edges = page.count("[data-testid=sync-edge]").await?;
+        let mut note = None;
+        for k in 0..edges {
+            page.execute(
+                "document.querySelectorAll('[data-testid=sync-edge]')[arguments[0]]\
+                 .dispatchEvent(new MouseEvent('click', {bubbles: true}));",
+                vec![k.into()],
+            )
+            .await?;
+            page.wait_for("[data-testid=sync-card]").await?;
+            if page.count("[data-testid=sync-card-branch]").await? > 0 {
+                note = Some(page.text_of("[data-testid=sync-card-branch]").await?);
+                break;
+            }
+        }
+        let note = note.context("no sync card names a branch")?;
+        ensure!(
+            note.contains("runs only if") && note.contains("The pair: its "),
+            "the card's note: {note}"
+        );
+        page.screenshot("sync-card-branch").await?;
+
+        // The timeline's branch list has core's counts.
+        page.tab("Timeline").await?;
+        page.wait_for("[data-testid=branch-row]").await?;
+        let rows = page.count("[data-testid=branch-row]").await?;
+        ensure!(rows == 1, "{rows} branch rows");
+        let runs = page.attr("[data-testid=branch-row]", "data-runs").await?;
+        let taken = page.attr("[data-testid=branch-row]", "data-taken").await?;
+        ensure!(
+            (runs.as_str(), taken.as_str())
+                == (branch.runs.to_string().as_str(), branch.taken.to_string().as_str()),
+            "the page says {taken} of {runs}, core {} of {}",
+            branch.taken,
+            branch.runs
+        );
+        let row = page.text_of("[data-testid=branch-row]").await?;
+        let want = format!("taken {} of {} times", branch.taken, branch.runs);
+        ensure!(row.contains(&want), "{row:?} lacks {want:?}");
+        page.eval(
+            "Array.from(document.querySelectorAll('[data-testid=branch-row] button'))\
+             .find(b => b.textContent === 'first skipped').click(); return true;",
+        )
+        .await?;
+        page.wait_for_text_containing(
+            "[data-testid=cursor-readout-cycle]",
+            &format!("cycle {first_skip} /"),
+        )
+        .await?;
+        page.screenshot("timeline-branches").await?;
+        page.assert_no_console_errors().await?;
+        Ok(())
+    })
+    .await
+}

@@ -334,6 +334,32 @@ fn race_lines_name_the_source_line_of_both_accesses() {
         .stdout(predicate::str::contains("softmax.tile:9:17: let m = amax"));
 }
 
+/// `run` says which way each `if` went, under its source line, and `--json` carries the
+/// counts; they agree.
+#[test]
+fn run_counts_the_decisions_of_each_branch() {
+    let file = repo().join("static/examples/block_sparse_attention.tile");
+    let json = json_of(&["run", "--json"], &file);
+    let branches = json["branches"].as_array().expect("branches");
+    assert_eq!(branches.len(), 1, "{branches:?}");
+    let (taken, runs) = (&branches[0]["taken"], &branches[0]["runs"]);
+    // Four query blocks, eight key blocks each; block 0 always kept, some not.
+    assert_eq!(runs, 32);
+    let taken = taken.as_u64().expect("a count");
+    assert!((4..32).contains(&taken), "{taken}");
+    tilescope()
+        .arg("run")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "` taken {taken} of 32 times\n"
+        )))
+        .stdout(predicate::str::contains(
+            "block_sparse_attention.tile:23:13: if on >= 8 || j == 0 {",
+        ));
+}
+
 #[test]
 fn emit_sync_explains_every_pair_and_the_json_carries_it() {
     let file = repo().join("static/examples/multibuffer.tile");

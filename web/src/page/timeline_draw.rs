@@ -4,6 +4,7 @@
 //! trace costs what fits on screen.
 
 use tilescope::dense::DenseSet;
+use tilescope::types::Pipe;
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -215,6 +216,7 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
         }
     }
 
+    paint_branches(&cx, scene, &c, &x_of, width);
     paint_flags(&cx, scene, &c, &x_of, width);
 
     // The cursor.
@@ -228,6 +230,57 @@ pub fn paint(canvas: &HtmlCanvasElement, scene: &Scene) {
         cx.line_to(x, AXIS_H - 2.0);
         cx.close_path();
         cx.fill();
+    }
+}
+
+/// Beyond this many decisions in the window a mark is a tick: diamonds would overlap.
+const BRANCH_MARKS: usize = 200;
+
+/// Each decision of an `if` in the window, on the S lane where the S pipe made it: a
+/// filled diamond when the branch ran, a hollow one when it was skipped.
+fn paint_branches(
+    cx: &CanvasRenderingContext2d,
+    scene: &Scene,
+    c: &Colors,
+    x_of: &dyn Fn(f64) -> f64,
+    width: f64,
+) {
+    let runs = &scene.sim.branch_runs;
+    let Some(row) = scene.sim.lanes.iter().position(|l| l.pipe == Pipe::S) else {
+        return;
+    };
+    let w = scene.window;
+    // The runs are in cycle order (the S pipe decides them in turn).
+    let from = runs.partition_point(|r| (r.cycle as f64) < w.start);
+    let to = runs.partition_point(|r| (r.cycle as f64) <= w.end);
+    let shown = runs.get(from..to).unwrap_or_default();
+    let y = AXIS_H + LANE_H * row as f64 + 4.0;
+    cx.set_stroke_style_str(c.accent);
+    cx.set_fill_style_str(c.accent);
+    cx.set_line_width(1.5);
+    for r in shown {
+        let x = x_of(r.cycle as f64);
+        if !(-5.0..=width + 5.0).contains(&x) {
+            continue;
+        }
+        if shown.len() > BRANCH_MARKS {
+            cx.fill_rect(x.round() - 0.5, y - 3.0, 1.0, 6.0);
+            continue;
+        }
+        cx.begin_path();
+        cx.move_to(x, y - 4.0);
+        cx.line_to(x + 4.0, y);
+        cx.line_to(x, y + 4.0);
+        cx.line_to(x - 4.0, y);
+        cx.close_path();
+        if r.taken {
+            cx.fill();
+        } else {
+            cx.set_fill_style_str(c.bg);
+            cx.fill();
+            cx.set_fill_style_str(c.accent);
+            cx.stroke();
+        }
     }
 }
 

@@ -225,6 +225,8 @@ pub struct AsmLine {
     /// For a `set_flag` or `wait_flag` (a loop's primes and drains included), the
     /// index in `CompileOutput::syncs` of the pair it belongs to.
     pub sync: Option<u32>,
+    /// For the `loop` of an `if` region, its condition.
+    pub branch: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -267,6 +269,23 @@ impl CompileOutput {
                     .is_some_and(|r| step_of(r.wait_index) == Some(to))
         })?;
         Some(at as u32)
+    }
+
+    /// The `loop` of the innermost `if` region that holds both instructions `a` and
+    /// `b`, if one does: a pair set and waited there runs only when the branch does.
+    pub fn branch_around(&self, a: usize, b: usize) -> Option<usize> {
+        let (lo, hi) = (a.min(b), a.max(b));
+        (0..=lo).rev().find(|&l| {
+            let Some(line) = self.asm.get(l) else { return false };
+            // The body: the lines after the loop deeper than it (its `endloop` is not).
+            let end = self
+                .asm
+                .iter()
+                .skip(l + 1)
+                .position(|x| x.depth <= line.depth)
+                .map_or(self.asm.len(), |k| l + 1 + k);
+            line.branch.is_some() && l < lo && hi < end
+        })
     }
 
     /// The set/wait pair a `set_flag` or `wait_flag` instruction belongs to.
@@ -389,6 +408,10 @@ pub struct SimOutput {
     pub total_slices: u64,
     pub capped: bool,
     pub flags: Vec<FlagEvent>,
+    /// Every `if` (its `loop` in `CompileOutput::asm`), how often it ran and was taken.
+    pub branches: Vec<tilescope::sim::BranchCount>,
+    /// Each decision of an `if`, in order (capped with the trace).
+    pub branch_runs: Vec<tilescope::sim::BranchRun>,
     pub races: Vec<Race>,
     pub errors: Vec<SimProblem>,
     /// Input preparation or reference interpreter errors.

@@ -157,13 +157,15 @@ fn program_lines(p: &Program) -> (Vec<String>, Vec<AsmLine>) {
         .instrs
         .iter()
         .zip(listing.instrs)
-        .map(|(ins, (text, depth))| AsmLine {
+        .enumerate()
+        .map(|(i, (ins, (text, depth)))| AsmLine {
             text,
             depth,
             pipe: ins.op.pipe(),
             step: ins.prov.step,
             span: ins.prov.span,
             sync: None,
+            branch: p.branch_at(i as u32).map(|b| b.cond.clone()),
         })
         .collect();
     (listing.header, lines)
@@ -505,6 +507,8 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
                 wait_instr: f.wait_instr,
             })
             .collect(),
+        branches: std::mem::take(&mut r.sim.branches),
+        branch_runs: std::mem::take(&mut r.sim.branch_runs),
         races: r
             .sim
             .races
@@ -727,6 +731,58 @@ mod tests {
             let g = out.steps.expect("a step graph");
             assert_laid_out(&g);
         }
+    }
+
+    /// Each `if` reaches the page with its condition on its `loop` line, its counts as
+    /// core ran them, and one S-lane slice at each decision's cycle (where the timeline
+    /// marks it).
+    #[test]
+    fn branches_reach_the_page_with_their_conditions_and_decisions() {
+        let source = example("block_sparse_attention");
+        let options = crate::protocol::options::playground();
+        let (out, sim) = run(source, &options, 0);
+        let (sim, _) = sim.expect("it simulates");
+        let core = tilescope::run::run(source, &options, Vec::new(), 0);
+        assert_eq!(sim.branches, core.sim.branches);
+        assert_eq!(sim.branches.len(), 1);
+        let b = &sim.branches[0];
+        assert!(b.taken > 0 && b.taken < b.runs, "{b:?}");
+        let line = out.asm.get(b.instr as usize).expect("the loop");
+        assert!(line.text.starts_with("loop ") && line.branch.is_some(), "{line:?}");
+        assert_eq!(out.asm.iter().filter(|l| l.branch.is_some()).count(), 1);
+        assert_eq!(sim.branch_runs.len() as u64, b.runs);
+        let taken = sim.branch_runs.iter().filter(|r| r.taken).count() as u64;
+        assert_eq!(taken, b.taken);
+        let s_lane = sim.lane(Pipe::S).expect("an S lane");
+        for r in &sim.branch_runs {
+            assert!(s_lane.slices.iter().any(|s| s.instr == r.instr && s.start == r.cycle));
+        }
+    }
+
+    /// In block-sparse attention the pairs within one run of the `if` are set and
+    /// waited inside its region, and the loop-carried ones around it are not (the
+    /// sync card says which).
+    #[test]
+    fn a_pair_is_inside_a_branch_when_its_set_and_wait_are() {
+        let out = compile(
+            example("block_sparse_attention"),
+            &crate::protocol::options::playground(),
+        );
+        let branch = out
+            .asm
+            .iter()
+            .position(|l| l.branch.is_some())
+            .expect("the if's loop");
+        let around: Vec<Option<usize>> = out
+            .syncs
+            .iter()
+            .filter_map(|r| Some(out.branch_around(r.set_index?, r.wait_index?)))
+            .collect();
+        assert!(around.contains(&Some(branch)), "{around:?}");
+        assert!(around.contains(&None), "{around:?}");
+        // A pair outside is outside: the `if`'s own loop line and anything before it.
+        assert_eq!(out.branch_around(branch, branch + 1), None);
+        assert_eq!(out.branch_around(branch + 1, branch + 2), Some(branch));
     }
 
     #[test]

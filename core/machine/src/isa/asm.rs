@@ -239,6 +239,7 @@ fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
         s.push('\n');
     }
     let mut notes = p.notes.iter().peekable();
+    let mut branches = p.branches.iter().peekable();
     for (i, (ins, (text, depth))) in p.instrs.iter().zip(&listing.instrs).enumerate() {
         s.push_str(&"  ".repeat(usize::from(*depth).min(32)));
         s.push_str(text);
@@ -251,6 +252,9 @@ fn print_with(p: &Program, span_text: &dyn Fn(Span) -> String) -> String {
         // Notes are in instruction order (emit writes them so).
         while let Some((_, note)) = notes.next_if(|n| n.0 as usize <= i) {
             let _ = write!(s, " ; {note}");
+        }
+        while let Some(b) = branches.next_if(|b| b.instr as usize <= i) {
+            let _ = write!(s, " ; if {}", b.cond);
         }
         s.push('\n');
     }

@@ -531,9 +531,28 @@ pub struct Program {
     /// `sst` / `sld` spills); the parser skips comments, so they do not read back.
     #[serde(default)]
     pub notes: Vec<(u32, String)>,
+    /// The `loop`s that are `if` regions (a trip count of 0 or 1), in instruction
+    /// order, with their conditions in source names: the simulator counts which way
+    /// each went, and the printer writes the condition as a comment.
+    #[serde(default)]
+    pub branches: Vec<Branch>,
+}
+
+/// An `if` region's `loop` instruction and its condition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Branch {
+    pub instr: u32,
+    pub cond: String,
 }
 
 impl Program {
+    /// The condition of the `if` region that `loop` instruction `index` opens.
+    pub fn branch_at(&self, index: u32) -> Option<&Branch> {
+        let at = self.branches.binary_search_by_key(&index, |b| b.instr).ok()?;
+        self.branches.get(at)
+    }
+
     /// The assembly text of instruction `index` (without provenance), for messages.
     pub fn instr_text(&self, index: usize) -> String {
         match self.instrs.get(index) {
@@ -617,6 +636,20 @@ impl Program {
                 None,
                 format!("{depth} `loop` without a matching `endloop`"),
             ));
+        }
+        // The simulator finds a `loop`'s branch by binary search.
+        let mut after = None;
+        for b in &self.branches {
+            let i = b.instr as usize;
+            let is_loop = matches!(self.instrs.get(i).map(|x| &x.op), Some(Op::Loop { .. }));
+            if !is_loop || after.is_some_and(|a| a >= i) {
+                errs.push(VerifierError::new(
+                    Location::Program,
+                    None,
+                    format!("branch `if {}` names instruction {i}, which is not a `loop` after the previous branch's", b.cond),
+                ));
+            }
+            after = Some(i);
         }
         if errs.is_empty() {
             Ok(())

@@ -127,6 +127,26 @@ pub struct FlagEvent {
     pub wait_instr: Option<u32>,
 }
 
+/// How often an `if` region's `loop` ran, and how often its condition held
+/// (`Program::branches`, in the same order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct BranchCount {
+    pub instr: u32,
+    pub runs: u64,
+    pub taken: u64,
+}
+
+/// One decision of an `if`: the S pipe reached its `loop` at `cycle` and ran the body
+/// (`taken`) or jumped past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct BranchRun {
+    pub instr: u32,
+    pub cycle: u64,
+    pub taken: bool,
+}
+
 /// A static instruction named in a report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -274,6 +294,13 @@ pub struct SimResult {
     /// True when the trace or flag list hit [`TRACE_LIMIT`].
     pub trace_truncated: bool,
     pub flags: Vec<FlagEvent>,
+    /// Every `if` of the program, with how often it ran and was taken (counted past the
+    /// trace's cap).
+    #[serde(default)]
+    pub branches: Vec<BranchCount>,
+    /// Each decision of an `if`, in order (kept with the trace, at most [`TRACE_LIMIT`]).
+    #[serde(default)]
+    pub branch_runs: Vec<BranchRun>,
     pub races: Vec<Race>,
     pub errors: Vec<SimError>,
     /// Every GM tensor after the run, in declaration order (functional mode only; not

@@ -23,7 +23,7 @@ use super::flags::{self, FlagTable, SetFlag};
 use super::memory::{self, Memory, Resolved};
 use super::race::RaceDetector;
 use super::{
-    FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind, SimResult, StallReason,
+    BranchCount, BranchRun, FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind, SimResult, StallReason,
     TraceAccess, TraceEntry, TRACE_LIMIT,
 };
 use crate::isa::{AluOp, Op, Program, Region, Val, NUM_REGS, SPILL_SLOTS};
@@ -160,7 +160,18 @@ impl<'a> Engine<'a> {
             now: 0,
             flags: FlagTable::default(),
             race: RaceDetector::new(prog),
-            out: SimResult::default(),
+            out: SimResult {
+                branches: prog
+                    .branches
+                    .iter()
+                    .map(|b| BranchCount {
+                        instr: b.instr,
+                        runs: 0,
+                        taken: 0,
+                    })
+                    .collect(),
+                ..SimResult::default()
+            },
             fatal: false,
         }
     }
@@ -200,6 +211,24 @@ impl<'a> Engine<'a> {
             self.out.trace.push(e);
         } else {
             self.out.trace_truncated = true;
+        }
+    }
+
+    /// Counts the decision of an `if` region's `loop` (nothing for other loops).
+    fn count_branch(&mut self, idx: u32, cycle: u64, taken: bool) {
+        let Ok(at) = self.out.branches.binary_search_by_key(&idx, |b| b.instr) else {
+            return;
+        };
+        if let Some(b) = self.out.branches.get_mut(at) {
+            b.runs += 1;
+            b.taken += u64::from(taken);
+        }
+        if self.keep_trace && self.out.branch_runs.len() < TRACE_LIMIT {
+            self.out.branch_runs.push(BranchRun {
+                instr: idx,
+                cycle,
+                taken,
+            });
         }
     }
 
@@ -431,6 +460,7 @@ impl<'a> Engine<'a> {
             }
             Op::Loop { counter, count } => {
                 let n = self.reg(*count);
+                self.count_branch(idx, t, n > 0);
                 let end = self.matching.get(self.pc).copied().unwrap_or(self.pc);
                 if n <= 0 {
                     next = end + 1;

@@ -2,6 +2,7 @@
 
 use serde_json::{json, Value};
 use tilescope::diag::Span;
+use tilescope::isa::Program;
 use tilescope::sim::{PipeStats, SimResult};
 
 /// Where a source span is, for a race line (`file:line:col: the source line`); `None`
@@ -85,4 +86,40 @@ pub fn sim_text(result: &SimResult, locate: Locate, fixes: &[String]) -> String 
         s.push_str(&format!("error: {}\n", e.message));
     }
     s
+}
+
+/// A line per `if` of the program: its condition, where it is, and which way it went.
+pub fn branches_text(program: &Program, result: &SimResult, locate: Locate) -> String {
+    let mut s = String::new();
+    for b in &result.branches {
+        let cond = program.branch_at(b.instr).map_or("?", |x| x.cond.as_str());
+        let at = program
+            .instrs
+            .get(b.instr as usize)
+            .and_then(|i| i.prov.span)
+            .and_then(locate)
+            .map_or(String::new(), |l| format!("  {l}\n"));
+        s.push_str(&format!(
+            "branch: `if {cond}` taken {} of {} times\n{at}",
+            b.taken, b.runs
+        ));
+    }
+    s
+}
+
+/// The branches of `run --json`: each `if`'s `loop` instruction, condition and counts.
+pub fn branches_json(program: &Program, result: &SimResult) -> Value {
+    let rows: Vec<Value> = result
+        .branches
+        .iter()
+        .map(|b| {
+            json!({
+                "instr": b.instr,
+                "if": program.branch_at(b.instr).map(|x| x.cond.as_str()),
+                "runs": b.runs,
+                "taken": b.taken,
+            })
+        })
+        .collect();
+    Value::Array(rows)
 }

@@ -111,6 +111,7 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
         "bound": r.bound,
         "pipes": pipes,
         "syncs": r.sim.syncs,
+        "branches": r.compile.program.as_ref().map(|p| report::branches_json(p, &r.sim)),
         "races": r.sim.races,
         "errors": r.sim.errors,
         "reference_match": r.reference_match,
@@ -123,6 +124,9 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
 
 fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
     let mut s = report::sim_text(&r.sim, locate, fixes);
+    if let Some(program) = &r.compile.program {
+        s.push_str(&report::branches_text(program, &r.sim, locate));
+    }
     if let Some(sync) = &r.compile.sync {
         s.push_str(&format!(
             "sync: {:?}, {} aliasing\n",

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod assembly;
 pub mod banner;
+pub mod branches;
 pub mod buffers;
 pub mod compare;
 pub mod dialog;

@@ -97,11 +97,21 @@ pub fn SyncCard() -> Html {
     .into_iter()
     .filter_map(|(who, c)| Some(format!("the {who} runs only if {}", c?)))
     .collect();
+    let inside = match (r.set_index, r.wait_index) {
+        (Some(set), Some(wait)) => app
+            .results
+            .compile
+            .as_ref()
+            .and_then(|c| c.branch_around(set, wait)),
+        _ => None,
+    };
     let branch_note = (!branches.is_empty()).then(|| {
-        format!(
-            "Branch: {}. The pair runs with the branch when both ends are inside one run of it, and on every path otherwise.",
-            branches.join("; ")
-        )
+        let runs = if inside.is_some() {
+            "its set_flag and wait_flag are inside the if region, so the pair runs only when the branch does"
+        } else {
+            "its set_flag or wait_flag is outside the if region, so the pair runs on every path"
+        };
+        format!("Branch: {}. The pair: {runs}.", branches.join("; "))
     });
     html! {
         <div class="sync-card" data-testid="sync-card">

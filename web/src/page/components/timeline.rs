@@ -14,6 +14,7 @@ use wasm_bindgen::JsCast;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
+use super::branches::BranchList;
 use super::buffers::BufferList;
 use super::{panels::EmptyState, sync_card::SyncCard, use_app, AppContext};
 use crate::page::keys;
@@ -457,6 +458,9 @@ pub fn TimelinePanel() -> Html {
                 <span title="The pipe waited: for a flag, a full queue, a barrier or shared GM bandwidth"><i class="lg-stall" />{"stall"}</span>
                 <span title="Click an arrow head for why the flag is there"><i class="lg-flag" />{"set → wait flag"}</span>
                 <span title="Instructions in a race are outlined"><i class="lg-race" />{"race"}</span>
+                if !sim.branches.is_empty() {
+                    <span title="Where the S pipe decided an if: filled when the branch ran, hollow when it was skipped">{"◆ ◇ if: taken, skipped"}</span>
+                }
             </div>
             if sim.capped {
                 <div class="tl-capped">
@@ -482,6 +486,7 @@ pub fn TimelinePanel() -> Html {
                 <CursorReadout sim={Rc::clone(&sim)} />
                 <BufferList sim={Rc::clone(&sim)} />
             </div>
+            <BranchList sim={Rc::clone(&sim)} />
             <RaceList sim={Rc::clone(&sim)} />
         </div>
     }
@@ -513,6 +518,19 @@ fn slice_tooltip(app: &AppContext, sim: &SimOutput, instr: u32, cycle: u64) -> S
                 st.to - st.from,
                 st.reason
             ));
+        }
+    }
+    if let (Some(cond), Some(s)) = (line.and_then(|l| l.branch.as_ref()), slice) {
+        let run = sim
+            .branch_runs
+            .iter()
+            .find(|r| r.instr == instr && r.cycle == s.start);
+        if let Some(r) = run {
+            out.push_str(&if r.taken {
+                format!("\nif {cond}: taken, the branch ran")
+            } else {
+                format!("\nif {cond}: skipped, the branch did not run")
+            });
         }
     }
     if let Some(l) = line {

@@ -272,6 +272,8 @@ pub struct Allocated {
     pub instrs: Vec<isa::Instr>,
     /// The notes of `isa::Program`.
     pub notes: Vec<(u32, String)>,
+    /// The branches of `isa::Program`.
+    pub branches: Vec<isa::Branch>,
     /// For each instruction, the lowered item it came from (`Flat::origin`; spill code
     /// comes from the instruction it serves).
     pub origin: Vec<crate::ir::LineItem>,
@@ -291,8 +293,9 @@ pub fn allocate(
     let mut out = Vec::with_capacity(flat.instrs.len());
     let mut notes = Vec::new();
     let mut origin = Vec::with_capacity(flat.instrs.len());
-    // `flatten` pushed the notes in instruction order.
-    let mut flat_notes = flat.notes.into_iter().peekable();
+    let mut branches = Vec::new();
+    // `flatten` pushed the branches in instruction order.
+    let mut flat_branches = flat.branches.into_iter().peekable();
     for (at, (ins, from)) in flat.instrs.into_iter().zip(flat.origin).enumerate() {
         let mut op = ins.op;
         // (value, scratch register, slot) of the reloads, then of the stores.
@@ -334,8 +337,11 @@ pub fn allocate(
                 prov: ins.prov,
             });
         }
-        while let Some((_, note)) = flat_notes.next_if(|(i, _)| *i == at) {
-            notes.push((out.len() as u32, note));
+        while let Some((_, cond)) = flat_branches.next_if(|(i, _)| *i == at) {
+            branches.push(isa::Branch {
+                instr: out.len() as u32,
+                cond,
+            });
         }
         out.push(isa::Instr { op, prov: ins.prov });
         for &(v, t, slot) in &stores {
@@ -350,6 +356,7 @@ pub fn allocate(
     Ok(Allocated {
         instrs: out,
         notes,
+        branches,
         origin,
     })
 }

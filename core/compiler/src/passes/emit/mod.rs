@@ -49,8 +49,8 @@ pub struct Flat {
     /// For each instruction, the lowered item it came from, numbered in print order
     /// as `lowered::print` numbers them (`LineItem::Lowered`).
     pub origin: Vec<LineItem>,
-    /// Comments by instruction index: the condition of each `if` region's `loop`.
-    pub notes: Vec<(usize, String)>,
+    /// The condition of each `if` region's `loop`, by instruction index.
+    pub branches: Vec<(usize, String)>,
     next_item: u32,
 }
 
@@ -66,7 +66,7 @@ pub fn flatten(items: &[Item]) -> Result<Flat, Diagnostic> {
         instrs: Vec::new(),
         loops: Vec::new(),
         origin: Vec::new(),
-        notes: Vec::new(),
+        branches: Vec::new(),
         next_item: 0,
     };
     flatten_into(items, &mut flat, 0)?;
@@ -106,7 +106,7 @@ fn flatten_into(items: &[Item], flat: &mut Flat, depth: usize) -> Result<(), Dia
                 };
                 let start = flat.instrs.len();
                 if let Some(cond) = &l.branch {
-                    flat.notes.push((start, format!("if {cond}")));
+                    flat.branches.push((start, cond.clone()));
                 }
                 flat.push(
                     isa::Instr {
@@ -169,6 +169,7 @@ fn emit_with_origin(
     let alloc::Allocated {
         instrs,
         notes,
+        branches,
         origin,
     } = alloc::allocate(flat, machine, &names).map_err(|d| vec![d])?;
     // Spill code adds instructions.
@@ -177,6 +178,7 @@ fn emit_with_origin(
         tensors: lowered.tensors.clone(),
         instrs,
         notes,
+        branches,
     };
     program.validate().map_err(|errs| {
         vec![errs.into_iter().fold(
