@@ -48,9 +48,12 @@ impl Pass for MultiBuffer {
                     matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
                         && !k.annotations.l0_split.contains_key(&o)
                 });
-                // `None` for a loop whose end depends on an outer loop: it stays
-                // single-buffered (its trip count, and so its slot phases, vary).
-                loops.push((id, l.buffers, innermost, l.static_trip_count()));
+                // A loop whose end depends on an outer loop counts by the most
+                // iterations it runs: slot `iteration % N` starts at 0 on each entry,
+                // and insert-sync primes and drains every slot however many ran. An
+                // `if` region runs at most once: nothing to overlap.
+                let overlaps = l.end.guard().is_none() && l.max_trip_count() >= 2;
+                loops.push((id, l.buffers, innermost, overlaps));
             }
         });
         // Slots change no operand, so the users of every value stay as computed here.
@@ -65,8 +68,8 @@ impl Pass for MultiBuffer {
             // of thousands of loops stays linear (later loops stay single-buffered).
             let candidates = loops
                 .iter()
-                .filter(|&&(_, buffers, innermost, trips)| {
-                    buffers.is_none() && innermost && trips.is_some_and(|t| t >= 2)
+                .filter(|&&(_, buffers, innermost, overlaps)| {
+                    buffers.is_none() && innermost && overlaps
                 })
                 .take(MAX_AUTO_MULTI_BUFFER_LOOPS);
             for &(id, _, _, _) in candidates {
