@@ -294,7 +294,11 @@ fn the_simulator_counts_which_way_each_branch_went() {
         vec![("keep".to_string(), keep)],
         1,
     );
-    assert!(r.reference_match && r.sim.races.is_empty(), "{:?}", r.diagnostics);
+    assert!(
+        r.reference_match && r.sim.races.is_empty(),
+        "{:?}",
+        r.diagnostics
+    );
     let program = r.compile.program.as_ref().expect("a program");
     let counts: Vec<(String, u64, u64)> = r
         .sim
@@ -321,5 +325,9 @@ fn the_simulator_counts_which_way_each_branch_went() {
     );
     // One decision per run, in order, each at the cycle the S pipe reached it.
     assert_eq!(r.sim.branch_runs.len(), 12);
-    assert!(r.sim.branch_runs.windows(2).all(|w| w[0].cycle <= w[1].cycle));
+    assert!(r
+        .sim
+        .branch_runs
+        .windows(2)
+        .all(|w| w[0].cycle <= w[1].cycle));
 }

@@ -362,7 +362,12 @@ async fn a_branching_kernel_shows_its_conditions_sync_notes_and_decisions() -> R
         ..Default::default()
     };
     let core = tilescope::run::run(example.source, &options, Vec::new(), 0);
-    let branch = core.sim.branches.first().context("core counts one branch")?.clone();
+    let branch = core
+        .sim
+        .branches
+        .first()
+        .context("core counts one branch")?
+        .clone();
     let first_skip = core
         .sim
         .branch_runs
@@ -395,7 +400,10 @@ async fn a_branching_kernel_shows_its_conditions_sync_notes_and_decisions() -> R
                  return n ? n.getAttribute('data-step') : null;",
             )
             .await?;
-        let step = step.as_str().context("a step node marked `runs only if`")?.to_string();
+        let step = step
+            .as_str()
+            .context("a step node marked `runs only if`")?
+            .to_string();
         page.click(&format!("[data-testid=step-node][data-step=\"{step}\"]"))
             .await?;
         let detail = page.text_of("[data-testid=step-branch]").await?;
@@ -437,7 +445,10 @@ async fn a_branching_kernel_shows_its_conditions_sync_notes_and_decisions() -> R
         let taken = page.attr("[data-testid=branch-row]", "data-taken").await?;
         ensure!(
             (runs.as_str(), taken.as_str())
-                == (branch.runs.to_string().as_str(), branch.taken.to_string().as_str()),
+                == (
+                    branch.runs.to_string().as_str(),
+                    branch.taken.to_string().as_str()
+                ),
             "the page says {taken} of {runs}, core {} of {}",
             branch.taken,
             branch.runs

@@ -276,7 +276,9 @@ impl CompileOutput {
     pub fn branch_around(&self, a: usize, b: usize) -> Option<usize> {
         let (lo, hi) = (a.min(b), a.max(b));
         (0..=lo).rev().find(|&l| {
-            let Some(line) = self.asm.get(l) else { return false };
+            let Some(line) = self.asm.get(l) else {
+                return false;
+            };
             // The body: the lines after the loop deeper than it (its `endloop` is not).
             let end = self
                 .asm

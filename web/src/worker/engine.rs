@@ -748,14 +748,20 @@ mod tests {
         let b = &sim.branches[0];
         assert!(b.taken > 0 && b.taken < b.runs, "{b:?}");
         let line = out.asm.get(b.instr as usize).expect("the loop");
-        assert!(line.text.starts_with("loop ") && line.branch.is_some(), "{line:?}");
+        assert!(
+            line.text.starts_with("loop ") && line.branch.is_some(),
+            "{line:?}"
+        );
         assert_eq!(out.asm.iter().filter(|l| l.branch.is_some()).count(), 1);
         assert_eq!(sim.branch_runs.len() as u64, b.runs);
         let taken = sim.branch_runs.iter().filter(|r| r.taken).count() as u64;
         assert_eq!(taken, b.taken);
         let s_lane = sim.lane(Pipe::S).expect("an S lane");
         for r in &sim.branch_runs {
-            assert!(s_lane.slices.iter().any(|s| s.instr == r.instr && s.start == r.cycle));
+            assert!(s_lane
+                .slices
+                .iter()
+                .any(|s| s.instr == r.instr && s.start == r.cycle));
         }
     }
 

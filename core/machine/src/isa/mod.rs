@@ -549,7 +549,10 @@ pub struct Branch {
 impl Program {
     /// The condition of the `if` region that `loop` instruction `index` opens.
     pub fn branch_at(&self, index: u32) -> Option<&Branch> {
-        let at = self.branches.binary_search_by_key(&index, |b| b.instr).ok()?;
+        let at = self
+            .branches
+            .binary_search_by_key(&index, |b| b.instr)
+            .ok()?;
         self.branches.get(at)
     }
 

@@ -23,8 +23,8 @@ use super::flags::{self, FlagTable, SetFlag};
 use super::memory::{self, Memory, Resolved};
 use super::race::RaceDetector;
 use super::{
-    BranchCount, BranchRun, FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind, SimResult, StallReason,
-    TraceAccess, TraceEntry, TRACE_LIMIT,
+    BranchCount, BranchRun, FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind,
+    SimResult, StallReason, TraceAccess, TraceEntry, TRACE_LIMIT,
 };
 use crate::isa::{AluOp, Op, Program, Region, Val, NUM_REGS, SPILL_SLOTS};
 use crate::machine::Machine;

@@ -24,7 +24,12 @@ pub fn BranchList(props: &BranchListProps) -> Html {
     if sim.branches.is_empty() {
         return Html::default();
     }
-    let asm = app.results.compile.as_ref().map(|c| c.asm.as_slice()).unwrap_or_default();
+    let asm = app
+        .results
+        .compile
+        .as_ref()
+        .map(|c| c.asm.as_slice())
+        .unwrap_or_default();
     let rows = sim.branches.iter().map(|b| {
         let line = asm.get(b.instr as usize);
         let cond = line.and_then(|l| l.branch.clone()).unwrap_or_default();
@@ -81,7 +86,11 @@ fn jump(app: &AppContext, sim: &SimOutput, instr: u32, taken: bool, count: u64) 
         app.dispatch(Action::SetCursor(cycle));
         app.dispatch(Action::SelectInstr(Some(instr)));
     });
-    let label = if taken { "first taken" } else { "first skipped" };
+    let label = if taken {
+        "first taken"
+    } else {
+        "first skipped"
+    };
     html! {
         <button class="tb-button small" {onclick} title={format!("Put the cursor on cycle {cycle}")}>{label}</button>
     }

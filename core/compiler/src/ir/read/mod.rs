@@ -43,6 +43,9 @@ use positions::Positions;
 use std::collections::HashMap;
 use text::{comma_list, tile_type, typed, Cursor};
 
+/// A condition of the tile IR, as the reader builds it.
+type IrCond = Cond<super::IndexExpr>;
+
 /// A kernel read from text, and the text its positions are in: the kernel source when
 /// the caller had it, else the blank stand-in.
 #[derive(Clone, Debug)]
@@ -537,9 +540,9 @@ impl<'t> Reader<'t> {
         c: &mut Cursor<'t>,
         depth: usize,
         op: &str,
-        next: fn(&Self, &mut Cursor<'t>, usize) -> R<Cond<super::IndexExpr>>,
-        join: fn(Box<Cond<super::IndexExpr>>, Box<Cond<super::IndexExpr>>) -> Cond<super::IndexExpr>,
-    ) -> R<Cond<super::IndexExpr>> {
+        next: fn(&Self, &mut Cursor<'t>, usize) -> R<IrCond>,
+        join: fn(Box<IrCond>, Box<IrCond>) -> IrCond,
+    ) -> R<IrCond> {
         let mut lhs = next(self, c, depth)?;
         while c.tok(op) {
             c.ws();
