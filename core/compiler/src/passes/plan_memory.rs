@@ -2,7 +2,8 @@
 //! linearised in order (a tile read inside a loop it was not defined in lives to that
 //! loop's end; loop-carried tiles live across their loops; multi-buffered tiles across
 //! their rotating loop). Tiles are placed in slabs: a tile reuses the slab of tiles that
-//! are all dead before it is defined, so tiles sharing addresses share one slab and the
+//! are all dead before it is defined (growing it when the tile is larger), so tiles
+//! sharing addresses share one slab and the
 //! per-pipe program (one buffer per slab) never has two buffers that alias; slabs are
 //! shared only when the kernel does not fit without sharing. An N-slot
 //! tile gets a slab of N slots. Fused ops get a scratch slab for their intermediates.
@@ -257,7 +258,7 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<MemoryPlan, D
         let align = machine.memories.get(item.space).alignment;
         let need = align_up(item.bytes.max(1), align);
         let reusable = reuse && item.slots == 1 && item.scratch_of.is_none();
-        let found = if reusable {
+        let free: Vec<(usize, u64)> = if reusable {
             plan.slabs
                 .iter()
                 .enumerate()
@@ -265,14 +266,25 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<MemoryPlan, D
                     s.space == item.space
                         && s.slots == 1
                         && s.scratch_of.is_none()
-                        && s.bytes >= need
                         && free_after.get(*i).is_some_and(|&f| f < item.start)
                 })
-                .min_by_key(|(_, s)| s.bytes)
-                .map(|(i, _)| i)
+                .map(|(i, s)| (i, s.bytes))
+                .collect()
         } else {
-            None
+            Vec::new()
         };
+        // The smallest free slab that holds the tile; else the largest free one, grown
+        // to hold it (addresses are given after every tile has its slab): a tile larger
+        // than those dead before it still takes their space.
+        let found = free
+            .iter()
+            .filter(|(_, b)| *b >= need)
+            .min_by_key(|(_, b)| *b)
+            .or_else(|| free.iter().max_by_key(|(_, b)| *b))
+            .map(|&(i, _)| i);
+        if let Some(slab) = found.and_then(|i| plan.slabs.get_mut(i)) {
+            slab.bytes = slab.bytes.max(need);
+        }
         let idx = match found {
             Some(i) => i,
             None => {

@@ -5,11 +5,20 @@
 //! into L0B before `v`, which only the second product reads; scatter loads the rows it
 //! adds to before the index only the final scatter reads). A load never moves past a
 //! store or a loop (which may store), so it reads what it read before.
+//!
+//! A move into L0A / L0B ahead of a loop that alone reads it (a weight's `kt.T`, which
+//! LICM hoisted, or the copy scope-inference placed at a load ahead of the loop) holds
+//! its L0 tile for the whole loop. L0 is small: two such tiles can overflow it where one
+//! at a time fits (attention's `kt.T` and `vt`, each a whole L0B). When the kernel does
+//! not fit, such moves go into the loop, before their first reader, so each tile lives
+//! one iteration; the operand then moves again every iteration, so this is done only
+//! when the rest of the compile (up to plan-memory) fails without it and succeeds with
+//! it.
 
 use super::{Context, Pass};
 use crate::diag::Diagnostics;
 use crate::ir::analysis::{reads, writes_memory};
-use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueSet};
+use crate::ir::{BlockItem, Kernel, OpId, OpKind, ValueId, ValueSet};
 use crate::types::MemSpace;
 
 pub struct SinkToUse;
@@ -31,12 +40,128 @@ impl Pass for SinkToUse {
     }
 
     fn run(&self, cx: &mut Context) -> Result<(), Diagnostics> {
+        // What moving L0 tiles into loops is tried against: the passes up to
+        // plan-memory, as the compile will run them.
+        let trial = super::Trial::new(cx, self.name(), "lower-to-pipes")?;
         let k = cx.ir_mut(self.name())?;
         for (path, _) in k.blocks() {
             sink_block(k, &path);
         }
+        let mut inside = k.clone();
+        if sink_into_loops(&mut inside)
+            && !trial.succeeds(k.clone())
+            && trial.succeeds(inside.clone())
+        {
+            *k = inside;
+        }
         Ok(())
     }
+}
+
+/// Rounds of [`sink_into_loops`], each moving ops one loop deeper.
+const MAX_LOOP_DEPTH: usize = 8;
+
+/// Gives every loop that reads a move into L0A / L0B made ahead of it in its block a
+/// move of its own, in its body before the first op that reads it, as deep as such
+/// loops nest; the move ahead stays only for the readers outside loops (peel-first's
+/// first iteration). Returns whether any loop got one. Each block is then ordered as
+/// `sink_block` orders blocks.
+fn sink_into_loops(k: &mut Kernel) -> bool {
+    let mut moved = false;
+    for _ in 0..MAX_LOOP_DEPTH {
+        let mut any = false;
+        for (path, _) in k.blocks() {
+            any |= into_loops(k, &path);
+        }
+        if !any {
+            break;
+        }
+        moved = true;
+    }
+    if moved {
+        for (path, _) in k.blocks() {
+            sink_block(k, &path);
+        }
+    }
+    moved
+}
+
+/// One block's part of [`sink_into_loops`].
+fn into_loops(k: &mut Kernel, path: &[OpId]) -> bool {
+    let Some(block) = k.block_mut(path) else {
+        return false;
+    };
+    if block.items.iter().any(|i| matches!(i, BlockItem::Step(_))) {
+        return false;
+    }
+    let order: Vec<OpId> = block.ops().collect();
+    let mut changed = false;
+    for &op in &order {
+        if !movable(k, op) || kind_of(k, op) != Kind::Move {
+            continue;
+        }
+        let Some(&result) = k.ops.get(op).and_then(|o| o.results.first()) else {
+            continue;
+        };
+        let loops: Vec<OpId> = order
+            .iter()
+            .copied()
+            .filter(|&o| matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_))))
+            .filter(|&o| reads(k, o).contains(&result))
+            .collect();
+        for lp in loops {
+            changed |= own_move(k, path, op, result, lp);
+        }
+        // The move ahead is left without readers when loops read it alone.
+        let read = order
+            .iter()
+            .any(|&o| o != op && reads(k, o).contains(&result));
+        if !read {
+            if let Some(outer) = k.block_mut(path) {
+                outer.retain_ops(|o| o != op);
+            }
+        }
+    }
+    changed
+}
+
+/// Gives loop `lp` (in the block at `path`) its own copy of move `op`, whose `result`
+/// its body reads: placed before the body's first reader, read by the body instead.
+fn own_move(k: &mut Kernel, path: &[OpId], op: OpId, result: ValueId, lp: OpId) -> bool {
+    let Some(OpKind::For(l)) = k.ops.get(lp).map(|o| &o.kind) else {
+        return false;
+    };
+    if l.inits.contains(&result) || l.yields.contains(&result) {
+        return false;
+    }
+    let body: Vec<OpId> = l.body.ops().collect();
+    // The body has no steps either (they come later), so `at` is an item index.
+    let Some(at) = body.iter().position(|&o| reads(k, o).contains(&result)) else {
+        return false;
+    };
+    let (Some(orig), Some(value)) = (k.ops.get(op).cloned(), k.values.get(result).cloned()) else {
+        return false;
+    };
+    let (copy, fresh) = k.add_op(orig.kind, orig.span, value.ty.clone(), value.name.clone());
+    if let Some(v) = k.values.get_mut(fresh) {
+        v.space = value.space;
+        v.attrs = value.attrs.clone();
+    }
+    k.annotations.copy(op, copy);
+    let mut inner = path.to_vec();
+    inner.push(lp);
+    match k.block_mut(&inner) {
+        Some(b) if at <= b.items.len() => b.items.insert(at, BlockItem::Op(copy)),
+        _ => return false,
+    }
+    let mut readers = Vec::new();
+    k.walk_ops_from(body, |id, _| readers.push(id));
+    for id in readers {
+        if let Some(o) = k.ops.get_mut(id) {
+            o.kind.map_operands(|v| if v == result { fresh } else { v });
+        }
+    }
+    true
 }
 
 /// Loads, and copies or transposes into a matrix operand buffer.
