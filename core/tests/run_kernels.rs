@@ -428,6 +428,72 @@ fn integer_unary_ops_wrap_as_numpy() {
     assert_eq!(out("r"), [0, 0, 0, 0, 0, 1, 7, i32::MAX]);
 }
 
+/// `sum`, `amax` and `amin` of i32 tiles, along either axis and over a column tail,
+/// against values computed here: sums wrap at 32 bits as numpy's int32 arithmetic does
+/// (`np.sum(a, dtype=np.int32)`). (They were `lower-to-pipes does not support an integer
+/// reduction`.) An i32 `mean` stays the checker's located error.
+#[test]
+fn integer_reductions_wrap_and_pick_as_numpy() {
+    use tilescope::compile::CompileOptions;
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(x: i32[8, 40], s: out i32[8, 1], hi: out i32[8, 1], lo: out i32[8, 1], c: out i32[1, 40]) {
+    for j in 0..40 step 32 {
+        let t = load x[:, j .. j + 32];
+        if j == 0 {
+            store s[:, :] = sum(t, axis=1);
+            store hi[:, :] = amax(t, axis=1);
+            store lo[:, :] = amin(t, axis=1);
+        }
+        store c[:, j .. j + 32] = sum(t, axis=0);
+    }
+}
+"#;
+    let lanes = [i32::MAX, 1, i32::MIN, -1, 7, i32::MAX, -100, 3];
+    let value = |r: usize, c: usize| lanes[(r * 3 + c) % lanes.len()].wrapping_add(r as i32);
+    let mut x = Tensor::zeros(DType::I32, vec![8, 40]);
+    for r in 0..8 {
+        for c in 0..40 {
+            x.set_i32(r * 40 + c, value(r, c));
+        }
+    }
+    for preset in ["a3", "teach"] {
+        let options = CompileOptions {
+            preset: Some(preset.to_string()),
+            ..CompileOptions::default()
+        };
+        let r = tilescope::run::run(source, &options, vec![("x".into(), x.clone())], 1);
+        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+        assert!(r.sim.errors.is_empty() && r.sim.races.is_empty());
+        assert!(r.reference_match, "max abs err {}", r.max_abs_err);
+        let out = |name: &str, n: usize| {
+            let o = r.outputs.iter().find(|o| o.name == name).expect(name);
+            let t = o.tensor.as_ref().expect("a simulated tensor");
+            (0..n).map(|i| t.get_i32(i)).collect::<Vec<i32>>()
+        };
+        let rows = |f: &dyn Fn(std::ops::Range<usize>, usize) -> i32| -> Vec<i32> {
+            (0..8).map(|r| f(0..32, r)).collect()
+        };
+        let sum = rows(&|cs, r| cs.fold(0i32, |a, c| a.wrapping_add(value(r, c))));
+        let hi = rows(&|cs, r| cs.map(|c| value(r, c)).max().unwrap_or(i32::MIN));
+        let lo = rows(&|cs, r| cs.map(|c| value(r, c)).min().unwrap_or(i32::MAX));
+        let col: Vec<i32> = (0..40)
+            .map(|c| (0..8).fold(0i32, |a, r| a.wrapping_add(value(r, c))))
+            .collect();
+        assert_eq!(out("s", 8), sum, "{preset}");
+        assert_eq!(out("hi", 8), hi, "{preset}");
+        assert_eq!(out("lo", 8), lo, "{preset}");
+        assert_eq!(out("c", 40), col, "{preset}");
+    }
+    let mean = "kernel k(x: i32[8, 32], y: out i32[8, 1]) {\n    store y[:, :] = mean(load x[:, :], axis=1);\n}\n";
+    let r = tilescope::compile::compile(mean, &CompileOptions::default());
+    let d = r.diagnostics.first().expect("an error");
+    assert!(
+        d.message.starts_with("`mean` needs a float tile") && d.span.is_some(),
+        "{d:?}"
+    );
+}
+
 /// A gathered tile used directly as a matmul operand: the gather lands in UB (the only
 /// space the gather DMA writes) and moves on to L1 and L0B. (It was an internal error:
 /// scope-inference put the gather's result in L1.)

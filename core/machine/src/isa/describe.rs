@@ -324,8 +324,7 @@ instructions! {
     }
     pipe Pipe::V,
     rules all_ub(instr)
-        .and(need(*axis <= 1, "axis is 0 or 1"))
-        .and(need(dtype.is_float(), "reductions are float-only"));
+        .and(need(*axis <= 1, "axis is 0 or 1"));
 
     Op::VCast "vcast" {
         to: Suffix,

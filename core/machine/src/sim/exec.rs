@@ -193,6 +193,36 @@ fn write_view_i(m: &mut Memory, v: View, vals: &[i64]) -> R<()> {
     Ok(())
 }
 
+/// An i32 reduction: sums wrap at 32 bits, as i32 arithmetic does everywhere; the
+/// identities are 0, `i32::MIN` and `i32::MAX`.
+fn reduce_i32(m: &mut Memory, s: &mut Scratch, op: RedOp, axis: u8, d: View, sv: View) -> R<()> {
+    read_view_i(m, sv, sv.rows, sv.cols, &mut s.ia)?;
+    let (init, f): (i32, fn(i32, i32) -> i32) = match op {
+        RedOp::Sum => (0, i32::wrapping_add),
+        RedOp::Max => (i32::MIN, i32::max),
+        RedOp::Min => (i32::MAX, i32::min),
+    };
+    // Lanes hold i32 values (`read_i32s`).
+    let lane = |x: i64| x as i32;
+    s.ib.clear();
+    let cols = sv.cols.max(1) as usize;
+    if axis == 1 {
+        s.ib.extend(
+            s.ia.chunks(cols)
+                .map(|row| i64::from(row.iter().fold(init, |acc, x| f(acc, lane(*x))))),
+        );
+    } else {
+        let mut out = vec![init; cols];
+        for row in s.ia.chunks(cols) {
+            out.iter_mut()
+                .zip(row)
+                .for_each(|(o, x)| *o = f(*o, lane(*x)));
+        }
+        s.ib.extend(out.into_iter().map(i64::from));
+    }
+    write_view_i(m, d, &s.ib)
+}
+
 fn check_bcast(src: View, dst: View) -> R<()> {
     if (src.rows == dst.rows || src.rows == 1) && (src.cols == dst.cols || src.cols == 1) {
         Ok(())
@@ -672,6 +702,9 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                     "reducing a {} x {} tile along axis {axis} gives {} x {}, but the destination is {} x {}",
                     sv.rows, sv.cols, want.0, want.1, d.rows, d.cols
                 ));
+            }
+            if *dtype == DType::I32 {
+                return reduce_i32(m, s, *op, *axis, d, sv);
             }
             read_view(m, sv, *dtype, sv.rows, sv.cols, &mut s.a)?;
             let (init, f): (f32, fn(f32, f32) -> f32) = match op {
