@@ -238,6 +238,11 @@ export type AliasMode = "precise" | "coarse";
 export type AluOp = "Add" | "Sub" | "Mul" | "Div" | "Rem" | "Min" | "Max";
 
 /**
+ * Which position an arg-reduction finds: of the largest or of the smallest lane.
+ */
+export type ArgOp = "Max" | "Min";
+
+/**
  * Bytes per cycle of each data path.
  */
 export type Bandwidth = {
@@ -475,7 +480,7 @@ export type Memory = {
     alignment: number,
 };
 
-export type Op = { "Mov": { dst: Reg, src: Val, } } | { "Alu": { op: AluOp, dst: Reg, a: Reg, b: Val, } } | { "Sld": { dst: Reg, slot: number, } } | { "Sst": { src: Reg, slot: number, } } | { "Sldg": { dtype: DType, dst: Reg, src: Addr, } } | { "Loop": { counter: Reg, count: Val, } } | "EndLoop" | { "Dma": { dtype: DType, dst: Addr, src: Addr, dims: Array<DmaDim>, } } | { "Gather": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, } } | { "Scatter": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, } } | { "Mov2d": { dtype: DType, dst: Tile, src: Tile, transpose: boolean, } } | { "Mmad": { dtype: DType, c: Addr, a: Addr, b: Addr, m: Val, k: Val, n: Val, acc: Val, } } | { "Mmv": { dtype: DType, c: Addr, a: Addr, b: Addr, k: Val, n: Val, acc: Val, } } | { "Fix": { dtype: DType, dst: Tile, src: Tile, } } | { "VUnary": { op: UnOp, dtype: DType, dst: Tile, src: Tile, } } | { "VBinary": { op: BinOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VReduce": { op: RedOp, dtype: DType, axis: number, dst: Tile, src: Tile, } } | { "VCast": { to: DType, from: DType, dst: Tile, src: Tile, } } | { "VDup": { dtype: DType, dst: Tile, value: VSrc, } } | { "VCopy": { dtype: DType, dst: Tile, src: Tile, } } | { "VCmp": { op: CmpOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VSel": { dtype: DType, dst: Tile, mask: Tile, a: VSrc, b: VSrc, } } | { "VIota": { dtype: DType, axis: number, dst: Tile, } } | { "SetFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "WaitFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "Barrier": { pipe: Pipe | null, } };
+export type Op = { "Mov": { dst: Reg, src: Val, } } | { "Alu": { op: AluOp, dst: Reg, a: Reg, b: Val, } } | { "Sld": { dst: Reg, slot: number, } } | { "Sst": { src: Reg, slot: number, } } | { "Sldg": { dtype: DType, dst: Reg, src: Addr, } } | { "Loop": { counter: Reg, count: Val, } } | "EndLoop" | { "Dma": { dtype: DType, dst: Addr, src: Addr, dims: Array<DmaDim>, } } | { "Gather": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, } } | { "Scatter": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, } } | { "Mov2d": { dtype: DType, dst: Tile, src: Tile, transpose: boolean, } } | { "Mmad": { dtype: DType, c: Addr, a: Addr, b: Addr, m: Val, k: Val, n: Val, acc: Val, } } | { "Mmv": { dtype: DType, c: Addr, a: Addr, b: Addr, k: Val, n: Val, acc: Val, } } | { "Fix": { dtype: DType, dst: Tile, src: Tile, } } | { "VUnary": { op: UnOp, dtype: DType, dst: Tile, src: Tile, } } | { "VBinary": { op: BinOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VReduce": { op: RedOp, dtype: DType, axis: number, dst: Tile, src: Tile, } } | { "VArgReduce": { op: ArgOp, dtype: DType, axis: number, dst: Tile, src: Tile, } } | { "VCast": { to: DType, from: DType, dst: Tile, src: Tile, } } | { "VDup": { dtype: DType, dst: Tile, value: VSrc, } } | { "VCopy": { dtype: DType, dst: Tile, src: Tile, } } | { "VCmp": { op: CmpOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VSel": { dtype: DType, dst: Tile, mask: Tile, a: VSrc, b: VSrc, } } | { "VIota": { dtype: DType, axis: number, dst: Tile, } } | { "SetFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "WaitFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "Barrier": { pipe: Pipe | null, } };
 
 /**
  * What the manager records after each pass.

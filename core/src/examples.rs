@@ -45,6 +45,7 @@ pub const ALL: &[Example] = examples![
     "block_sparse_attention": "Block-sparse attention (if)",
     "reverse_cumsum": "Reverse chunk cumsum (rev loop)",
     "decode": "Decode attention",
+    "moe_router": "MoE top-2 router (argmax)",
     "rope": "Rotary embedding",
     "gather": "Gather",
     "scatter": "Scatter",

@@ -208,6 +208,38 @@ fn reductions_keep_the_axis() {
     assert_eq!(reduce_of(ReduceOp::Mean, I32, 1), [0.0, 1.0]);
 }
 
+/// `argmax` / `argmin` give i32 positions as numpy does: the first of equal lanes, the
+/// first NaN when there is one.
+#[test]
+fn arg_reductions_pick_the_first_position_as_numpy() {
+    let arg = |op: ReduceOp, dtype: DType, x: &[f32], shape: &[u64], axis: usize| {
+        let mut out = shape.to_vec();
+        out[axis] = 1;
+        run_map((dtype, shape, x), (I32, &out), |_, e| reduce(op, e, axis))
+    };
+    // x = [[1, -2, 3], [4, 5, -6]]
+    let x = [1.0, -2.0, 3.0, 4.0, 5.0, -6.0];
+    for dtype in [F32, F16, BF16, I32] {
+        assert_eq!(arg(ReduceOp::Argmax, dtype, &x, &[2, 3], 1), [2.0, 1.0]);
+        assert_eq!(
+            arg(ReduceOp::Argmax, dtype, &x, &[2, 3], 0),
+            [1.0, 1.0, 0.0]
+        );
+        assert_eq!(arg(ReduceOp::Argmin, dtype, &x, &[2, 3], 1), [1.0, 2.0]);
+        assert_eq!(
+            arg(ReduceOp::Argmin, dtype, &x, &[2, 3], 0),
+            [0.0, 0.0, 1.0]
+        );
+    }
+    // Ties: the first. NaN: the first NaN, for both (np.argmax([2, nan, 2, nan]) == 1).
+    let ties = [7.0, 2.0, 7.0, 2.0];
+    assert_eq!(arg(ReduceOp::Argmax, F32, &ties, &[1, 4], 1), [0.0]);
+    assert_eq!(arg(ReduceOp::Argmin, F32, &ties, &[1, 4], 1), [1.0]);
+    let nan = [2.0, f32::NAN, 2.0, f32::NAN];
+    assert_eq!(arg(ReduceOp::Argmax, F32, &nan, &[1, 4], 1), [1.0]);
+    assert_eq!(arg(ReduceOp::Argmin, F32, &nan, &[1, 4], 1), [1.0]);
+}
+
 #[test]
 fn f16_reduction_accumulates_in_f32() {
     // In f16, 2048 + 1 rounds back to 2048 (spacing 2); accumulating in f32 gives 2050,

@@ -29,6 +29,7 @@ fn operands(op: &Op) -> Vec<(Addr, bool)> {
         | Op::Fix { dst, src, .. }
         | Op::VUnary { dst, src, .. }
         | Op::VReduce { dst, src, .. }
+        | Op::VArgReduce { dst, src, .. }
         | Op::VCast { dst, src, .. }
         | Op::VCopy { dst, src, .. } => vec![(dst.addr, true), (src.addr, false)],
         Op::VBinary { dst, a, b, .. } | Op::VCmp { dst, a, b, .. } => {

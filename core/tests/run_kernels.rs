@@ -9,6 +9,31 @@ fn check(source: &str) {
     run_support::check_against_reference(source, 11);
 }
 
+/// Runs `source` on `preset` with input `x`, clean and matching the reference; returns
+/// a reader of the first `n` elements of an i32 output.
+fn i32_outputs(
+    source: &str,
+    preset: &str,
+    x: &tilescope::tensor::Tensor,
+) -> impl Fn(&str, usize) -> Vec<i32> {
+    let options = tilescope::compile::CompileOptions {
+        preset: Some(preset.to_string()),
+        ..Default::default()
+    };
+    let r = tilescope::run::run(source, &options, vec![("x".into(), x.clone())], 1);
+    assert!(r.diagnostics.is_empty(), "{preset}: {:?}", r.diagnostics);
+    assert!(
+        r.sim.errors.is_empty() && r.sim.races.is_empty(),
+        "{preset}"
+    );
+    assert!(r.reference_match, "{preset}: max abs err {}", r.max_abs_err);
+    move |name: &str, n: usize| {
+        let o = r.outputs.iter().find(|o| o.name == name).expect(name);
+        let t = o.tensor.as_ref().expect("a simulated tensor");
+        (0..n).map(|i| t.get_i32(i)).collect()
+    }
+}
+
 #[test]
 fn rank3_single_index() {
     check(
@@ -458,19 +483,7 @@ fn integer_reductions_wrap_and_pick_as_numpy() {
         }
     }
     for preset in ["a3", "teach"] {
-        let options = CompileOptions {
-            preset: Some(preset.to_string()),
-            ..CompileOptions::default()
-        };
-        let r = tilescope::run::run(source, &options, vec![("x".into(), x.clone())], 1);
-        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
-        assert!(r.sim.errors.is_empty() && r.sim.races.is_empty());
-        assert!(r.reference_match, "max abs err {}", r.max_abs_err);
-        let out = |name: &str, n: usize| {
-            let o = r.outputs.iter().find(|o| o.name == name).expect(name);
-            let t = o.tensor.as_ref().expect("a simulated tensor");
-            (0..n).map(|i| t.get_i32(i)).collect::<Vec<i32>>()
-        };
+        let out = i32_outputs(source, preset, &x);
         let rows = |f: &dyn Fn(std::ops::Range<usize>, usize) -> i32| -> Vec<i32> {
             (0..8).map(|r| f(0..32, r)).collect()
         };
@@ -492,6 +505,72 @@ fn integer_reductions_wrap_and_pick_as_numpy() {
         d.message.starts_with("`mean` needs a float tile") && d.span.is_some(),
         "{d:?}"
     );
+}
+
+/// `argmax` and `argmin` on the machine (`vargmax` / `vargmin`), per column block with a
+/// tail and down the columns, against positions computed here: the first of equal
+/// lanes, the first NaN when there is one (numpy's rule).
+#[test]
+fn arg_reductions_match_numpy_with_ties_nan_and_a_tail() {
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    // Each block's row positions, broadcast over the block's columns.
+    let source = r#"kernel k(x: f32[16, 40], hi: out i32[16, 40], lo: out i32[16, 40], down: out i32[1, 40]) {
+    for j in 0..40 step 32 {
+        let t = load x[:, j .. j + 32];
+        let none = zeros(i32[16, 32]);
+        store hi[:, j .. j + 32] = argmax(t, axis=1) + none;
+        store lo[:, j .. j + 32] = argmin(t, axis=1) + none;
+        store down[:, j .. j + 32] = argmax(t, axis=0);
+    }
+}
+"#;
+    // Small integers repeat along rows (ties); row 5 holds a NaN in each block.
+    let value = |r: usize, c: usize| -> f32 {
+        if r == 5 && (c == 9 || c == 35) {
+            f32::NAN
+        } else {
+            ((r * 7 + c * 3) % 11) as f32 - 5.0
+        }
+    };
+    let mut x = Tensor::zeros(DType::F32, vec![16, 40]);
+    for r in 0..16 {
+        for c in 0..40 {
+            x.set(r * 40 + c, value(r, c));
+        }
+    }
+    let pick = |max: bool, lanes: Vec<f32>| -> i32 {
+        if let Some(i) = lanes.iter().position(|v| v.is_nan()) {
+            return i as i32;
+        }
+        let mut best = 0;
+        for (i, v) in lanes.iter().enumerate() {
+            if (max && *v > lanes[best]) || (!max && *v < lanes[best]) {
+                best = i;
+            }
+        }
+        best as i32
+    };
+    let per_block = |max: bool| -> Vec<i32> {
+        (0..16)
+            .flat_map(|r| {
+                (0..40).map(move |c| {
+                    let (a, b) = if c < 32 { (0, 32) } else { (32, 40) };
+                    (r, a, b)
+                })
+            })
+            .map(|(r, a, b)| pick(max, (a..b).map(|c| value(r, c)).collect()))
+            .collect()
+    };
+    let down: Vec<i32> = (0..40)
+        .map(|c| pick(true, (0..16).map(|r| value(r, c)).collect()))
+        .collect();
+    for preset in ["a3", "teach"] {
+        let out = i32_outputs(source, preset, &x);
+        assert_eq!(out("hi", 640), per_block(true), "{preset}");
+        assert_eq!(out("lo", 640), per_block(false), "{preset}");
+        assert_eq!(out("down", 40), down, "{preset}");
+    }
 }
 
 /// A gathered tile used directly as a matmul operand: the gather lands in UB (the only

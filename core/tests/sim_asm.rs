@@ -2,7 +2,7 @@
 mod sim_support;
 
 use proptest::prelude::*;
-use tilescope::isa::asm::{self, BIN_OPS, RED_OPS, UN_OPS};
+use tilescope::isa::asm::{self, ARG_OPS, BIN_OPS, RED_OPS, UN_OPS};
 use tilescope::isa::*;
 use tilescope::types::{CmpOp, DType, MemSpace, Pipe};
 
@@ -212,6 +212,15 @@ fn op() -> impl Strategy<Value = Op> {
         (0usize..3, float_dtype(), 0u8..2, ub_tile(), ub_tile()).prop_map(
             |(i, dtype, axis, dst, src)| Op::VReduce {
                 op: RED_OPS[i],
+                dtype,
+                axis,
+                dst,
+                src
+            }
+        ),
+        (0usize..2, float_dtype(), 0u8..2, ub_tile(), ub_tile()).prop_map(
+            |(i, dtype, axis, dst, src)| Op::VArgReduce {
+                op: ARG_OPS[i],
                 dtype,
                 axis,
                 dst,

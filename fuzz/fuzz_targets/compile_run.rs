@@ -536,7 +536,8 @@ fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String>
 }
 
 /// i32 tiles in row tiles with a tail: bit operations (int4 unpacking's kind), shifts
-/// by tiles (the inputs hold 0 .. 15) and by constants, and integer reductions.
+/// by tiles (the inputs hold 0 .. 15) and by constants, integer reductions, `argmax`
+/// and `argmin`.
 fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let (m, c) = (extent(u)?, extent(u)?);
     let s = step(u, m.min(32))?;
@@ -545,9 +546,10 @@ fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let _ = writeln!(src, "    let a = load q[r .. r + {s}, :];");
     let _ = writeln!(src, "    let b = load p[r .. r + {s}, :];");
     let mut e = int_expr(u, &["a", "b", "0xF", "3"], 4)?;
-    // An integer reduction along either axis, broadcast back (its sum wraps).
+    // An integer reduction or position along either axis, broadcast back (its sum
+    // wraps).
     if u.ratio(1, 3)? {
-        let red = u.choose(&["sum", "amax", "amin"])?;
+        let red = u.choose(&["sum", "amax", "amin", "argmax", "argmin"])?;
         e = format!("{red}({e}, axis={})", u.int_in_range(0..=1)?);
     }
     let _ = writeln!(src, "    store y[r .. r + {s}, :] = a + {e};");

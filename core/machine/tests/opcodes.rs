@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tilescope_base::types::{CmpOp, DType, MemSpace};
-use tilescope_machine::isa::asm::{self, ALU_OPS, BIN_OPS, RED_OPS, UN_OPS};
+use tilescope_machine::isa::asm::{self, ALU_OPS, ARG_OPS, BIN_OPS, RED_OPS, UN_OPS};
 use tilescope_machine::isa::{Addr, Instr, Op, Program, Reg, Tile, VSrc, Val};
 
 fn workspace() -> PathBuf {
@@ -302,6 +302,8 @@ vmin.f32 ub[0]{8, 64, 64}, ub[0]{8, 64, 64}, 1e-5
 vsum.f32 ub[0]{8, 1, 1}, ub[64]{8, 64, 64}, axis=1
 vrmax.f32 ub[0]{1, 64, 64}, ub[64]{8, 64, 64}, axis=0
 vrmin.f16 ub[0]{8, 1, 1}, ub[64]{8, 64, 64}, axis=1
+vargmax.f32 ub[0]{8, 1, 1}, ub[64]{8, 64, 64}, axis=1
+vargmin.i32 ub[0]{1, 64, 64}, ub[64]{8, 64, 64}, axis=0
 vcast.f16.f32 ub[0]{8, 64, 64}, ub[4096]{8, 64, 64}
 vcast.f32.mask ub[0]{8, 64, 64}, ub[4096]{8, 64, 64}
 vdup.f32 ub[0]{8, 64, 64}, 0.5
@@ -391,6 +393,16 @@ fn every_family_member_round_trips() {
             op,
             dtype: DType::BF16,
             axis: 0,
+            dst,
+            src,
+        });
+    }
+    for op in ARG_OPS {
+        let (dst, src) = (ub(0), ub(256));
+        ops.push(Op::VArgReduce {
+            op,
+            dtype: DType::F16,
+            axis: 1,
             dst,
             src,
         });

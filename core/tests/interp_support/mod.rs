@@ -207,6 +207,7 @@ pub fn binary(op: BinaryOp, a: Expr, b: Expr) -> Expr {
 pub fn reduce(op: ReduceOp, a: Expr, axis: usize) -> Expr {
     let mut t = a.ty.clone();
     t.shape[axis] = 1;
+    t.dtype = op.result_dtype(t.dtype);
     Expr {
         kind: ExprKind::Reduce {
             op,

@@ -146,7 +146,7 @@ impl B {
     }
 
     pub fn reduce(&self, op: ReduceOp, a: Expr, axis: usize) -> Expr {
-        let t = typing::reduce(&a.ty, axis).expect("test kernels are well typed");
+        let t = typing::reduce(op, &a.ty, axis).expect("test kernels are well typed");
         self.e(
             ExprKind::Reduce {
                 op,

@@ -2,6 +2,7 @@
 //! The verifier checks every op against these; passes that build ops use them too.
 
 use super::{FusedExpr, Index, IndexExpr, LoopVarId, Param};
+use crate::front::hir::ReduceOp;
 use crate::types::{DType, TileType};
 
 pub use crate::types::broadcast_shapes;
@@ -58,13 +59,13 @@ pub fn iota(axis: usize, result: &TileType) -> Result<TileType, String> {
     Ok(result.clone())
 }
 
-pub fn reduce(arg: &TileType, axis: usize) -> Result<TileType, String> {
+pub fn reduce(op: ReduceOp, arg: &TileType, axis: usize) -> Result<TileType, String> {
     let mut shape = arg.shape.clone();
     let slot = shape
         .get_mut(axis)
         .ok_or_else(|| format!("axis {axis} out of range for {arg}"))?;
     *slot = 1;
-    Ok(TileType::new(arg.dtype, shape))
+    Ok(TileType::new(op.result_dtype(arg.dtype), shape))
 }
 
 pub fn matmul(a: &TileType, b: &TileType) -> Result<TileType, String> {

@@ -291,7 +291,7 @@ impl Verifier<'_> {
             OpKind::Binary { .. } => {
                 typing::binary(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
             }
-            OpKind::Reduce { axis, .. } => typing::reduce(arg()?, *axis).map(Some),
+            OpKind::Reduce { op, axis, .. } => typing::reduce(*op, arg()?, *axis).map(Some),
             OpKind::Compare { .. } => {
                 typing::compare(arg()?, tys.get(1).ok_or("missing operand")?).map(Some)
             }

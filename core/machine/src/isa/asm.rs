@@ -106,6 +106,7 @@ words!(UnOp, UN_OPS:
 words!(BinOp, BIN_OPS: Add "vadd", Sub "vsub", Mul "vmul", Div "vdiv", Max "vmax", Min "vmin",
     And "vand", Or "vor", Xor "vxor", Shl "vshl", Shr "vshr", FloorDiv "vfloordiv", Mod "vmod");
 words!(RedOp, RED_OPS: Sum "vsum", Max "vrmax", Min "vrmin");
+words!(ArgOp, ARG_OPS: Max "vargmax", Min "vargmin");
 
 impl Word for CmpOp {
     fn word(self) -> &'static str {

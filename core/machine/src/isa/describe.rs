@@ -326,6 +326,18 @@ instructions! {
     rules all_ub(instr)
         .and(need(*axis <= 1, "axis is 0 or 1"));
 
+    // The suffix is the source's dtype; the positions written are i32.
+    Op::VArgReduce {
+        op: Head,
+        dtype: Suffix,
+        dst: Pos => tile(Write, 4),
+        src: Pos => tile(Read, dtype.bytes()),
+        axis: Key("axis"),
+    }
+    pipe Pipe::V,
+    rules all_ub(instr)
+        .and(need(*axis <= 1, "axis is 0 or 1"));
+
     Op::VCast "vcast" {
         to: Suffix,
         from: Suffix,

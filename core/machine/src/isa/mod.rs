@@ -283,6 +283,14 @@ pub enum RedOp {
     Min,
 }
 
+/// Which position an arg-reduction finds: of the largest or of the smallest lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum ArgOp {
+    Max,
+    Min,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Op {
@@ -386,6 +394,15 @@ pub enum Op {
     },
     VReduce {
         op: RedOp,
+        dtype: DType,
+        axis: u8,
+        dst: Tile,
+        src: Tile,
+    },
+    /// The position along `axis` of the largest (smallest) lane of `src`, as i32 in
+    /// `dst`: the first on ties, the first NaN if any (numpy's `argmax`).
+    VArgReduce {
+        op: ArgOp,
         dtype: DType,
         axis: u8,
         dst: Tile,

@@ -3,7 +3,7 @@
 //! through `get` so a bug reports an error instead of panicking.
 
 use super::memory::{region_index, Memory, Resolved};
-use crate::isa::{Addr, BinOp, Op, Program, RedOp, Tile, UnOp, VSrc};
+use crate::isa::{Addr, ArgOp, BinOp, Op, Program, RedOp, Tile, UnOp, VSrc};
 use crate::types::DType;
 use half::{bf16, f16};
 
@@ -221,6 +221,42 @@ fn reduce_i32(m: &mut Memory, s: &mut Scratch, op: RedOp, axis: u8, d: View, sv:
         s.ib.extend(out.into_iter().map(i64::from));
     }
     write_view_i(m, d, &s.ib)
+}
+
+/// A reduction of `src` along `axis` fits `dst`: one column (axis 1) or one row.
+fn reduced_shape(d: View, sv: View, axis: u8) -> R<()> {
+    let want = if axis == 1 {
+        (sv.rows, 1)
+    } else {
+        (1, sv.cols)
+    };
+    if (d.rows, d.cols) != want {
+        return Err(format!(
+            "reducing a {} x {} tile along axis {axis} gives {} x {}, but the destination is {} x {}",
+            sv.rows, sv.cols, want.0, want.1, d.rows, d.cols
+        ));
+    }
+    Ok(())
+}
+
+/// The position of the largest (`ArgOp::Max`) or smallest lane, numpy's way: the
+/// first of equal lanes, and the first NaN when there is one.
+fn arg_pick(op: ArgOp, lanes: impl Iterator<Item = f64>) -> i64 {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, x) in lanes.enumerate() {
+        if x.is_nan() {
+            return i as i64;
+        }
+        let better = match (best, op) {
+            (None, _) => true,
+            (Some((_, b)), ArgOp::Max) => x > b,
+            (Some((_, b)), ArgOp::Min) => x < b,
+        };
+        if better {
+            best = Some((i, x));
+        }
+    }
+    best.map_or(0, |(i, _)| i as i64)
 }
 
 fn check_bcast(src: View, dst: View) -> R<()> {
@@ -692,17 +728,7 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             src,
         } => {
             let (d, sv) = (view(dst, r, 0), view(src, r, 1));
-            let want = if *axis == 1 {
-                (sv.rows, 1)
-            } else {
-                (1, sv.cols)
-            };
-            if (d.rows, d.cols) != want {
-                return Err(format!(
-                    "reducing a {} x {} tile along axis {axis} gives {} x {}, but the destination is {} x {}",
-                    sv.rows, sv.cols, want.0, want.1, d.rows, d.cols
-                ));
-            }
+            reduced_shape(d, sv, *axis)?;
             if *dtype == DType::I32 {
                 return reduce_i32(m, s, *op, *axis, d, sv);
             }
@@ -726,6 +752,42 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                 }
             }
             write_view(m, d, *dtype, &s.out)
+        }
+        Op::VArgReduce {
+            op,
+            dtype,
+            axis,
+            dst,
+            src,
+        } => {
+            let (d, sv) = (view(dst, r, 0), view(src, r, 1));
+            reduced_shape(d, sv, *axis)?;
+            // Every lane as f64, which holds i32 and the float dtypes exactly.
+            let lanes: Vec<f64> = if *dtype == DType::I32 {
+                read_view_i(m, sv, sv.rows, sv.cols, &mut s.ia)?;
+                s.ia.iter().map(|&x| x as f64).collect()
+            } else {
+                read_view(m, sv, *dtype, sv.rows, sv.cols, &mut s.a)?;
+                s.a.iter().map(|&x| f64::from(x)).collect()
+            };
+            let cols = sv.cols.max(1) as usize;
+            s.ib.clear();
+            if *axis == 1 {
+                s.ib.extend(
+                    lanes
+                        .chunks(cols)
+                        .map(|row| arg_pick(*op, row.iter().copied())),
+                );
+            } else {
+                let rows = lanes.len() / cols;
+                s.ib.extend((0..cols).map(|c| {
+                    arg_pick(
+                        *op,
+                        (0..rows).map(|r| lanes.get(r * cols + c).copied().unwrap_or(0.0)),
+                    )
+                }));
+            }
+            write_view_i(m, d, &s.ib)
         }
         // The S pipe runs the scalar instructions and loop control itself
         // (`timing::Engine::s_step`); flags and barriers move no data.

@@ -363,6 +363,9 @@ fn footprint(
 fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {
     match op {
         Op::Gather { .. } | Op::Scatter { .. } if a.fp.row_bytes == 4 && a.fp.rows == 1 => 4,
+        // The positions written are i32.
+        Op::VArgReduce { .. } if a.write => 4,
+        Op::VArgReduce { dtype, .. } => dtype.bytes(),
         Op::Dma { dtype, .. }
         | Op::Gather { dtype, .. }
         | Op::Scatter { dtype, .. }

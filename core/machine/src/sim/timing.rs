@@ -674,7 +674,7 @@ impl<'a> Engine<'a> {
                 tile_elems(0),
                 0,
             ),
-            Op::VReduce { dtype, .. } => vector(
+            Op::VReduce { dtype, .. } | Op::VArgReduce { dtype, .. } => vector(
                 *dtype,
                 tile_elems(1),
                 u(r.val[2]) * c.reduction_cycles_per_row,

@@ -513,6 +513,9 @@ pub enum ReduceOp {
     Amax,
     Amin,
     Mean,
+    /// The position of the largest lane along the axis, as i32 (numpy's `argmax`).
+    Argmax,
+    Argmin,
 }
 
 impl UnaryOp {
@@ -624,18 +627,37 @@ impl ReduceOp {
             ReduceOp::Amax => "amax",
             ReduceOp::Amin => "amin",
             ReduceOp::Mean => "mean",
+            ReduceOp::Argmax => "argmax",
+            ReduceOp::Argmin => "argmin",
         }
     }
 
+    pub const ALL: [ReduceOp; 6] = [
+        ReduceOp::Sum,
+        ReduceOp::Amax,
+        ReduceOp::Amin,
+        ReduceOp::Mean,
+        ReduceOp::Argmax,
+        ReduceOp::Argmin,
+    ];
+
     pub fn from_name(name: &str) -> Option<ReduceOp> {
-        [
-            ReduceOp::Sum,
-            ReduceOp::Amax,
-            ReduceOp::Amin,
-            ReduceOp::Mean,
-        ]
-        .into_iter()
-        .find(|op| op.name() == name)
+        ReduceOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// `argmax` and `argmin`: positions, not lanes.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::Argmax | ReduceOp::Argmin)
+    }
+
+    /// The dtype of the result over a tile of `dtype`: i32 positions for `argmax` and
+    /// `argmin`, else the tile's own.
+    pub fn result_dtype(self, dtype: crate::types::DType) -> crate::types::DType {
+        if self.is_arg() {
+            crate::types::DType::I32
+        } else {
+            dtype
+        }
     }
 }
 

@@ -286,6 +286,45 @@ fn reduce_generic<T: Copy, A: Copy>(
     out
 }
 
+/// `argmax` / `argmin` over the first `count` lanes along the axis (`dims`: the sizes
+/// before, along and after it), as numpy picks: the first of equal lanes, and the first
+/// NaN when there is one. Every position is below 2^31 (tiles are far smaller).
+fn positions(
+    op: ReduceOp,
+    data: &Data,
+    (outer, n, inner): (usize, usize, usize),
+    count: usize,
+) -> Vec<i32> {
+    let lane = |at: usize| -> f64 {
+        match data {
+            Data::F(v) => v.get(at).map_or(f64::NAN, |&x| f64::from(x)),
+            Data::I(v) => v.get(at).map_or(f64::NAN, |&x| f64::from(x)),
+        }
+    };
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best: Option<(usize, f64)> = None;
+            let mut nan = None;
+            for j in 0..count {
+                let x = lane((o * n + j) * inner + i);
+                if x.is_nan() {
+                    nan = Some(j);
+                    break;
+                }
+                let wins =
+                    best.is_none_or(|(_, b)| if op == ReduceOp::Argmax { x > b } else { x < b });
+                if wins {
+                    best = Some((j, x));
+                }
+            }
+            let at = nan.or(best.map(|(j, _)| j)).unwrap_or(0);
+            out.push(i32::try_from(at).unwrap_or(i32::MAX));
+        }
+    }
+    out
+}
+
 /// Reductions ignore masked lanes. Over no lanes they give the identity (0, -inf, +inf;
 /// for i32 `i32::MIN`/`i32::MAX`), and `mean` gives NaN (i32: 0). f16/bf16 accumulate in
 /// f32 and round the final value. i32 `mean` truncates toward zero.
@@ -305,6 +344,7 @@ pub fn reduce(
     let dims = split_axis(&arg.shape, axis);
     let count = arg.valid[axis];
     let data = match &arg.data {
+        _ if op.is_arg() => Data::I(positions(op, &arg.data, dims, count)),
         Data::F(v) => {
             let n = count as f32;
             Data::F(match op {
@@ -318,6 +358,8 @@ pub fn reduce(
                     };
                     reduce_generic(v, dims, count, init, pick, |a| a)
                 }
+                // Taken by the first arm.
+                ReduceOp::Argmax | ReduceOp::Argmin => Vec::new(),
             })
         }
         Data::I(v) => {
@@ -329,6 +371,7 @@ pub fn reduce(
                 }),
                 ReduceOp::Amax => reduce_generic(v, dims, count, i32::MIN, i32::max, |a| a),
                 ReduceOp::Amin => reduce_generic(v, dims, count, i32::MAX, i32::min, |a| a),
+                ReduceOp::Argmax | ReduceOp::Argmin => Vec::new(),
             })
         }
     };

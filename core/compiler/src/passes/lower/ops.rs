@@ -7,7 +7,7 @@ use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
 use crate::ir::analysis::exact_reciprocal;
 use crate::ir::analysis::{fused_layout, Place};
 use crate::ir::{FusedExpr, Index, OpId, OpKind, ValueId};
-use crate::isa::{AluOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
+use crate::isa::{AluOp, ArgOp, BinOp, DmaDim, Op, RedOp, Region, Tile, UnOp, VSrc, Val};
 use crate::lowered::Access;
 use crate::types::{DType, MemSpace};
 
@@ -1033,22 +1033,34 @@ impl Lw<'_> {
             return self.fail(span, "the mean of an i32 tile");
         }
         let red = match op {
-            ReduceOp::Sum | ReduceOp::Mean => RedOp::Sum,
-            ReduceOp::Amax => RedOp::Max,
-            ReduceOp::Amin => RedOp::Min,
+            ReduceOp::Sum | ReduceOp::Mean => Ok(RedOp::Sum),
+            ReduceOp::Amax => Ok(RedOp::Max),
+            ReduceOp::Amin => Ok(RedOp::Min),
+            ReduceOp::Argmax => Err(ArgOp::Max),
+            ReduceOp::Argmin => Err(ArgOp::Min),
         };
         self.valid_from(r, arg);
         let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
             .into_iter()
             .flatten()
             .collect();
+        let axis = view_axis;
         self.emit(
-            Op::VReduce {
-                op: red,
-                dtype,
-                axis: view_axis,
-                dst,
-                src,
+            match red {
+                Ok(op) => Op::VReduce {
+                    op,
+                    dtype,
+                    axis,
+                    dst,
+                    src,
+                },
+                Err(op) => Op::VArgReduce {
+                    op,
+                    dtype,
+                    axis,
+                    dst,
+                    src,
+                },
             },
             acc.clone(),
         );

@@ -65,6 +65,8 @@ fn fold(k: &mut Kernel, r: OpId, uses: &[u32]) -> bool {
     let exact = match red {
         ReduceOp::Sum | ReduceOp::Mean => exact_reciprocal(c).is_some(),
         ReduceOp::Amax | ReduceOp::Amin => c32 > 0.0 && c32.is_finite(),
+        // A position does not scale.
+        ReduceOp::Argmax | ReduceOp::Argmin => false,
     };
     if !exact || sv.ty.dtype != DType::F32 || xv.ty != sv.ty || uses.get(s.index()) != Some(&1) {
         return false;

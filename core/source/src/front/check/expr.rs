@@ -716,7 +716,7 @@ impl Checker<'_> {
             let known = UnaryOp::ALL
                 .iter()
                 .map(|op| op.name())
-                .chain(["sum", "amax", "amin", "mean"])
+                .chain(ReduceOp::ALL.map(ReduceOp::name))
                 .chain(CONSTRUCTORS)
                 .chain(BINARY_FUNCS);
             let mut d = Diagnostic::error(
@@ -843,6 +843,7 @@ impl Checker<'_> {
         if let Some(d) = ty.shape.get_mut(axis) {
             *d = 1;
         }
+        ty.dtype = op.result_dtype(ty.dtype);
         Some(Val::Tile(Expr {
             kind: ExprKind::Reduce {
                 op,
