@@ -18,6 +18,7 @@ use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};
 use crate::lowered::{Access, AxisSpan, Buffer, GmRegion, LoopId, Lowered, Slot, Target};
 use crate::types::Pipe;
+use std::collections::HashSet;
 use std::rc::Rc;
 
 pub type Clock = [u32; 7];
@@ -439,13 +440,18 @@ impl<'a> Walker<'a> {
                 }
             }
         }
+        let merged: usize = logs.iter().map(|(_, e)| e.len()).sum();
+        self.spend(merged as u64)?;
         for (key, skipped) in logs.iter() {
             let log = self.logs.entry(key).or_default();
+            // A set, not a scan per entry: a log holds every access since the last
+            // order, and branches nest in loops that a sweep walks again per pair.
+            let mut kept: HashSet<(*const Inst, usize)> = log
+                .iter()
+                .map(|x| (Rc::as_ptr(&x.inst), x.access))
+                .collect();
             for e in skipped {
-                let kept = log
-                    .iter()
-                    .any(|x| Rc::ptr_eq(&x.inst, &e.inst) && x.access == e.access);
-                if !kept {
+                if kept.insert((Rc::as_ptr(&e.inst), e.access)) {
                     log.push(e.clone());
                 }
             }
