@@ -19,7 +19,7 @@ use crate::page::lessons::{self, Lesson, Progress};
 use crate::page::share::{Panel, ViewState};
 use crate::page::tracker::Purpose;
 use crate::protocol::options::{AliasMode, CompileOptions, Preset, SyncStrategy};
-use crate::protocol::{CompileOutput, PassRecord, Response, SimOutput};
+use crate::protocol::{AsmLine, CompileOutput, PassRecord, Response, SimOutput};
 use tilescope::run::Ablation;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -199,6 +199,13 @@ pub struct Results {
     pub ablation: Option<Rc<Vec<Ablation>>>,
     /// The run under the Compare panel's second option set, for the text on screen.
     pub compare_sim: Option<Rc<Compared>>,
+}
+
+impl Results {
+    /// The final program's lines, or none before a compile succeeds.
+    pub fn asm(&self) -> &[AsmLine] {
+        self.compile.as_deref().map_or(&[], |c| c.asm.as_slice())
+    }
 }
 
 /// What the page waits for from the worker, by purpose. The ids are the worker link's

@@ -24,20 +24,14 @@ pub fn BranchList(props: &BranchListProps) -> Html {
     if sim.branches.is_empty() {
         return Html::default();
     }
-    let asm = app
-        .results
-        .compile
-        .as_ref()
-        .map(|c| c.asm.as_slice())
-        .unwrap_or_default();
+    let asm = app.results.asm();
     let rows = sim.branches.iter().map(|b| {
         let line = asm.get(b.instr as usize);
         let cond = line.and_then(|l| l.branch.clone()).unwrap_or_default();
         let at = line.and_then(|l| l.span).map(|span| {
             let source = &app.view.source;
-            let n = LineCol::at(source, span.start as usize).line;
-            let text = source.lines().nth(n.saturating_sub(1)).unwrap_or("").trim().to_string();
-            format!("line {n}: {text}")
+            let at = LineCol::at(source, span.start as usize);
+            format!("line {}: {}", at.line, at.line_text(source).trim())
         });
         let skipped = b.runs - b.taken;
         html! {

@@ -55,12 +55,7 @@ pub fn BufferList(props: &BufferListProps) -> Html {
     if slots.is_empty() {
         return html! {};
     }
-    let asm = app
-        .results
-        .compile
-        .as_ref()
-        .map(|c| c.asm.as_slice())
-        .unwrap_or_default();
+    let asm = app.results.asm();
     let live = slots.iter().filter(|s| s.at(cursor).live.is_some()).count();
     let rows = slots.iter().map(|s| {
         let at = s.at(cursor);

@@ -494,11 +494,7 @@ pub fn TimelinePanel() -> Html {
 
 /// The hover text of instruction `instr` on the timeline.
 fn slice_tooltip(app: &AppContext, sim: &SimOutput, instr: u32, cycle: u64) -> String {
-    let line = app
-        .results
-        .compile
-        .as_ref()
-        .and_then(|c| c.asm.get(instr as usize));
+    let line = app.results.asm().get(instr as usize);
     let slice = sim
         .lanes
         .iter()
@@ -539,9 +535,12 @@ fn slice_tooltip(app: &AppContext, sim: &SimOutput, instr: u32, cycle: u64) -> S
         }
         if let Some(span) = l.span {
             let source = &app.view.source;
-            let LineCol { line: n, .. } = LineCol::at(source, span.start as usize);
-            let text = source.lines().nth(n.saturating_sub(1)).unwrap_or("").trim();
-            out.push_str(&format!("\nline {n}: {text}"));
+            let at = LineCol::at(source, span.start as usize);
+            out.push_str(&format!(
+                "\nline {}: {}",
+                at.line,
+                at.line_text(source).trim()
+            ));
         }
     }
     out
@@ -558,12 +557,7 @@ fn CursorReadout(props: &SimProps) -> Html {
     let app = use_app();
     let cursor = app.view.cursor;
     let sim = &props.sim;
-    let asm = app
-        .results
-        .compile
-        .as_ref()
-        .map(|c| c.asm.clone())
-        .unwrap_or_default();
+    let asm = app.results.asm();
     let rows = sim.lanes.iter().map(|l| {
         let (state, text, step) = match lanes::at(l, cursor) {
             Some(s) => (
