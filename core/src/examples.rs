@@ -39,6 +39,7 @@ pub const ALL: &[Example] = examples![
     "gemm_l0": "GEMM in L0 sub-tiles",
     "weights_l1": "Weight kept in L1",
     "swiglu": "SwiGLU (two accumulators)",
+    "silu_and_mul": "SiLU and mul (tile slices)",
     "attention": "Attention",
     "flash_attention": "Flash attention (online softmax)",
     "causal_attention": "Causal attention (masks)",

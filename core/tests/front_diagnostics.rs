@@ -651,6 +651,37 @@ fn cases() -> Vec<Case> {
             k("let m = load x[:, :] > 0.0;\nm = 1;"),
             "is not a mask",
         ),
+        // Tile slices.
+        case(
+            "slice_outside_tile",
+            k("let t = load x[:, :];\nlet u = t[:, 16 .. 48];"),
+            "range `16 .. 48` on axis 1 of `t` reaches 48, outside the extent 32",
+        ),
+        case(
+            "slice_moving_outside_tile",
+            k("let t = load x[:, :];\nfor j in 0 .. 4 { let u = t[j * 20 .. j * 20 + 16, :]; }"),
+            "reaches 76, outside the extent 64",
+        ),
+        case(
+            "slice_single_position",
+            k("let t = load x[:, :];\nlet u = t[3, :];"),
+            "write `3 .. 3 + 1` to keep the axis",
+        ),
+        case(
+            "slice_axis_count",
+            k("let t = load x[:, :];\nlet u = t[0 .. 8];"),
+            "`t` has 2 axes (f32[64, 32]) but 1 index is given",
+        ),
+        case(
+            "slice_variable_extent",
+            k("let t = load x[:, :];\nfor j in 0 .. 4 { let u = t[0 .. j + 1, :]; }"),
+            "is not a constant",
+        ),
+        case(
+            "slice_of_a_number",
+            k("let u = (2.0)[0 .. 1];"),
+            "a number has no axes to slice",
+        ),
         case(
             "store_mask",
             k("store y[:, :] = load x[:, :] > 0.0;"),

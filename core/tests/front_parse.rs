@@ -43,6 +43,31 @@ fn bit_operators_and_powers_take_python_precedence() {
     assert_eq!(parse_expr("a.T ** 2 as f16"), "(as (** (T a) 2) f16)");
 }
 
+/// Brackets after a name hold a slot (one plain index) or a slice (`:` or ranges); after
+/// any other primary, and after a slot or slice, they slice. They bind as tightly as `.T`.
+#[test]
+fn brackets_after_a_tile_read_a_slot_or_slice() {
+    assert_eq!(parse_expr("b[i % 2]"), "(slot b (% i 2))");
+    assert_eq!(parse_expr("t[:, 0 .. 64]"), "(slice t [: (.. 0 64)])");
+    assert_eq!(parse_expr("t[0 .. 8]"), "(slice t [(.. 0 8)])");
+    assert_eq!(
+        parse_expr("b[s][:, 0 .. 32].T"),
+        "(T (slice (slot b s) [: (.. 0 32)]))"
+    );
+    assert_eq!(
+        parse_expr("(a + b)[0 .. 1, :]"),
+        "(slice (+ a b) [(.. 0 1) :])"
+    );
+    assert_eq!(
+        parse_expr("-t[:, 0 .. 4] * 2"),
+        "(* (neg (slice t [: (.. 0 4)])) 2)"
+    );
+    assert_eq!(
+        parse_expr("load x[:, :][0 .. 4, :]"),
+        "(slice (load x [: :]) [(.. 0 4) :])"
+    );
+}
+
 #[test]
 fn binary_operators_are_left_associative() {
     assert_eq!(parse_expr("a - b - c"), "(- (- a b) c)");

@@ -558,11 +558,56 @@ fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
     Ok(())
 }
 
+/// Tile slices in a row loop with a tail: windows of the loaded tile at any column
+/// (canonicalize makes them loads), of a computed tile at UB-aligned columns (vector
+/// copies), and row windows moving with an inner loop into a carried accumulator.
+fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
+    let m = extent(u)?;
+    let s = step(u, m.min(32))?;
+    let w = *u.choose(&[64u64, 128, 192])?;
+    let _ = writeln!(
+        src,
+        "kernel sl(x: f32[{m}, {w}], y: out f32[{m}, 64], z: out f32[1, 64]) {{"
+    );
+    let _ = writeln!(src, "  let acc = zeros(f32[1, 64]);");
+    let _ = writeln!(src, "  for r in 0..{m} step {s}{} {{", buffers(u)?);
+    let _ = writeln!(src, "    let t = load x[r .. r + {s}, :];");
+    let c = expr(u, &["t"], 2)?;
+    let _ = writeln!(src, "    let c = t + {c};");
+    let loaded = u.int_in_range(0..=w - 64)?;
+    let computed = 64 * u.int_in_range(0..=w / 64 - 1)?;
+    let leaves = [
+        format!("t[:, {loaded} .. {}]", loaded + 64),
+        format!("c[:, {computed} .. {}]", computed + 64),
+    ];
+    let refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
+    let e = expr(u, &refs, 3)?;
+    let _ = writeln!(src, "    store y[r .. r + {s}, :] = {e};");
+    // Row windows past 0 of a tail tile could be empty (a located error): they come
+    // when the step divides the rows.
+    if m % s == 0 && u.arbitrary()? {
+        let j = u.int_in_range(0..=s - 1)?;
+        let _ = writeln!(src, "    for j in 0..{} {{", s - j);
+        let _ = writeln!(
+            src,
+            "      acc += c[j + {j} .. j + {}, {computed} .. {}];",
+            j + 1,
+            computed + 64
+        );
+        let _ = writeln!(src, "    }}");
+    }
+    let _ = writeln!(src, "  }}");
+    let _ = writeln!(src, "  store z[:, :] = acc;");
+    let _ = writeln!(src, "}}");
+    Ok(())
+}
+
 impl<'a> Arbitrary<'a> for Case {
     fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
         let mut source = String::new();
-        match u.int_in_range(0..=7)? {
+        match u.int_in_range(0..=8)? {
             0 => elementwise(u, &mut source)?,
+            7 => slices(u, &mut source)?,
             1 => reduction(u, &mut source)?,
             2 => matmul(u, &mut source)?,
             3 => two_products(u, &mut source)?,

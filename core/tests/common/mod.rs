@@ -83,6 +83,10 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
             format!("(load {} [{}])", tensor.name, parts.join(" "))
         }
         ExprKind::SlotRead { name, slot } => format!("(slot {} {})", name.name, sexpr(slot)),
+        ExprKind::Slice { arg, indices } => {
+            let parts: Vec<String> = indices.iter().map(index).collect();
+            format!("(slice {} [{}])", sexpr(arg), parts.join(" "))
+        }
         ExprKind::Call {
             func,
             ty,

@@ -464,6 +464,14 @@ impl Lower<'_> {
             hir::ExprKind::Transpose(a) => OpKind::Transpose {
                 arg: self.expr(a, d, ops)?,
             },
+            hir::ExprKind::Slice { arg, index } => {
+                let arg = self.expr(arg, d, ops)?;
+                OpKind::Slice {
+                    arg,
+                    index: self.index(index, d, ops)?,
+                    transpose: false,
+                }
+            }
             hir::ExprKind::Cast(a) => OpKind::Cast {
                 arg: self.expr(a, d, ops)?,
             },

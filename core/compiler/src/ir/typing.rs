@@ -89,12 +89,15 @@ pub fn transpose(a: &TileType) -> Result<TileType, String> {
     }
 }
 
-/// The type of `slice arg[index]` (transposed when `transpose`): a 2-D tile, each axis
+/// The type of `slice arg[index]` (transposed when `transpose`, 2-D only): a tile of 1 or
+/// 2 axes, each axis
 /// `Full` or a `Range` that stays inside the tile where its start is a constant (a start
 /// in loop variables is subtile-matmul's to keep in range: it steps over whole pieces).
 pub fn slice(arg: &TileType, index: &[Index], transpose: bool) -> Result<TileType, String> {
-    if arg.rank() != 2 || index.len() != 2 {
-        return Err(format!("slice needs a 2-D tile and two ranges, got {arg}"));
+    if !matches!(arg.rank(), 1 | 2) || index.len() != arg.rank() || (transpose && arg.rank() != 2) {
+        return Err(format!(
+            "slice needs a tile of 1 or 2 axes and one range per axis (2 to transpose), got {arg}"
+        ));
     }
     let mut shape = Vec::with_capacity(2);
     for (ix, &extent) in index.iter().zip(&arg.shape) {

@@ -4,8 +4,9 @@
 //! moves L0C -> UB (FIX); a vector result feeding a matmul goes UB -> L1 (MTE3) ->
 //! L0A/L0B, and so does a gathered matmul operand (the gather DMA writes UB only).
 //! A transpose whose uses are all one side of matmuls becomes the L1 -> L0 move
-//! (the MTE1 transpose flag); any other transpose works in UB. A `slice` (subtile-matmul's
-//! piece of an L1 tile) reads L1 and lands in the L0 side its product reads. A
+//! (the MTE1 transpose flag); any other transpose works in UB. A `slice` read only by
+//! one side of matmuls (subtile-matmul's pieces, or the source's `t[:, 0 .. 32] @ w`)
+//! reads L1 and lands in the L0 side its product reads; any other slice works in UB. A
 //! loop-carried matmul accumulator stays in L0C (see `accumulate`).
 
 use super::{Context, Pass};
@@ -56,7 +57,7 @@ fn demand(
         }
         OpKind::MatMul { .. } => MemSpace::L0C,
         OpKind::Transpose { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
-        OpKind::Slice { .. } => MemSpace::L1,
+        OpKind::Slice { .. } if matmul_side.contains_key(&this) => MemSpace::L1,
         // Loop inits and yields go where the loop's block argument lives.
         OpKind::For(l) => {
             let arg = l.args.get(operand_side % l.args.len().max(1));

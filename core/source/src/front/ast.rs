@@ -245,6 +245,10 @@ pub enum ExprKind {
     Load { tensor: Ident, indices: Vec<Index> },
     /// `name[slot]`: one slot of a `buffers(...)` tile.
     SlotRead { name: Ident, slot: Box<Expr> },
+    /// `t[:, a .. b]`: a sub-tile, one index per axis (`:` or a range). A name followed
+    /// by one plain index is a [`ExprKind::SlotRead`] instead: the checker reads it by
+    /// the name's type.
+    Slice { arg: Box<Expr>, indices: Vec<Index> },
     /// `exp(t)`, `maximum(a, b)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.
     Call {
         func: Ident,

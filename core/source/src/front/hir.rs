@@ -703,6 +703,13 @@ pub enum ExprKind {
     },
     /// `.T` of a 2-D tile.
     Transpose(Box<Expr>),
+    /// `arg[index]`: a sub-tile of a tile of rank 1 or 2, each index `Full` or a
+    /// `Range` the checker proved inside the tile (never `clamped`). A lane masked in
+    /// `arg` stays masked.
+    Slice {
+        arg: Box<Expr>,
+        index: Vec<Index>,
+    },
     /// `arg as ty.dtype`.
     Cast(Box<Expr>),
     /// `zeros(ty)` (value 0) and `full(ty, value)`.

@@ -840,7 +840,12 @@ impl<'s> Parser<'s> {
 
     fn postfix_chain(&mut self) -> PResult<Expr> {
         let mut value = self.primary()?;
-        while self.at(Tok::Dot) {
+        while self.at(Tok::Dot) || self.at(Tok::LBracket) {
+            if self.at(Tok::LBracket) {
+                self.enter()?;
+                value = self.slice(value)?;
+                continue;
+            }
             self.bump();
             self.enter()?;
             let field = self.ident("`T` after `.`")?;
@@ -920,14 +925,47 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// `name[...]`: a slot read when the brackets hold one plain index (`t[s]`), else a
+    /// slice of the named tile (`t[:, 0 .. 32]`).
     #[inline(never)]
     fn slot_read(&mut self, name: Ident) -> PResult<Expr> {
-        let slot = self.slot_index()?;
+        let indices = self.indices()?;
         let span = name.span.to(self.prev_end());
+        if let [Index {
+            kind: IndexKind::Point(slot),
+            ..
+        }] = indices.as_slice()
+        {
+            return Ok(Expr {
+                kind: ExprKind::SlotRead {
+                    name,
+                    slot: Box::new(slot.clone()),
+                },
+                span,
+            });
+        }
+        let arg = Expr {
+            kind: ExprKind::Name(name.name),
+            span: name.span,
+        };
         Ok(Expr {
-            kind: ExprKind::SlotRead {
-                name,
-                slot: Box::new(slot),
+            kind: ExprKind::Slice {
+                arg: Box::new(arg),
+                indices,
+            },
+            span,
+        })
+    }
+
+    /// `value[...]` after any other primary: a slice (`(a + b)[:, 0 .. 8]`, `t[s][0 .. 4, :]`).
+    #[inline(never)]
+    fn slice(&mut self, value: Expr) -> PResult<Expr> {
+        let indices = self.indices()?;
+        let span = value.span.to(self.prev_end());
+        Ok(Expr {
+            kind: ExprKind::Slice {
+                arg: Box::new(value),
+                indices,
             },
             span,
         })

@@ -434,6 +434,23 @@ impl Machine<'_> {
                 ops::matmul(&a, &b, &e.ty, e.span)?
             }
             ExprKind::Transpose(arg) => ops::transpose(&self.expr(arg, d)?, e.span)?,
+            ExprKind::Slice { arg, index } => {
+                let a = self.expr(arg, d)?;
+                let mut window = Vec::with_capacity(index.len());
+                for (ix, &extent) in index.iter().zip(&a.shape) {
+                    window.push(match ix {
+                        Index::Full => (0, extent),
+                        Index::Range { start, len, .. } => {
+                            let s = eval_index(start, &self.vars, 0)?;
+                            let s = usize::try_from(s)
+                                .map_err(|_| internal("a slice starts before its tile", e.span))?;
+                            (s, *len as usize)
+                        }
+                        _ => return Err(internal("a slice axis that is not a range", e.span)),
+                    });
+                }
+                ops::slice(&a, &window, e.span)?
+            }
             ExprKind::Cast(arg) => ops::cast(self.expr(arg, d)?, e.ty.dtype),
             ExprKind::Compare { .. } | ExprKind::Select { .. } | ExprKind::Iota { .. } => {
                 self.mask_expr(e, d)?

@@ -461,6 +461,51 @@ pub fn transpose(arg: &Tile, span: Span) -> Result<Tile, Diagnostic> {
     })
 }
 
+/// `arg[window]`, one `(start, len)` per axis: numpy's basic slicing. A lane masked in
+/// `arg` (at or past its valid extent) stays masked in the slice.
+pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, Diagnostic> {
+    let inside = window.len() == arg.shape.len()
+        && window
+            .iter()
+            .zip(&arg.shape)
+            .all(|(&(s, l), &e)| s.checked_add(l).is_some_and(|end| end <= e));
+    if !inside {
+        return Err(internal("a slice outside its tile", span));
+    }
+    let shape: Vec<usize> = window.iter().map(|&(_, l)| l).collect();
+    // Row-major strides of the source.
+    let mut strides = vec![1; arg.shape.len()];
+    for a in (0..arg.shape.len().saturating_sub(1)).rev() {
+        strides[a] = strides[a + 1] * arg.shape[a + 1];
+    }
+    let sources: Vec<usize> = (0..shape.iter().product())
+        .map(|flat: usize| {
+            let mut rest = flat;
+            let mut at = 0;
+            for a in (0..shape.len()).rev() {
+                at += (window[a].0 + rest % shape[a]) * strides[a];
+                rest /= shape[a];
+            }
+            at
+        })
+        .collect();
+    let data = match &arg.data {
+        Data::F(v) => Data::F(sources.iter().map(|&i| v[i]).collect()),
+        Data::I(v) => Data::I(sources.iter().map(|&i| v[i]).collect()),
+    };
+    let valid = window
+        .iter()
+        .zip(&arg.valid)
+        .map(|(&(s, l), &v)| v.saturating_sub(s).min(l))
+        .collect();
+    Ok(Tile {
+        dtype: arg.dtype,
+        shape,
+        valid,
+        data,
+    })
+}
+
 /// `as`: float -> i32 truncates toward zero and saturates (NaN -> 0); anything -> float
 /// rounds to nearest-even in the target type.
 pub fn cast(arg: Tile, to: DType) -> Tile {

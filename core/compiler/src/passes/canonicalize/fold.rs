@@ -5,7 +5,11 @@
 //! - exact identities: `x * 1`, `1 * x`, `x / 1`, `x - 0`, `neg(neg(x))` -> `x`
 //!   (`x + 0` is not folded: it turns `-0.0` into `+0.0`);
 //! - in kernels with no clamped range (so no masked lanes), `update op old, v` becomes
-//!   the plain elementwise op, which fusion can then merge.
+//!   the plain elementwise op, which fusion can then merge;
+//! - a slice of a loaded tile of a tensor the kernel never stores becomes a load of the
+//!   window (`slice (load %x[:, :])[:, 16 .. 48]` -> `load %x[:, 16 .. 48]`): a DMA
+//!   reads any window of GM, where a vector copy in UB costs the V pipe and must start
+//!   on UB's alignment.
 
 use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
@@ -143,6 +147,11 @@ fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
             identity.filter(|&v| same_type(v)).map(Folded::Value)
         }
         OpKind::Cast { arg } => full(constant(k, *arg)),
+        OpKind::Slice {
+            arg,
+            index,
+            transpose: false,
+        } => load_window(k, *arg, index).map(Folded::Kind),
         OpKind::IndexValue {
             expr: IndexExpr::Const(c),
         } => full(Some(*c as f64)),
@@ -163,6 +172,58 @@ fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
         },
         _ => None,
     }
+}
+
+/// `load %x[r][w]` as one load of the window, when `arg` is a load of a tensor no op
+/// stores (so reading it later reads the same) through ranges, whole axes and single
+/// positions. A clamped range (a tail) folds only under a whole-axis slice: the window
+/// of a tail may start past the tensor.
+fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
+    let crate::ir::ValueDef::Result { op, .. } = k.values.get(arg)?.def else {
+        return None;
+    };
+    let OpKind::Load { param, index } = &k.ops.get(op)?.kind else {
+        return None;
+    };
+    let mut stored = false;
+    k.walk_ops(|_, o| stored |= matches!(o.kind, OpKind::Store { param: p, .. } if p == *param));
+    if stored || index.len() != window.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(index.len());
+    for (outer, inner) in index.iter().zip(window) {
+        out.push(match (outer, inner) {
+            (Index::Indirect(_), _) => return None,
+            (_, Index::Full) => outer.clone(),
+            (Index::Full, Index::Range { .. }) => inner.clone(),
+            (
+                Index::Range {
+                    start,
+                    clamped: false,
+                    ..
+                },
+                Index::Range {
+                    start: s,
+                    len,
+                    clamped: false,
+                },
+            ) => Index::Range {
+                start: simplify(&IndexExpr::Add(
+                    Box::new(start.clone()),
+                    Box::new(s.clone()),
+                )),
+                len: *len,
+                clamped: false,
+            },
+            // A single position is an axis of extent 1: its only window is itself.
+            (Index::Single(_), Index::Range { .. }) => outer.clone(),
+            _ => return None,
+        });
+    }
+    Some(OpKind::Load {
+        param: *param,
+        index: out,
+    })
 }
 
 /// Rounds a folded value to what a tile of `dtype` holds; `None` when the value does
@@ -255,7 +316,7 @@ fn fold_indices(kind: &mut OpKind) -> bool {
         }
     };
     match kind {
-        OpKind::Load { index, .. } | OpKind::Store { index, .. } => {
+        OpKind::Load { index, .. } | OpKind::Store { index, .. } | OpKind::Slice { index, .. } => {
             for ix in index {
                 if let Index::Range { start: e, .. } | Index::Single(e) = ix {
                     fold(e);

@@ -2,7 +2,7 @@
 //! matrix multiply, and vector ops (fused expressions through their scratch area).
 
 use super::{Lw, Valid};
-use crate::diag::Span;
+use crate::diag::{Diagnostic, Span};
 use crate::front::hir::{BinaryOp, ReduceOp, UnaryOp, UpdateOp};
 use crate::ir::analysis::exact_reciprocal;
 use crate::ir::analysis::{fused_layout, Place};
@@ -735,10 +735,147 @@ impl Lw<'_> {
         self.emit(op, acc);
     }
 
+    /// The source's `t[:, a .. b]` on a UB tile of 1 or 2 axes: one `vcopy` from the
+    /// window's strided view of `t` (rows of `t`'s width) into a tile of its own. A lane
+    /// masked in `t` stays masked: on an axis with a tail the slice's valid extent is
+    /// `min(len, max(0, valid - start))`, computed on the S pipe.
+    fn vector_slice(&mut self, arg: ValueId, index: &[Index], r: ValueId, span: Span) {
+        let shape = self.shape(arg);
+        let (_, cols) = Self::view2d(&shape);
+        let arg_valid = self.valid.get(&arg).cloned();
+        let dtype = self.dtype(r);
+        let starts: Vec<Option<&crate::ir::IndexExpr>> = index
+            .iter()
+            .map(|ix| match ix {
+                Index::Range { start, .. } => Some(start),
+                _ => None,
+            })
+            .collect();
+        let (row0, col0) = match starts.as_slice() {
+            [c] => (None, *c),
+            [r0, c] => (*r0, *c),
+            _ => return self.fail(span, "a slice of a tile that is not 1-D or 2-D"),
+        };
+        let align = self.ub_align.max(1);
+        if !self.aligned_window(row0, col0, cols, dtype.bytes(), align) {
+            let lanes = align / dtype.bytes().max(1);
+            return self.errors.push(Diagnostic::error(
+                format!(
+                    "this slice of a tile computed in UB does not start on UB's {align}-byte alignment on every iteration: a vector instruction's operands do. Start it at a multiple of {lanes} {dtype} lanes (rows included), or slice a loaded tile instead: a load reads any window of GM"
+                ),
+                span,
+            ));
+        }
+        let mut window = Vec::with_capacity(index.len());
+        for (axis, (ix, &extent)) in index.iter().zip(&shape).enumerate() {
+            let (start, len) = match ix {
+                Index::Full => (Val::Imm(0), extent),
+                Index::Range {
+                    start,
+                    len,
+                    clamped: false,
+                } => (self.iexpr(start, 0), *len),
+                _ => return self.fail(span, "a slice axis that is not a range"),
+            };
+            let valid = match arg_valid.as_ref().and_then(|v| v.get(axis)) {
+                // A tail holds at least one lane on each axis, and every consumer relies
+                // on that (an axis of extent 1 is always whole): a window that starts
+                // past 0 could hold none.
+                Some(&Val::Reg(_)) if start != Val::Imm(0) => {
+                    return self.errors.push(Diagnostic::error(
+                        format!(
+                            "this slice starts past position 0 on axis {axis} of a tile with a tail (the last iteration's tile holds fewer lanes there), so its window could be empty: for now, slice a tail tile's axis from position 0"
+                        ),
+                        span,
+                    ));
+                }
+                Some(&Val::Reg(v)) => {
+                    let left = self.alu(AluOp::Sub, Val::Reg(v), start);
+                    let left = self.alu(AluOp::Max, left, Val::Imm(0));
+                    self.alu(AluOp::Min, left, Val::Imm(len as i64))
+                }
+                _ => Val::Imm(len as i64),
+            };
+            window.push((start, valid));
+        }
+        let (row0, col0) = match window.as_slice() {
+            [(c0, _)] => (Val::Imm(0), *c0),
+            [(r0, _), (c0, _)] => (*r0, *c0),
+            _ => return self.fail(span, "a slice of a tile that is not 1-D or 2-D"),
+        };
+        if window.iter().any(|(_, v)| matches!(v, Val::Reg(_))) {
+            self.valid
+                .insert(r, window.iter().map(|&(_, v)| v).collect());
+        }
+        let (rows, cols_valid) = self.valid2d(r, span);
+        let first = self.alu(AluOp::Mul, row0, Val::Imm(cols as i64));
+        let first = self.alu(AluOp::Add, first, col0);
+        let offset = self.alu(AluOp::Mul, first, Val::Imm(dtype.bytes() as i64));
+        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let Some((src_addr, _)) = self.tile_addr(arg, offset) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let src = Tile {
+            addr: src_addr,
+            rows,
+            cols: cols_valid,
+            stride: cols as i64,
+        };
+        let Some(dst) = self.tile(r, rows, cols_valid, span) else {
+            return;
+        };
+        self.emit(Op::VCopy { dtype, dst, src }, acc);
+    }
+
+    /// Whether the byte offset `(row0 * cols + col0) * eb` of a window is a multiple of
+    /// `align` on every iteration: each loop variable is `start + step * counter`, so the
+    /// offset is affine in the counters, and it is aligned when its constant and every
+    /// counter's coefficient are (sufficient, not necessary).
+    fn aligned_window(
+        &self,
+        row0: Option<&crate::ir::IndexExpr>,
+        col0: Option<&crate::ir::IndexExpr>,
+        cols: u64,
+        eb: u64,
+        align: u64,
+    ) -> bool {
+        let part = |e: Option<&crate::ir::IndexExpr>| match e {
+            Some(e) => crate::ir::affine::of_index(e),
+            None => Some(crate::affine::Affine::constant(0)),
+        };
+        let offset = (|| {
+            part(row0)?
+                .scale(i64::try_from(cols).ok()?)?
+                .add(part(col0)?, 1)?
+                .scale(i64::try_from(eb).ok()?)
+        })();
+        let Some(offset) = offset else {
+            return false;
+        };
+        let align = i128::from(align);
+        let mut constant = i128::from(offset.constant);
+        for &(var, c) in offset.terms() {
+            let Some(&(_, start, step)) = self.var_loop.get(&var) else {
+                return false;
+            };
+            constant += i128::from(c) * i128::from(start);
+            if (i128::from(c) * i128::from(step)) % align != 0 {
+                return false;
+            }
+        }
+        constant % align == 0
+    }
+
     /// A piece of an L1 tile moved into L0A / L0B: one `mov2d` whose source is the
     /// piece's strided view of the whole tile (rows of the tile's width).
     fn slice(&mut self, arg: ValueId, index: &[Index], transpose: bool, r: ValueId, span: Span) {
         let (from, to) = (self.space(arg), self.space(r));
+        if (from, to, transpose) == (Some(MemSpace::UB), Some(MemSpace::UB), false) {
+            return self.vector_slice(arg, index, r, span);
+        }
         if from != Some(MemSpace::L1) || !matches!(to, Some(MemSpace::L0A | MemSpace::L0B)) {
             return self.fail(span, "a slice that is not a move from L1 into L0A or L0B");
         }

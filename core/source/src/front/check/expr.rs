@@ -191,6 +191,22 @@ impl Checker<'_> {
                 tile(ExprKind::Cast(Box::new(t)), ty)
             }
             ast::ExprKind::SlotRead { name, slot } => self.slot_read(name, slot, span),
+            ast::ExprKind::Slice { arg, indices } => {
+                let t = match self.value(arg)? {
+                    Val::Tile(t) => t,
+                    Val::Lit(l) => {
+                        return self.error("a number has no axes to slice", l.span);
+                    }
+                };
+                let (index, ty) = self.tile_slice(&t.ty, arg, indices, span)?;
+                tile(
+                    ExprKind::Slice {
+                        arg: Box::new(t),
+                        index,
+                    },
+                    ty,
+                )
+            }
             ast::ExprKind::Load { tensor, indices } => {
                 let param = self.tensor(tensor)?;
                 let (index, ty) = self.access(param, tensor, indices)?;

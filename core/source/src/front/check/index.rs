@@ -61,15 +61,29 @@ impl Checker<'_> {
         indices: &[ast::Index],
     ) -> Option<(Vec<Index>, TileType)> {
         let ty = self.params.get(param.0 as usize)?.ty.clone();
+        let span = match (indices.first(), indices.last()) {
+            (Some(a), Some(b)) => a.span.to(b.span),
+            _ => tensor.span,
+        };
+        self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
+            c.one_index(ix, axis, extent, &tensor.name)
+        })
+    }
+
+    /// One index per axis of `ty` (`name`'s type; `span` for a wrong count), each read
+    /// by `one` into the index and the extent it selects.
+    fn per_axis(
+        &mut self,
+        name: &str,
+        ty: &TileType,
+        indices: &[ast::Index],
+        span: crate::diag::Span,
+        mut one: impl FnMut(&mut Self, &ast::Index, usize, u64) -> Option<(Index, u64)>,
+    ) -> Option<(Vec<Index>, TileType)> {
         if indices.len() != ty.rank() {
-            let span = match (indices.first(), indices.last()) {
-                (Some(a), Some(b)) => a.span.to(b.span),
-                _ => tensor.span,
-            };
             return self.error(
                 format!(
-                    "`{}` has {} axes ({ty}) but {} {} given: write one per axis (`:` for a whole axis)",
-                    tensor.name,
+                    "`{name}` has {} axes ({ty}) but {} {} given: write one per axis (`:` for a whole axis)",
                     ty.rank(),
                     indices.len(),
                     if indices.len() == 1 { "index is" } else { "indices are" }
@@ -81,7 +95,7 @@ impl Checker<'_> {
         let mut shape = Vec::new();
         let mut ok = true;
         for (axis, (ix, &extent)) in indices.iter().zip(&ty.shape).enumerate() {
-            match self.one_index(ix, axis, extent, &tensor.name) {
+            match one(self, ix, axis, extent) {
                 Some((index, len)) => {
                     out.push(index);
                     shape.push(len);
@@ -90,6 +104,48 @@ impl Checker<'_> {
             }
         }
         ok.then(|| (out, TileType::new(ty.dtype, shape)))
+    }
+
+    /// `t[:, a .. b]` on a tile of type `ty` (`arg` as written, to name it): each axis
+    /// `:` or a range of constant extent inside the tile on every iteration. Tiles have
+    /// no tail rule, so a range that may pass the extent is an error.
+    pub(super) fn tile_slice(
+        &mut self,
+        ty: &TileType,
+        arg: &ast::Expr,
+        indices: &[ast::Index],
+        span: crate::diag::Span,
+    ) -> Option<(Vec<Index>, TileType)> {
+        let name = match &arg.kind {
+            ExprKind::Name(n) => n.clone(),
+            _ => show::expr(arg),
+        };
+        if !matches!(ty.rank(), 1 | 2) {
+            return self.error(
+                format!("`{name}` is {ty}: a slice takes a tile of 1 or 2 axes (for now)"),
+                span,
+            );
+        }
+        self.per_axis(&name, ty, indices, span, |c, ix, axis, extent| match &ix.kind {
+            ast::IndexKind::Full => Some((Index::Full, extent)),
+            ast::IndexKind::Range(a, b) => match c.range(ix, a, b, axis, extent, &name)? {
+                (Index::Range { clamped: true, .. }, _) => c.error(
+                    format!(
+                        "range `{}` on axis {axis} of `{name}` may pass its extent {extent}: a tile has no tail, so a slice must stay inside it",
+                        show::index(ix)
+                    ),
+                    ix.span,
+                ),
+                found => Some(found),
+            },
+            ast::IndexKind::Point(e) => c.error(
+                format!(
+                    "`{}` indexes axis {axis} of the tile `{name}` with one position: a tile slice takes `:` or a range (write `{0} .. {0} + 1` to keep the axis)",
+                    show::expr(e)
+                ),
+                ix.span,
+            ),
+        })
     }
 
     fn one_index(

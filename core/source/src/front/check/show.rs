@@ -152,6 +152,17 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             write_expr(out, slot, 0, depth);
             out.push(']');
         }
+        ExprKind::Slice { arg, indices } => {
+            write_expr(out, arg, POSTFIX, depth);
+            out.push('[');
+            for (k, i) in indices.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write_index(out, i, depth);
+            }
+            out.push(']');
+        }
         ExprKind::Call {
             func,
             ty,

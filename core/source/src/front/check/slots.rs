@@ -76,7 +76,7 @@ impl Checker<'_> {
             Some(found) => Some(found),
             None => self.error(
                 format!(
-                    "`{}` is not a `buffers(...)` tile: only those have slots",
+                    "`{}` is not a `buffers(...)` tile: only those have slots (to slice a tile, give each axis `:` or a range, as in `{0}[0 .. 1, :]`)",
                     name.name
                 ),
                 name.span,
