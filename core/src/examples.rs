@@ -48,6 +48,7 @@ pub const ALL: &[Example] = examples![
     "decode": "Decode attention",
     "moe_router": "MoE top-2 router (argmax)",
     "rope": "Rotary embedding",
+    "causal_conv1d": "Causal conv1d (pad)",
     "gather": "Gather",
     "scatter": "Scatter",
     "block_permute": "Block permute",

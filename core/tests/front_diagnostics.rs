@@ -682,6 +682,27 @@ fn cases() -> Vec<Case> {
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
         ),
+        // Loads with `pad`.
+        case(
+            "pad_value_dtype",
+            k("let t = load n[:, -2 .. 30] pad 0.5;"),
+            "`n` holds i32, so its pad value is an i32 integer, not `0.5`",
+        ),
+        case(
+            "pad_value_tile",
+            k("let t = load x[:, :];\nlet u = load x[:, -1 .. 31] pad t;"),
+            "a pad value is a number (a literal or a `const`), not the tile `t`",
+        ),
+        case(
+            "pad_gather",
+            k("let i = load idx[:];\nlet g = load x[i, -1 .. 31] pad 0.0;"),
+            "a gather (a tile index) takes no fill",
+        ),
+        case(
+            "pad_leading_axis",
+            k("let t = load x[-1 .. 63, :] pad 0.0;"),
+            "along its last axis only",
+        ),
         case(
             "store_mask",
             k("store y[:, :] = load x[:, :] > 0.0;"),

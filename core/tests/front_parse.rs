@@ -68,6 +68,21 @@ fn brackets_after_a_tile_read_a_slot_or_slice() {
     );
 }
 
+/// `pad` after a load's brackets takes one unary operand and binds tighter than any
+/// binary operator; elsewhere `pad` is a name.
+#[test]
+fn pad_binds_to_its_load() {
+    assert_eq!(
+        parse_expr("load x[:, t - 3 .. t + 29] pad 0.0 * w"),
+        "(* (load x [: (.. (- t 3) (+ t 29))] pad 0.0) w)"
+    );
+    assert_eq!(
+        parse_expr("load x[i .. i + 8] pad -inf"),
+        "(load x [(.. i (+ i 8))] pad (neg inf))"
+    );
+    assert_eq!(parse_expr("pad + 1"), "(+ pad 1)");
+}
+
 #[test]
 fn binary_operators_are_left_associative() {
     assert_eq!(parse_expr("a - b - c"), "(- (- a b) c)");

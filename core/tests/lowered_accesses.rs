@@ -16,7 +16,9 @@ fn operands(op: &Op) -> Vec<(Addr, bool)> {
         _ => None,
     };
     match op {
-        Op::Dma { dst, src, .. } => vec![(*dst, true), (*src, false)],
+        Op::Dma { dst, src, .. } | Op::DmaPad { dst, src, .. } => {
+            vec![(*dst, true), (*src, false)]
+        }
         Op::Gather {
             dst, src, index, ..
         }

@@ -3,7 +3,7 @@
 //! tails, in reverse, empty, with bounds that depend on an outer loop, and with
 //! `@buffers`, causal-style masks, software pipelines by hand over explicit slots,
 //! branches that update carried state, define a name on every path or skip work, tile
-//! slices of loaded and computed tiles)
+//! slices of loaded and computed tiles, windows that leave the tensor filled by `pad`)
 //! compiled through the whole pipeline and simulated agree with the reference
 //! interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
@@ -709,6 +709,34 @@ fn sliced() -> impl Strategy<Value = String> {
         })
 }
 
+/// Windows that leave the tensor on their last axis, filled by `pad`: row tiles with a
+/// tail, column tiles shifted by up to a tile either way (so windows start before 0,
+/// end past the extent, or lie wholly outside), under an elementwise expression.
+fn padded() -> impl Strategy<Value = String> {
+    (
+        (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..5),
+        (prop_oneof![Just(8u64), Just(32)], 1u64..4, 0u64..9),
+        -40i64..40,
+        prop_oneof![Just("0.0"), Just("1.5"), Just("-2.0")],
+        expr(),
+        buffers(),
+    )
+        .prop_map(|((rs, rt, rx), (cs, ct, cx), shift, fill, e, buffers)| {
+            let (rows, cols) = (rs * rt + rx, cs * ct + cx);
+            format!(
+                "kernel k(x: f32[{rows}, {cols}], bias: f32[1, {cs}], y: out f32[{rows}, {cols}]) {{
+    let b = load bias[:, :];
+    for r in 0..{rows} step {rs}{buffers} {{
+        for c in 0..{cols} step {cs} {{
+            let t = load x[r .. r + {rs}, c + {shift} .. c + {shift} + {cs}] pad {fill};
+            store y[r .. r + {rs}, c .. c + {cs}] = {e};
+        }}
+    }}
+}}"
+            )
+        })
+}
+
 fn replace_t(e: &str, with: &str) -> String {
     let name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     let chars: Vec<char> = e.chars().collect();
@@ -790,6 +818,13 @@ proptest! {
 
     #[test]
     fn random_sliced_kernels_match(src in sliced()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Auto, "teach")?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
+    }
+
+    #[test]
+    fn random_padded_windows_match(src in padded()) {
         check(&src, SyncStrategy::Auto)?;
         check_on(&src, SyncStrategy::Auto, "teach")?;
         check_on(&src, SyncStrategy::Barrier, "teach")?;
@@ -906,6 +941,7 @@ fn any_kernel() -> impl Strategy<Value = String> {
         triangular(),
         branched(),
         sliced(),
+        padded(),
         matmul().prop_map(|(src, _)| src),
     ]
 }

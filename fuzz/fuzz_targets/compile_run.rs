@@ -560,7 +560,8 @@ fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
 
 /// Tile slices in a row loop with a tail: windows of the loaded tile at any column
 /// (canonicalize makes them loads), of a computed tile at UB-aligned columns (vector
-/// copies), and row windows moving with an inner loop into a carried accumulator.
+/// copies), windows of the tensor that leave it filled by `pad`, and row windows moving
+/// with an inner loop into a carried accumulator.
 fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let m = extent(u)?;
     let s = step(u, m.min(32))?;
@@ -576,9 +577,13 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let _ = writeln!(src, "    let c = t + {c};");
     let loaded = u.int_in_range(0..=w - 64)?;
     let computed = 64 * u.int_in_range(0..=w / 64 - 1)?;
+    // A window of x that may leave it on either side, filled by `pad`.
+    let shift = u.int_in_range(-80i64..=w as i64 + 16)?;
+    let fill = u.choose(&["0.0", "-1.5", "3.0"])?;
     let leaves = [
         format!("t[:, {loaded} .. {}]", loaded + 64),
         format!("c[:, {computed} .. {}]", computed + 64),
+        format!("load x[r .. r + {s}, {shift} .. {}] pad {fill}", shift + 64),
     ];
     let refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
     let e = expr(u, &refs, 3)?;

@@ -78,9 +78,21 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
         }
         ExprKind::Transpose(a) => format!("(T {})", sexpr(a)),
         ExprKind::Cast { value, dtype, .. } => format!("(as {} {dtype})", sexpr(value)),
-        ExprKind::Load { tensor, indices } => {
+        ExprKind::Load {
+            tensor,
+            indices,
+            pad,
+        } => {
             let parts: Vec<String> = indices.iter().map(index).collect();
-            format!("(load {} [{}])", tensor.name, parts.join(" "))
+            match pad {
+                Some(v) => format!(
+                    "(load {} [{}] pad {})",
+                    tensor.name,
+                    parts.join(" "),
+                    sexpr(v)
+                ),
+                None => format!("(load {} [{}])", tensor.name, parts.join(" ")),
+            }
         }
         ExprKind::SlotRead { name, slot } => format!("(slot {} {})", name.name, sexpr(slot)),
         ExprKind::Slice { arg, indices } => {

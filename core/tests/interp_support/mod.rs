@@ -95,7 +95,11 @@ impl KernelBuilder {
             })
             .collect::<Vec<_>>();
         Expr {
-            kind: ExprKind::Load { param: p, index },
+            kind: ExprKind::Load {
+                param: p,
+                index,
+                pad: None,
+            },
             ty: ty(pty.dtype, &shape),
             span: sp(500),
         }

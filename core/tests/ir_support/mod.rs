@@ -105,7 +105,11 @@ impl B {
             })
             .collect();
         self.e(
-            ExprKind::Load { param: p, index },
+            ExprKind::Load {
+                param: p,
+                index,
+                pad: None,
+            },
             TileType::new(param.ty.dtype, shape),
         )
     }

@@ -431,9 +431,10 @@ impl Lower<'_> {
                 buf: self.local_value(*local, e.span)?,
                 slot: self.iexpr(slot, 0)?,
             },
-            hir::ExprKind::Load { param, index } => OpKind::Load {
+            hir::ExprKind::Load { param, index, pad } => OpKind::Load {
                 param: param.0 as usize,
                 index: self.index(index, d, ops)?,
+                pad: *pad,
             },
             hir::ExprKind::Unary { op, arg } => OpKind::Unary {
                 op: *op,

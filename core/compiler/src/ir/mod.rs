@@ -448,10 +448,13 @@ impl Op {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
-    /// `load param[index]`: one result of the region's shape.
+    /// `load param[index]`: one result of the region's shape. With `pad` (printed
+    /// `pad V`), the last axis's index may leave the tensor and those lanes hold `V`
+    /// (one `dmapad`); such a load lives in UB.
     Load {
         param: ParamId,
         index: Vec<Index>,
+        pad: Option<f64>,
     },
     /// `store param[index] = value`; masked (tail) lanes are not stored.
     Store {

@@ -330,10 +330,19 @@ impl Printer<'_> {
             None => text,
         };
         let line = match &op.kind {
-            OpKind::Load { param, index } => typed(
-                self,
-                format!("load %{}[{}]", self.param(*param), self.index(index)),
-            ),
+            OpKind::Load { param, index, pad } => {
+                let pad = match pad {
+                    Some(v) => {
+                        let dtype = self.k.params.get(*param).map(|p| p.ty.dtype);
+                        format!(" pad {}", literal(*v, dtype))
+                    }
+                    None => String::new(),
+                };
+                typed(
+                    self,
+                    format!("load %{}[{}]{pad}", self.param(*param), self.index(index)),
+                )
+            }
             OpKind::Store {
                 param,
                 index,

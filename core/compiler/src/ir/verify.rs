@@ -236,7 +236,7 @@ impl Verifier<'_> {
         let first = tys.first();
         let arg = || first.ok_or_else(|| "missing operand".to_string());
         match kind {
-            OpKind::Load { param, index } => {
+            OpKind::Load { param, index, .. } => {
                 let p = self
                     .k
                     .params

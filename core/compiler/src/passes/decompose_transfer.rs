@@ -135,7 +135,7 @@ fn aligned(
 fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnostic> {
     let op = &k.ops[id];
     let (param, index, stored) = match &op.kind {
-        OpKind::Load { param, index } => (*param, index, None),
+        OpKind::Load { param, index, .. } => (*param, index, None),
         OpKind::Store {
             param,
             index,

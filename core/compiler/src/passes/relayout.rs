@@ -174,8 +174,13 @@ fn relayout(
 ) -> Result<Vec<OpId>, String> {
     let op = &k.ops[id];
     let span = op.span;
-    let OpKind::Load { param, index } = op.kind.clone() else {
-        return Err("not a load".into());
+    let OpKind::Load {
+        param,
+        index,
+        pad: None,
+    } = op.kind.clone()
+    else {
+        return Err("not a load, or a load with `pad` (relayout copies plain loads)".into());
     };
     let ty = op
         .results
@@ -269,6 +274,7 @@ fn relayout(
     k.ops[id].kind = OpKind::Load {
         param: scratch,
         index: read,
+        pad: None,
     };
 
     // The prologue: every iteration's tile, at constant indices.
@@ -305,7 +311,11 @@ fn relayout(
             IndexExpr::Const(rows as i64),
         ))?);
         let (load, tile) = k.add_op(
-            OpKind::Load { param, index: from },
+            OpKind::Load {
+                param,
+                index: from,
+                pad: None,
+            },
             span,
             ty.clone(),
             copy_name.clone(),

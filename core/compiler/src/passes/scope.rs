@@ -134,10 +134,10 @@ fn natural(
         OpKind::Transpose { .. } | OpKind::Slice { .. } => {
             transposes.get(&op).copied().unwrap_or(MemSpace::UB)
         }
-        OpKind::Load { index, .. } => {
-            // The machine's gather writes UB only: a gathered matmul operand moves on
-            // to L1 from there.
-            let gathers = index.iter().any(|i| matches!(i, Index::Indirect(_)));
+        OpKind::Load { index, pad, .. } => {
+            // The machine's gather and `dmapad` write UB only: such a matmul operand
+            // moves on to L1 from there.
+            let gathers = pad.is_some() || index.iter().any(|i| matches!(i, Index::Indirect(_)));
             let matrix_only = !gathers
                 && users.get(&v).is_some_and(|us| {
                     !us.is_empty()

@@ -858,6 +858,25 @@ impl KeyValue for i64 {
     }
 }
 
+/// A fill value: an integer as written (exact for i32 lanes), any other number as the
+/// f32 it is (the compiler rounds it to the tile's dtype first).
+impl KeyValue for f64 {
+    fn text(&self) -> String {
+        if self.is_finite() && self.fract() == 0.0 && self.abs() < 1e15 {
+            format!("{}", *self as i64)
+        } else {
+            format!("{:?}", *self as f32)
+        }
+    }
+    fn parse(p: &mut Parser<'_>, key: &str) -> PResult<f64> {
+        p.keyed(key).and_then(|(o, sp)| match o {
+            Opnd::Int(i) => Ok(i as f64),
+            Opnd::Float(x) => Ok(f64::from(x)),
+            _ => Err(err(format!("`{key}=` takes a number"), sp)),
+        })
+    }
+}
+
 /// An axis (validation rejects one out of range).
 impl KeyValue for u8 {
     fn text(&self) -> String {

@@ -214,6 +214,28 @@ instructions! {
         "gather moves GM rows into ub with an index tile in ub",
     );
 
+    // GM rows into a ub tile, each row `left` lanes of `value`, `len` source elements,
+    // then `value` to `width` lanes (Ascend's DataCopyPad): a load with `pad`.
+    Op::DmaPad "dmapad" {
+        dtype: Suffix,
+        dst: Pos => mem(Write, dtype.bytes(), padded_rows(*width, *dst_stride)),
+        src: Pos => mem(Read, dtype.bytes(), row_tile(*src_stride)),
+        rows: Key("rows") => scalar(0),
+        len: Key("len") => scalar(1),
+        left: Key("left") => scalar(2),
+        width: Key("width"),
+        src_stride: Key("sstride"),
+        dst_stride: Key("dstride"),
+        value: Key("value"),
+    }
+    pipe Pipe::MTE2,
+    rules need(
+        space(dst) == UB && space(src) == GM,
+        "dmapad moves GM rows into ub",
+    )
+    .and(need(*width >= 1 && *width <= *dst_stride, "dmapad's width is 1 to dstride lanes"))
+    .and(need(*dtype != DType::Mask, "dmapad moves f32, f16, bf16 or i32 elements"));
+
     // A ub tile into GM rows: row k of the tile goes to destination row `index[k]`.
     Op::Scatter "scatter" {
         dtype: Suffix,
@@ -462,6 +484,16 @@ fn row_tile(stride: i64) -> Extent {
     Extent::Tile {
         rows: Slot(0),
         cols: Slot(1),
+        stride: Imm(stride),
+    }
+}
+
+/// The ub side of a `dmapad`: `rows` rows (at `val[0]`) of `width` lanes, `stride`
+/// elements apart.
+fn padded_rows(width: i64, stride: i64) -> Extent {
+    Extent::Tile {
+        rows: Slot(0),
+        cols: Imm(width),
         stride: Imm(stride),
     }
 }

@@ -338,6 +338,22 @@ pub enum Op {
         src_stride: i64,
         dst_stride: i64,
     },
+    /// GM rows into a ub tile with a fill, Ascend's `DataCopyPad`: each of `rows` rows
+    /// of the tile, `width` lanes wide, is `left` lanes of `value`, then `len` elements
+    /// of the source row, then `value` to the end. What a load that may leave its
+    /// tensor (`pad`) becomes: `left + len <= width` at run time.
+    DmaPad {
+        dtype: DType,
+        dst: Addr,
+        src: Addr,
+        rows: Val,
+        len: Val,
+        left: Val,
+        width: i64,
+        src_stride: i64,
+        dst_stride: i64,
+        value: f64,
+    },
     Scatter {
         dtype: DType,
         dst: Addr,

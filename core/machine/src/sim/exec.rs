@@ -460,6 +460,61 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                 &d,
             )
         }
+        Op::DmaPad {
+            dtype,
+            dst,
+            src,
+            width,
+            src_stride,
+            dst_stride,
+            value,
+            ..
+        } => {
+            let (rows, len, left) = (
+                r.val[0].max(0) as u64,
+                r.val[1].max(0) as u64,
+                r.val[2].max(0) as u64,
+            );
+            let width = (*width).max(0) as u64;
+            if left + len > width {
+                return Err(format!(
+                    "dmapad fills {left} lanes and copies {len} elements into a row of {width}"
+                ));
+            }
+            let eb = dtype.bytes();
+            let mut fill = vec![0u8; eb as usize];
+            if *dtype == DType::I32 {
+                fill.copy_from_slice(&(*value as i32).to_le_bytes());
+            } else {
+                write_f32s(&mut fill, *dtype, &[*value as f32]);
+            }
+            let (sstride, dstride) = ((*src_stride).max(0) as u64, (*dst_stride).max(0) as u64);
+            for row in 0..rows {
+                let from = slice(
+                    m,
+                    addr_region(src),
+                    r.addr[1] + row * sstride * eb,
+                    len * eb,
+                )?
+                .to_vec();
+                let to = slice_mut(
+                    m,
+                    addr_region(dst),
+                    r.addr[0] + row * dstride * eb,
+                    width * eb,
+                )?;
+                for (lane, out) in to.chunks_exact_mut(eb as usize).enumerate() {
+                    let lane = lane as u64;
+                    if lane >= left && lane < left + len {
+                        let at = ((lane - left) * eb) as usize;
+                        out.copy_from_slice(&from[at..at + eb as usize]);
+                    } else {
+                        out.copy_from_slice(&fill);
+                    }
+                }
+            }
+            Ok(())
+        }
         Op::Gather {
             dtype,
             dst,

@@ -367,6 +367,7 @@ fn op_dtype_bytes(op: &Op, a: &Access) -> u64 {
         Op::VArgReduce { .. } if a.write => 4,
         Op::VArgReduce { dtype, .. } => dtype.bytes(),
         Op::Dma { dtype, .. }
+        | Op::DmaPad { dtype, .. }
         | Op::Gather { dtype, .. }
         | Op::Scatter { dtype, .. }
         | Op::Mov2d { dtype, .. }

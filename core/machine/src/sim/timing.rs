@@ -629,6 +629,12 @@ impl<'a> Engine<'a> {
                 MemSpace::UB,
                 u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
             ),
+            // The engine writes every lane of the box, fill included.
+            Op::DmaPad { dtype, width, .. } => dma(
+                MemSpace::GM,
+                MemSpace::UB,
+                u(r.val[0]) * (*width).max(0) as u64 * dtype.bytes(),
+            ),
             Op::Scatter { dtype, .. } => dma(
                 MemSpace::UB,
                 MemSpace::GM,

@@ -241,8 +241,12 @@ pub enum ExprKind {
         dtype: DType,
         dtype_span: Span,
     },
-    /// `load x[r .. r + 8, :]`
-    Load { tensor: Ident, indices: Vec<Index> },
+    /// `load x[r .. r + 8, :]`, and `load x[:, t - 3 .. t + 29] pad 0.0`
+    Load {
+        tensor: Ident,
+        indices: Vec<Index>,
+        pad: Option<Box<Expr>>,
+    },
     /// `name[slot]`: one slot of a `buffers(...)` tile.
     SlotRead { name: Ident, slot: Box<Expr> },
     /// `t[:, a .. b]`: a sub-tile, one index per axis (`:` or a range). A name followed

@@ -674,10 +674,13 @@ pub enum ExprKind {
     Scalar(f64),
     /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.
     IndexValue(IndexExpr),
-    /// `load param[index]`; `ty` is the region's shape and the tensor's dtype.
+    /// `load param[index]`; `ty` is the region's shape and the tensor's dtype. With
+    /// `pad` (rounded to the dtype) the last axis's index may leave the tensor, and the
+    /// lanes outside hold `pad`: that axis is never clamped.
     Load {
         param: ParamId,
         index: Vec<Index>,
+        pad: Option<f64>,
     },
     Unary {
         op: UnaryOp,

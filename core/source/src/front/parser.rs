@@ -918,9 +918,20 @@ impl<'s> Parser<'s> {
         let start = self.bump().span;
         let tensor = self.ident("a tensor name after `load`")?;
         let indices = self.indices()?;
+        // `pad` is a word only here: `pad` stays a usable name elsewhere.
+        let pad = if self.at(Tok::Ident) && self.text(self.peek().span) == "pad" {
+            self.bump();
+            Some(Box::new(self.nested(|p| p.unary())?))
+        } else {
+            None
+        };
         let span = start.to(self.prev_end());
         Ok(Expr {
-            kind: ExprKind::Load { tensor, indices },
+            kind: ExprKind::Load {
+                tensor,
+                indices,
+                pad,
+            },
             span,
         })
     }

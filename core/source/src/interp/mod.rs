@@ -510,10 +510,82 @@ impl Machine<'_> {
                 };
                 t
             }
-            ExprKind::Load { param, index } => self.load(param.0 as usize, index, e, depth)?,
+            ExprKind::Load {
+                param,
+                index,
+                pad: None,
+            } => self.load(param.0 as usize, index, e, depth)?,
+            ExprKind::Load {
+                param,
+                index,
+                pad: Some(pad),
+            } => self.padded_load(param.0 as usize, index, *pad, e, depth)?,
             ExprKind::SlotRead { local, slot } => self.read_slot(*local, slot, e.span)?,
             _ => return Err(internal("not a leaf expression", e.span)),
         })
+    }
+
+    /// `load x[..., a .. b] pad v`: the lanes of the last axis outside the tensor hold
+    /// `v` (Triton's `other=`). Loads the whole last axis, then picks each lane.
+    fn padded_load(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        pad: f64,
+        e: &Expr,
+        depth: usize,
+    ) -> Result<Tile, Diagnostic> {
+        let Some((last, lead)) = index.split_last() else {
+            return Err(internal("a padded load of a rank-0 tensor", e.span));
+        };
+        let (start, len) = match last {
+            Index::Full => return self.load(p, index, e, depth),
+            Index::Range { start, len, .. } => (eval_index(start, &self.vars, 0)?, *len),
+            Index::Single(start) => (eval_index(start, &self.vars, 0)?, 1),
+            Index::Indirect(_) => return Err(internal("a padded gather", e.span)),
+        };
+        let width: usize = match self.params.get(p).and_then(|t| t.shape.last()) {
+            Some(&w) => w,
+            None => return Err(internal("unknown parameter", e.span)),
+        };
+        let mut whole_index = lead.to_vec();
+        whole_index.push(Index::Full);
+        let mut whole_ty = e.ty.clone();
+        if let Some(l) = whole_ty.shape.last_mut() {
+            *l = width as u64;
+        }
+        let whole_expr = Expr {
+            kind: ExprKind::Scalar(0.0),
+            ty: whole_ty,
+            span: e.span,
+        };
+        let whole = self.load(p, &whole_index, &whole_expr, depth)?;
+        let mut out = Tile::full(
+            e.ty.dtype,
+            e.ty.shape.iter().map(|&d| d as usize).collect(),
+            pad,
+        );
+        out.valid = whole.valid.clone();
+        if let Some(v) = out.valid.last_mut() {
+            *v = len as usize;
+        }
+        let rows = whole.len() / width.max(1);
+        let lanes = |c: usize| {
+            let at = start + c as i64;
+            (0..width as i64).contains(&at).then_some(at as usize)
+        };
+        for r in 0..rows {
+            for c in 0..len as usize {
+                let Some(at) = lanes(c) else { continue };
+                match (&mut out.data, &whole.data) {
+                    (Data::F(dst), Data::F(src)) => dst[r * len as usize + c] = src[r * width + at],
+                    (Data::I(dst), Data::I(src)) => dst[r * len as usize + c] = src[r * width + at],
+                    _ => return Err(internal("load into a tile of another dtype", e.span)),
+                }
+            }
+        }
+        out.zero_masked();
+        Ok(out)
     }
 
     fn load(

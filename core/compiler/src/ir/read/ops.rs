@@ -17,7 +17,18 @@ impl<'t> Reader<'t> {
                 c.ws();
                 let param = self.param(c)?;
                 let index = self.index_list(c)?;
-                OpKind::Load { param, index }
+                let pad = if c.tok("pad ") {
+                    c.ws();
+                    let at = c.clone();
+                    let lit = c.until(' ');
+                    Some(
+                        lit.parse::<f64>()
+                            .map_err(|_| at.err(format!("`{lit}` is not a number")))?,
+                    )
+                } else {
+                    None
+                };
+                OpKind::Load { param, index, pad }
             }
             "store" => {
                 c.ws();

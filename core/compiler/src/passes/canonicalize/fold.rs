@@ -182,7 +182,12 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
     let crate::ir::ValueDef::Result { op, .. } = k.values.get(arg)?.def else {
         return None;
     };
-    let OpKind::Load { param, index } = &k.ops.get(op)?.kind else {
+    let OpKind::Load {
+        param,
+        index,
+        pad: None,
+    } = &k.ops.get(op)?.kind
+    else {
         return None;
     };
     let mut stored = false;
@@ -223,6 +228,7 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
     Some(OpKind::Load {
         param: *param,
         index: out,
+        pad: None,
     })
 }
 

@@ -71,7 +71,17 @@ impl Lw<'_> {
         let span = op.span;
         let result = op.results.first().copied();
         match (&op.kind, result) {
-            (OpKind::Load { param, index }, Some(r)) => self.transfer(id, *param, index, r, false),
+            (
+                OpKind::Load {
+                    param,
+                    index,
+                    pad: Some(pad),
+                },
+                Some(r),
+            ) => self.padded_load(*param, index, *pad, r),
+            (OpKind::Load { param, index, .. }, Some(r)) => {
+                self.transfer(id, *param, index, r, false)
+            }
             (
                 OpKind::Store {
                     param,
@@ -307,6 +317,121 @@ impl Lw<'_> {
                 *m = o;
             }
         }
+    }
+
+    /// `load x[..., a .. b] pad v`: one `dmapad` (Ascend's DataCopyPad). The tile's
+    /// leading axes are its rows (they must collapse into one GM stride); along the last
+    /// axis each row is `left` lanes of `v`, the `len` elements inside the tensor, then
+    /// `v` again, with `left = min(max(-a, 0), C)`, `begin = min(max(a, 0), W)` and
+    /// `len = max(min(a + C, W) - begin, 0)` for a tile `C` lanes wide over a tensor
+    /// `W` wide, computed on the S pipe when `a` moves with a loop.
+    fn padded_load(&mut self, param: usize, index: &[Index], pad: f64, r: ValueId) {
+        let span = self.prov.span.unwrap_or_default();
+        let Some(p) = self.k.params.get(param) else {
+            return self.fail(span, "a load of a missing parameter");
+        };
+        let (tensor, dtype) = (p.ty.shape.clone(), p.ty.dtype);
+        let shape = self.shape(r);
+        let (Some((last, lead)), Some(&width), Some(&cols)) =
+            (index.split_last(), tensor.last(), shape.last())
+        else {
+            return self.fail(span, "a padded load of a rank-0 tensor");
+        };
+        let gm_strides = crate::ir::analysis::strides(&tensor);
+        let eb = dtype.bytes() as i64;
+        // The rows: the leading axes of extent above 1 must collapse into one stride,
+        // which holds when every one after the first spans its whole axis.
+        let rows_axes: Vec<usize> = (0..lead.len()).filter(|&a| shape[a] > 1).collect();
+        let collapses = rows_axes.iter().skip(1).all(|&a| {
+            shape[a] == tensor[a] && !matches!(lead[a], Index::Range { clamped: true, .. })
+        });
+        if !collapses {
+            return self.fail(
+                span,
+                "a padded load whose leading axes do not collapse into rows of one stride (index whole axes after the first)",
+            );
+        }
+        let rows_n: u64 = shape[..lead.len()].iter().product();
+        let row_stride = rows_axes
+            .last()
+            .and_then(|&a| gm_strides.get(a).copied())
+            .unwrap_or(width as i64);
+        let mut valid: Valid = shape.iter().map(|&d| Val::Imm(d as i64)).collect();
+        let mut rows = Val::Imm(rows_n as i64);
+        let mut offset = Val::Imm(0);
+        for (a, ix) in lead.iter().enumerate() {
+            let start = match ix {
+                Index::Full => continue,
+                Index::Range { start, .. } | Index::Single(start) => start,
+                Index::Indirect(_) => return self.fail(span, "a padded gather"),
+            };
+            let s = self.iexpr(start, 0);
+            let g = gm_strides.get(a).copied().unwrap_or(1);
+            let term = self.alu(AluOp::Mul, s, Val::Imm(g * eb));
+            offset = self.alu(AluOp::Add, term, offset);
+            if let Index::Range {
+                len, clamped: true, ..
+            } = ix
+            {
+                // A tail on the rows: min(len, extent - start) of them, times the whole
+                // axes after it.
+                let left = self.alu(AluOp::Sub, Val::Imm(tensor[a] as i64), s);
+                let count = self.alu(AluOp::Min, left, Val::Imm(*len as i64));
+                valid[a] = count;
+                let after: u64 = shape[a + 1..lead.len()].iter().product();
+                rows = self.alu(AluOp::Mul, count, Val::Imm(after as i64));
+            }
+        }
+        let (w, c) = (width as i64, cols as i64);
+        let start = match last {
+            Index::Full => Val::Imm(0),
+            Index::Range { start, .. } | Index::Single(start) => self.iexpr(start, 0),
+            Index::Indirect(_) => return self.fail(span, "a padded gather"),
+        };
+        let neg = self.alu(AluOp::Sub, Val::Imm(0), start);
+        let neg = self.alu(AluOp::Max, neg, Val::Imm(0));
+        let left = self.alu(AluOp::Min, neg, Val::Imm(c));
+        let begin = self.alu(AluOp::Max, start, Val::Imm(0));
+        let begin = self.alu(AluOp::Min, begin, Val::Imm(w));
+        let end = self.alu(AluOp::Add, start, Val::Imm(c));
+        let end = self.alu(AluOp::Min, end, Val::Imm(w));
+        let len = self.alu(AluOp::Sub, end, begin);
+        let len = self.alu(AluOp::Max, len, Val::Imm(0));
+        let begin_bytes = self.alu(AluOp::Mul, begin, Val::Imm(eb));
+        let offset = self.alu(AluOp::Add, begin_bytes, offset);
+        if valid.iter().any(|v| matches!(v, Val::Reg(_))) {
+            self.valid.insert(r, valid);
+        }
+        let mut acc: Vec<Access> = self.tile_access(r, true).into_iter().collect();
+        let mut gm = self.tensor_access(param, false);
+        // The box insert-sync compares: the rows read, across the whole last axis (a
+        // superset of the window's part inside the tensor).
+        let mut whole = lead.to_vec();
+        whole.push(Index::Full);
+        if let Some(region) = self.gm_region(&tensor, &whole) {
+            gm.region = Some(self.out.regions.len() as u32);
+            self.out.regions.push(region);
+        }
+        acc.push(gm);
+        let Some((dst, _)) = self.tile_addr(r, Val::Imm(0)) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let src = self.addr(Region::Tensor(param as u32), offset, 0);
+        self.emit(
+            Op::DmaPad {
+                dtype,
+                dst,
+                src,
+                rows,
+                len,
+                left,
+                width: c,
+                src_stride: row_stride,
+                dst_stride: c,
+                value: pad,
+            },
+            acc,
+        );
     }
 
     fn transfer(&mut self, id: OpId, param: usize, index: &[Index], tile_v: ValueId, store: bool) {

@@ -274,7 +274,12 @@ fn operands(
             at = def(arg)?;
         }
         let load = k.ops.get(at)?;
-        let OpKind::Load { param, index } = &load.kind else {
+        let OpKind::Load {
+            param,
+            index,
+            pad: None,
+        } = &load.kind
+        else {
             return None;
         };
         let tile = *load.results.first()?;

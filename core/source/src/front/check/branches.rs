@@ -224,7 +224,11 @@ impl Checker<'_> {
     /// such a load and never updated).
     fn operand(&mut self, side: &ast::Expr) -> Option<Operand> {
         match &side.kind {
-            ast::ExprKind::Load { tensor, indices } => return self.element(tensor, indices),
+            ast::ExprKind::Load {
+                tensor,
+                indices,
+                pad: None,
+            } => return self.element(tensor, indices),
             ast::ExprKind::Name(n) => {
                 if let Some((Binding::Local(id), _)) = self.lookup(n) {
                     if let Some((param, index)) = self.elements.get(&id) {
@@ -295,7 +299,12 @@ impl Checker<'_> {
     /// Records `let name = load t[a, b]` of one element of an `i32` input, which a
     /// condition may compare.
     pub(super) fn note_element(&mut self, local: LocalId, value: &hir::Expr) {
-        let hir::ExprKind::Load { param, index } = &value.kind else {
+        let hir::ExprKind::Load {
+            param,
+            index,
+            pad: None,
+        } = &value.kind
+        else {
             return;
         };
         let Some(p) = self.params.get(param.0 as usize) else {

@@ -207,10 +207,18 @@ impl Checker<'_> {
                     ty,
                 )
             }
-            ast::ExprKind::Load { tensor, indices } => {
+            ast::ExprKind::Load {
+                tensor,
+                indices,
+                pad,
+            } => {
                 let param = self.tensor(tensor)?;
-                let (index, ty) = self.access(param, tensor, indices)?;
-                tile(ExprKind::Load { param, index }, ty)
+                let pad = match pad {
+                    Some(v) => Some(self.pad_value(param, tensor, v)?),
+                    None => None,
+                };
+                let (index, ty) = self.access_padded(param, tensor, indices, pad.is_some())?;
+                tile(ExprKind::Load { param, index, pad }, ty)
             }
             ast::ExprKind::Call {
                 func,
@@ -1093,6 +1101,42 @@ impl Checker<'_> {
 
 /// Whether an integer constant is an `i32` value (numpy refuses to put a larger Python
 /// integer into an int32 array, rather than wrap it).
+impl Checker<'_> {
+    /// The number after `pad`, in the tensor's dtype: an integer for an `i32` tensor,
+    /// any number (rounded as a literal is) for a float one.
+    fn pad_value(
+        &mut self,
+        param: crate::front::hir::ParamId,
+        tensor: &ast::Ident,
+        v: &ast::Expr,
+    ) -> Option<f64> {
+        let dtype = self.params.get(param.0 as usize)?.ty.dtype;
+        let lit = match self.value(v)? {
+            Val::Lit(l) => l,
+            Val::Tile(_) => {
+                return self.error(
+                    format!(
+                        "a pad value is a number (a literal or a `const`), not the tile `{}`",
+                        show::expr(v)
+                    ),
+                    v.span,
+                )
+            }
+        };
+        if dtype == DType::I32 && (lit.is_float || !fits_i32(lit.value)) {
+            return self.error(
+                format!(
+                    "`{}` holds i32, so its pad value is an i32 integer, not `{}`",
+                    tensor.name,
+                    show::expr(v)
+                ),
+                v.span,
+            );
+        }
+        Some(f64::from(dtype.literal(lit.value)))
+    }
+}
+
 fn fits_i32(v: f64) -> bool {
     (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&v)
 }

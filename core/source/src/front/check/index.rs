@@ -70,6 +70,66 @@ impl Checker<'_> {
         })
     }
 
+    /// `access` for a load, with `pad`: then the last axis's index may leave the tensor
+    /// (those lanes hold the pad value), and no other axis may be a gather.
+    pub(super) fn access_padded(
+        &mut self,
+        param: ParamId,
+        tensor: &ast::Ident,
+        indices: &[ast::Index],
+        pad: bool,
+    ) -> Option<(Vec<Index>, TileType)> {
+        if !pad {
+            return self.access(param, tensor, indices);
+        }
+        let ty = self.params.get(param.0 as usize)?.ty.clone();
+        let span = match (indices.first(), indices.last()) {
+            (Some(a), Some(b)) => a.span.to(b.span),
+            _ => tensor.span,
+        };
+        let last = ty.rank().saturating_sub(1);
+        self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
+            let gather = matches!(&ix.kind, ast::IndexKind::Point(e) if !c.is_index_expr(e));
+            if gather {
+                return c.error(
+                    format!(
+                        "`pad` fills lanes outside `{}`, and a gather (a tile index) takes no fill: gather without `pad`",
+                        tensor.name
+                    ),
+                    ix.span,
+                );
+            }
+            if axis != last {
+                let before = c.diags.len();
+                let found = c.one_index(ix, axis, extent, &tensor.name);
+                if found.is_none() && c.diags.len() > before {
+                    if let Some(d) = c.diags.last_mut() {
+                        d.notes.push(
+                            "`pad` fills lanes outside the tensor along its last axis only (for now)"
+                                .into(),
+                        );
+                    }
+                }
+                return found;
+            }
+            match &ix.kind {
+                ast::IndexKind::Full => Some((Index::Full, extent)),
+                ast::IndexKind::Range(a, b) => {
+                    let (start, len) = c.range_extent(ix, a, b)?;
+                    Some((
+                        Index::Range {
+                            start,
+                            len,
+                            clamped: false,
+                        },
+                        len,
+                    ))
+                }
+                ast::IndexKind::Point(e) => Some((Index::Single(c.index_expr(e)?), 1)),
+            }
+        })
+    }
+
     /// One index per axis of `ty` (`name`'s type; `span` for a wrong count), each read
     /// by `one` into the index and the extent it selects.
     fn per_axis(
@@ -177,16 +237,13 @@ impl Checker<'_> {
         }
     }
 
-    /// `a .. b` with a constant positive extent, within the tensor or clamped in a tail.
-    fn range(
+    /// The start of `a .. b` and its extent, a positive constant.
+    fn range_extent(
         &mut self,
         ix: &ast::Index,
         a: &ast::Expr,
         b: &ast::Expr,
-        axis: usize,
-        extent: u64,
-        tensor: &str,
-    ) -> Option<(Index, u64)> {
+    ) -> Option<(IndexExpr, u64)> {
         let start = self.index_expr(a);
         let end = self.index_expr(b);
         let (start, end) = (start?, end?);
@@ -212,10 +269,24 @@ impl Checker<'_> {
                 ix.span,
             );
         }
-        let len_u = len.constant as u64;
+        Some((start, len.constant as u64))
+    }
+
+    /// `a .. b` with a constant positive extent, within the tensor or clamped in a tail.
+    fn range(
+        &mut self,
+        ix: &ast::Index,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        axis: usize,
+        extent: u64,
+        tensor: &str,
+    ) -> Option<(Index, u64)> {
+        let (start, len_u) = self.range_extent(ix, a, b)?;
+        let shown = show::index(ix);
         let (lo, hi) = self.interval(&start);
         let extent_i = i128::from(extent);
-        let last_end = hi.saturating_add(i128::from(len.constant));
+        let last_end = hi.saturating_add(i128::from(len_u));
         let clamped = if (lo >= 0 && last_end <= extent_i) || self.never_evaluated(&start) {
             false
         } else if lo >= 0 && hi < extent_i && self.depends_on_tail_loop(&start) {

@@ -137,7 +137,11 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
                 out.push(')');
             }
         }
-        ExprKind::Load { tensor, indices } => {
+        ExprKind::Load {
+            tensor,
+            indices,
+            pad,
+        } => {
             let _ = write!(out, "load {}[", truncate(&tensor.name));
             for (k, i) in indices.iter().enumerate() {
                 if k > 0 {
@@ -146,6 +150,10 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
                 write_index(out, i, depth);
             }
             out.push(']');
+            if let Some(v) = pad {
+                out.push_str(" pad ");
+                write_expr(out, v, UNARY, depth);
+            }
         }
         ExprKind::SlotRead { name, slot } => {
             let _ = write!(out, "{}[", truncate(&name.name));
