@@ -47,6 +47,7 @@ pub const ALL: &[Example] = examples![
     "reverse_cumsum": "Reverse chunk cumsum (rev loop)",
     "decode": "Decode attention",
     "moe_router": "MoE top-2 router (argmax)",
+    "int4_gemv": "int4 GEMV (bit ops, strided loads)",
     "rope": "Rotary embedding",
     "causal_conv1d": "Causal conv1d (pad)",
     "gather": "Gather",

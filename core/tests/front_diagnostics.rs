@@ -682,6 +682,27 @@ fn cases() -> Vec<Case> {
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
         ),
+        // Strided ranges.
+        case(
+            "strided_zero_step",
+            k("let t = load x[:, 0 .. 32 step 0];"),
+            "the step of range `0 .. 32 step 0` is 0: a step is a positive constant",
+        ),
+        case(
+            "strided_variable_step",
+            k("for i in 1 .. 4 { let t = load x[:, 0 .. 32 step i]; }"),
+            "is not a constant",
+        ),
+        case(
+            "strided_outside",
+            k("let t = load x[:, 1 .. 40 step 2];"),
+            "range `1 .. 40 step 2` on axis 1 of `x` reaches 40, outside the extent 32",
+        ),
+        case(
+            "strided_tile_slice",
+            k("let t = load x[:, :];\nlet u = t[:, 0 .. 32 step 2];"),
+            "a tile slice has none (for now)",
+        ),
         // Loads with `pad`.
         case(
             "pad_value_dtype",

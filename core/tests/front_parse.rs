@@ -68,6 +68,19 @@ fn brackets_after_a_tile_read_a_slot_or_slice() {
     );
 }
 
+/// `a .. b step s` in brackets: a strided range.
+#[test]
+fn a_range_takes_a_step() {
+    assert_eq!(
+        parse_expr("load x[:, 1 .. K step 2]"),
+        "(load x [: (.. 1 K step 2)])"
+    );
+    assert_eq!(
+        parse_expr("load x[i .. i + 8 step s + 1, :]"),
+        "(load x [(.. i (+ i 8) step (+ s 1)) :])"
+    );
+}
+
 /// `pad` after a load's brackets takes one unary operand and binds tighter than any
 /// binary operator; elsewhere `pad` is a name.
 #[test]

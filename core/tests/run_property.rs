@@ -3,7 +3,7 @@
 //! tails, in reverse, empty, with bounds that depend on an outer loop, and with
 //! `@buffers`, causal-style masks, software pipelines by hand over explicit slots,
 //! branches that update carried state, define a name on every path or skip work, tile
-//! slices of loaded and computed tiles, windows that leave the tensor filled by `pad`)
+//! slices of loaded and computed tiles, windows that leave the tensor filled by `pad`, strided ranges)
 //! compiled through the whole pipeline and simulated agree with the reference
 //! interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
@@ -737,6 +737,37 @@ fn padded() -> impl Strategy<Value = String> {
         })
 }
 
+/// Strided ranges on loads and stores: row tiles (with a tail) of a column plane
+/// `p .. W step S` (the numpy `x[:, p::S]` of an int4 GEMV's nibble planes, its extent
+/// varying with `p`), and a store back through the same stride.
+fn strided() -> impl Strategy<Value = String> {
+    (
+        (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..5),
+        prop_oneof![Just(2u64), Just(3), Just(4), Just(8)],
+        1u64..5,
+        expr(),
+        buffers(),
+    )
+        .prop_map(|((rs, rt, rx), step, planes_per, e, buffers)| {
+            let rows = rs * rt + rx;
+            // Every plane p in 0..step has `per` positions: W = step * per.
+            let per = 8 * planes_per;
+            let width = step * per;
+            let e = replace_t(&e, "t");
+            format!(
+                "kernel k(x: f32[{rows}, {width}], bias: f32[1, {per}], y: out f32[{rows}, {width}]) {{
+    let b = load bias[:, :];
+    for r in 0..{rows} step {rs}{buffers} {{
+        for p in 0..{step} {{
+            let t = load x[r .. r + {rs}, p .. {width} step {step}];
+            store y[r .. r + {rs}, p .. {width} step {step}] = {e};
+        }}
+    }}
+}}"
+            )
+        })
+}
+
 fn replace_t(e: &str, with: &str) -> String {
     let name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     let chars: Vec<char> = e.chars().collect();
@@ -825,6 +856,13 @@ proptest! {
 
     #[test]
     fn random_padded_windows_match(src in padded()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Auto, "teach")?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
+    }
+
+    #[test]
+    fn random_strided_kernels_match(src in strided()) {
         check(&src, SyncStrategy::Auto)?;
         check_on(&src, SyncStrategy::Auto, "teach")?;
         check_on(&src, SyncStrategy::Barrier, "teach")?;
@@ -942,6 +980,7 @@ fn any_kernel() -> impl Strategy<Value = String> {
         branched(),
         sliced(),
         padded(),
+        strided(),
         matmul().prop_map(|(src, _)| src),
     ]
 }

@@ -20,19 +20,15 @@ fn halves_of_a_loaded_tile_become_loads_of_their_windows() {
 }
 "#;
     check_on_presets(source);
-    let result = compile(source, &CompileOptions::default());
-    let canonical = result
-        .passes
-        .iter()
-        .find(|p| p.name == "canonicalize")
-        .expect("a canonicalize record");
+    let canonical = run_support::ir_after(source, "canonicalize");
     assert!(
-        canonical.ir.contains("load %x[%r .. %r + 32, 64 .. 128]"),
-        "{}",
-        canonical.ir
+        canonical.contains("load %x[%r .. %r + 32, 64 .. 128]"),
+        "{canonical}"
     );
-    assert!(!canonical.ir.contains("slice"), "{}", canonical.ir);
-    let asm = result.asm.expect("assembly");
+    assert!(!canonical.contains("slice"), "{canonical}");
+    let asm = compile(source, &CompileOptions::default())
+        .asm
+        .expect("assembly");
     assert!(!asm.contains("vcopy"), "{asm}");
 }
 

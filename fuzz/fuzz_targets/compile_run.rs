@@ -560,7 +560,8 @@ fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
 
 /// Tile slices in a row loop with a tail: windows of the loaded tile at any column
 /// (canonicalize makes them loads), of a computed tile at UB-aligned columns (vector
-/// copies), windows of the tensor that leave it filled by `pad`, and row windows moving
+/// copies), windows of the tensor that leave it filled by `pad`, strided column planes (`p .. W
+/// step S`), and row windows moving
 /// with an inner loop into a carried accumulator.
 fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let m = extent(u)?;
@@ -584,6 +585,12 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
         format!("t[:, {loaded} .. {}]", loaded + 64),
         format!("c[:, {computed} .. {}]", computed + 64),
         format!("load x[r .. r + {s}, {shift} .. {}] pad {fill}", shift + 64),
+        // Every `w / 64`-th column from a plane `p`: 64 positions for any `p` below it.
+        format!(
+            "load x[r .. r + {s}, {} .. {w} step {}]",
+            u.int_in_range(0..=w / 64 - 1)?,
+            w / 64
+        ),
     ];
     let refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
     let e = expr(u, &refs, 3)?;

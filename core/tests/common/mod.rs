@@ -65,6 +65,7 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
     let index = |i: &tilescope::front::ast::Index| match &i.kind {
         IndexKind::Full => ":".to_string(),
         IndexKind::Range(a, b) => format!("(.. {} {})", sexpr(a), sexpr(b)),
+        IndexKind::Strided(a, b, s) => format!("(.. {} {} step {})", sexpr(a), sexpr(b), sexpr(s)),
         IndexKind::Point(p) => sexpr(p),
     };
     match &e.kind {

@@ -89,7 +89,7 @@ impl KernelBuilder {
             .zip(&pty.shape)
             .map(|(ix, &extent)| match ix {
                 Index::Full => extent,
-                Index::Range { len, .. } => *len,
+                Index::Range { len, .. } | Index::Strided { len, .. } => *len,
                 Index::Single(_) => 1,
                 Index::Indirect(e) => e.ty.shape[0],
             })

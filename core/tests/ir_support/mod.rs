@@ -99,7 +99,7 @@ impl B {
             .zip(&param.ty.shape)
             .map(|(ix, ext)| match ix {
                 Index::Full => *ext,
-                Index::Range { len, .. } => *len,
+                Index::Range { len, .. } | Index::Strided { len, .. } => *len,
                 Index::Single(_) => 1,
                 Index::Indirect(e) => e.ty.shape[0],
             })

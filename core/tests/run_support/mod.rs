@@ -55,3 +55,16 @@ pub fn check_on_presets(source: &str) -> Vec<(u64, u64)> {
     }
     cycles
 }
+
+/// The IR `pass` printed when compiling `source` with the default options.
+#[allow(dead_code)] // not every test file that includes the module uses it
+pub fn ir_after(source: &str, pass: &str) -> String {
+    let result = tilescope::compile::compile(source, &CompileOptions::default());
+    result
+        .passes
+        .iter()
+        .find(|p| p.name == pass)
+        .unwrap_or_else(|| panic!("no {pass} record: {:?}", result.diagnostics))
+        .ir
+        .clone()
+}

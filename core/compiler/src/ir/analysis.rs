@@ -193,7 +193,7 @@ pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
         .zip(index)
         .map(|(&s, ix)| match ix {
             Index::Full => s,
-            Index::Range { len, .. } => *len,
+            Index::Range { len, .. } | Index::Strided { len, .. } => *len,
             Index::Single(_) => 1,
             Index::Indirect(v) => k
                 .values

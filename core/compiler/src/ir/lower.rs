@@ -384,6 +384,11 @@ impl Lower<'_> {
                         len: *len,
                         clamped: *clamped,
                     },
+                    hir::Index::Strided { start, len, step } => Index::Strided {
+                        start: self.iexpr(start, 0)?,
+                        len: *len,
+                        step: *step,
+                    },
                     hir::Index::Single(e) => Index::Single(self.iexpr(e, 0)?),
                     hir::Index::Indirect(e) => Index::Indirect(self.expr(e, depth + 1, ops)?),
                 })
@@ -515,7 +520,9 @@ fn source_index(index: &[hir::Index]) -> Vec<Option<hir::IndexExpr>> {
     index
         .iter()
         .map(|ix| match ix {
-            hir::Index::Range { start, .. } | hir::Index::Single(start) => Some(start.clone()),
+            hir::Index::Range { start, .. }
+            | hir::Index::Strided { start, .. }
+            | hir::Index::Single(start) => Some(start.clone()),
             hir::Index::Full | hir::Index::Indirect(_) => None,
         })
         .collect()

@@ -630,6 +630,13 @@ pub enum Index {
     },
     /// A single position (the axis is kept with extent 1).
     Single(IndexExpr),
+    /// `len` positions `step` apart from `start` (`step` > 1), all inside the tensor:
+    /// printed `start .. END step S` as the source writes it, END one past the last.
+    Strided {
+        start: IndexExpr,
+        len: u64,
+        step: u64,
+    },
     /// Gather/scatter rows by an `i32` tile (first axis only).
     Indirect(ValueId),
 }

@@ -635,6 +635,24 @@ impl Printer<'_> {
                     let clamp = if *clamped { " clamped" } else { "" };
                     format!("{} .. {end}{clamp}", self.iexpr(start, 0))
                 }
+                Index::Strided { start, len, step } => {
+                    // As the source writes it: the end is one past the last position.
+                    let hull = (len.saturating_sub(1))
+                        .saturating_mul(*step)
+                        .saturating_add(1);
+                    let end = match start {
+                        IndexExpr::Const(s) => IndexExpr::Const(s + hull as i64),
+                        _ => IndexExpr::Add(
+                            Box::new(start.clone()),
+                            Box::new(IndexExpr::Const(hull as i64)),
+                        ),
+                    };
+                    format!(
+                        "{} .. {} step {step}",
+                        self.iexpr(start, 0),
+                        self.iexpr(&end, 0)
+                    )
+                }
                 Index::Single(e) => self.iexpr(e, 0),
                 Index::Indirect(v) => format!("indirect {}", self.v(*v)),
             })

@@ -103,7 +103,9 @@ pub fn visit_exprs_from(
             } => {
                 for ix in index {
                     match ix {
-                        Index::Range { start, .. } | Index::Single(start) => f(start),
+                        Index::Range { start, .. }
+                        | Index::Strided { start, .. }
+                        | Index::Single(start) => f(start),
                         Index::Full | Index::Indirect(_) => {}
                     }
                 }

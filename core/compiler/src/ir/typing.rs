@@ -147,7 +147,7 @@ pub fn region(
     for (axis, (ix, extent)) in index.iter().zip(&param.ty.shape).enumerate() {
         shape.push(match ix {
             Index::Full => *extent,
-            Index::Range { len, .. } => *len,
+            Index::Range { len, .. } | Index::Strided { len, .. } => *len,
             Index::Single(_) => 1,
             Index::Indirect(v) => {
                 let ty = indirect(*v).ok_or("indirect index refers to a missing value")?;

@@ -370,7 +370,10 @@ impl Verifier<'_> {
 
     fn index_vars(&mut self, index: &[Index], span: Span) {
         for ix in index {
-            if let Index::Range { start: e, .. } | Index::Single(e) = ix {
+            if let Index::Range { start: e, .. }
+            | Index::Strided { start: e, .. }
+            | Index::Single(e) = ix
+            {
                 self.expr_vars(e, span);
             }
         }

@@ -2,7 +2,8 @@
 //! machine's `dma_max_dims` dimensions. Unit dimensions drop, dimensions contiguous in
 //! both the tensor and the tile collapse into one, and what is still too many peels into
 //! loops around the descriptor. A dimension clamped by a tail keeps its own extent, read
-//! at run time from the tile's valid extent. Gathers and scatters move whole rows.
+//! at run time from the tile's valid extent; a strided range's GM stride is its step
+//! times the axis's. Gathers and scatters move whole rows.
 
 use super::{Context, Pass};
 use crate::diag::{Diagnostic, Diagnostics};
@@ -201,10 +202,15 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         if extent == 1 && !clamped {
             continue;
         }
+        // A strided range steps over the tensor: its positions are `step` strides apart.
+        let step = match ix {
+            Index::Strided { step, .. } => *step as i64,
+            _ => 1,
+        };
         let d = TransferDim {
             extent,
             clamp_axis: clamped.then_some(i),
-            gm_stride: gm.get(i).copied().unwrap_or(1),
+            gm_stride: gm.get(i).copied().unwrap_or(1) * step,
             tile_stride: tile.get(i).copied().unwrap_or(1),
         };
         // Collapse into the previous (outer) dimension when both are contiguous.

@@ -111,7 +111,9 @@ fn loop_bounds(k: &Kernel) -> VarMap<(i64, i64, i64)> {
 
 fn start_expr(ix: &Index) -> Option<&IndexExpr> {
     match ix {
-        Index::Range { start, .. } | Index::Single(start) => Some(start),
+        Index::Range { start, .. } | Index::Strided { start, .. } | Index::Single(start) => {
+            Some(start)
+        }
         Index::Full | Index::Indirect(_) => None,
     }
 }
@@ -200,11 +202,13 @@ fn relayout(
             operand.name
         ));
     }
-    if index
-        .iter()
-        .any(|ix| matches!(ix, Index::Range { clamped: true, .. } | Index::Indirect(_)))
-    {
-        return Err("relayout takes no tail ranges or indirect indices".into());
+    if index.iter().any(|ix| {
+        matches!(
+            ix,
+            Index::Range { clamped: true, .. } | Index::Indirect(_) | Index::Strided { .. }
+        )
+    }) {
+        return Err("relayout takes no tail ranges, strided ranges or indirect indices".into());
     }
     // The loops the index depends on, each with its (start, end, step); the scratch
     // has a block of rows for every value `end - start` of each (a step leaves gaps).

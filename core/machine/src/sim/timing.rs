@@ -32,6 +32,11 @@ use crate::tensor::Tensor;
 use crate::types::{DType, MemSpace, Pipe};
 use std::collections::VecDeque;
 
+/// The bytes one GM burst moves: a DMA whose innermost dimension skips GM elements
+/// reads (or writes) up to a burst per element, as a DMA engine fetching 32-byte
+/// blocks does (Ascend's DataCopy granularity).
+const GM_BURST_BYTES: u64 = 32;
+
 #[derive(Clone, Copy)]
 struct Dyn {
     idx: u32,
@@ -618,11 +623,21 @@ impl<'a> Engine<'a> {
                 dims,
             } => {
                 let elems: u64 = dims.iter().zip(r.val).map(|(_, e)| u(e)).product();
-                dma(
-                    src.region.space(),
-                    dst.region.space(),
-                    elems * dtype.bytes(),
-                )
+                // GM moves in bursts: when the innermost dimension steps over GM
+                // elements (a strided range), each element costs the bytes up to the
+                // next one, at most a burst.
+                let eb = dtype.bytes();
+                let gm_stride = match (src.region.space(), dims.last()) {
+                    (MemSpace::GM, Some(d)) => d.src_stride,
+                    (_, Some(d)) if dst.region.space() == MemSpace::GM => d.dst_stride,
+                    _ => 1,
+                };
+                let per_elem = if gm_stride > 1 {
+                    (gm_stride as u64 * eb).min(GM_BURST_BYTES).max(eb)
+                } else {
+                    eb
+                };
+                dma(src.region.space(), dst.region.space(), elems * per_elem)
             }
             Op::Gather { dtype, .. } => dma(
                 MemSpace::GM,

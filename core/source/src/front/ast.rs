@@ -158,6 +158,8 @@ pub enum IndexKind {
     Full,
     /// `a .. b`
     Range(Expr, Expr),
+    /// `a .. b step s`: every `s`-th position from `a`, before `b`.
+    Strided(Expr, Expr, Expr),
     /// A single integer index, or an indirect `i32` tile index: the checker decides
     /// from the expression's type.
     Point(Expr),

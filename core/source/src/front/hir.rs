@@ -397,6 +397,13 @@ pub enum Index {
         len: u64,
         clamped: bool,
     },
+    /// `start, start + step, ...`, `len` positions (`step` > 1), every one inside the
+    /// tensor (never clamped): the source's `a .. b step s`.
+    Strided {
+        start: IndexExpr,
+        len: u64,
+        step: u64,
+    },
     /// A single position; the axis is kept with extent 1.
     Single(IndexExpr),
     /// An `i32` tile of shape `[n]` or `[n, 1]` (first axis only): gathers or scatters

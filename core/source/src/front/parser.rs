@@ -675,6 +675,14 @@ impl<'s> Parser<'s> {
         }
         if self.eat(Tok::DotDot).is_some() {
             let hi = self.expr()?;
+            if self.eat(Tok::Step).is_some() {
+                let step = self.expr()?;
+                let span = lo.span.to(step.span);
+                return Ok(Index {
+                    kind: IndexKind::Strided(lo, hi, step),
+                    span,
+                });
+            }
             let span = lo.span.to(hi.span);
             Ok(Index {
                 kind: IndexKind::Range(lo, hi),

@@ -363,6 +363,22 @@ impl Machine<'_> {
                 Index::Single(e) => {
                     AxisSel::range(eval_index(e, &self.vars, 0)?, 1, false, extent, e.span)?
                 }
+                Index::Strided { start, len, step } => {
+                    // Every `step`-th position: the checker proved them inside.
+                    let s = eval_index(start, &self.vars, 0)?;
+                    let rows: Option<Vec<usize>> = (0..*len)
+                        .map(|k| {
+                            let at = s.checked_add(i64::try_from(k * step).ok()?)?;
+                            usize::try_from(at).ok().filter(|&p| p < extent)
+                        })
+                        .collect();
+                    let rows = rows
+                        .ok_or_else(|| internal("a strided range leaves its axis", start.span))?;
+                    AxisSel::Rows {
+                        len: rows.len(),
+                        rows,
+                    }
+                }
                 Index::Indirect(e) if axis == 0 => self.indirect_rows(e, &name, extent, depth)?,
                 Index::Indirect(e) => {
                     return Err(internal("indirect index past the first axis", e.span))
@@ -542,7 +558,9 @@ impl Machine<'_> {
             Index::Full => return self.load(p, index, e, depth),
             Index::Range { start, len, .. } => (eval_index(start, &self.vars, 0)?, *len),
             Index::Single(start) => (eval_index(start, &self.vars, 0)?, 1),
-            Index::Indirect(_) => return Err(internal("a padded gather", e.span)),
+            Index::Indirect(_) | Index::Strided { .. } => {
+                return Err(internal("a padded gather or strided range", e.span))
+            }
         };
         let width: usize = match self.params.get(p).and_then(|t| t.shape.last()) {
             Some(&w) => w,

@@ -245,6 +245,18 @@ impl<'t> Reader<'t> {
         let len = len
             .and_then(|l| u64::try_from(l).ok())
             .ok_or_else(|| at.err("a range's end must be its start plus a constant length"))?;
+        if c.tok("step") {
+            c.ws();
+            let step = c.uint()?;
+            if step < 2 || len == 0 {
+                return Err(at.err("a strided range has a step of 2 or more and positions"));
+            }
+            return Ok(Index::Strided {
+                start,
+                len: len.div_ceil(step),
+                step,
+            });
+        }
         let clamped = c.tok("clamped");
         Ok(Index::Range {
             start,

@@ -324,7 +324,10 @@ fn fold_indices(kind: &mut OpKind) -> bool {
     match kind {
         OpKind::Load { index, .. } | OpKind::Store { index, .. } | OpKind::Slice { index, .. } => {
             for ix in index {
-                if let Index::Range { start: e, .. } | Index::Single(e) = ix {
+                if let Index::Range { start: e, .. }
+                | Index::Strided { start: e, .. }
+                | Index::Single(e) = ix
+                {
                     fold(e);
                 }
             }

@@ -467,6 +467,13 @@ impl Lw<'_> {
                 }
                 Index::Indirect(_) => return None,
                 Index::Range { start, len, .. } => (start, *len),
+                // The hull of the positions: a superset, so no hazard is missed.
+                Index::Strided { start, len, step } => (
+                    start,
+                    len.saturating_sub(1)
+                        .saturating_mul(*step)
+                        .saturating_add(1),
+                ),
                 Index::Single(start) => (start, 1),
             };
             let form = crate::ir::affine::of_index(start)?;

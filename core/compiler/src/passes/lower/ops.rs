@@ -363,7 +363,9 @@ impl Lw<'_> {
             let start = match ix {
                 Index::Full => continue,
                 Index::Range { start, .. } | Index::Single(start) => start,
-                Index::Indirect(_) => return self.fail(span, "a padded gather"),
+                Index::Indirect(_) | Index::Strided { .. } => {
+                    return self.fail(span, "a padded gather or strided range")
+                }
             };
             let s = self.iexpr(start, 0);
             let g = gm_strides.get(a).copied().unwrap_or(1);
@@ -386,7 +388,9 @@ impl Lw<'_> {
         let start = match last {
             Index::Full => Val::Imm(0),
             Index::Range { start, .. } | Index::Single(start) => self.iexpr(start, 0),
-            Index::Indirect(_) => return self.fail(span, "a padded gather"),
+            Index::Indirect(_) | Index::Strided { .. } => {
+                return self.fail(span, "a padded gather or strided range")
+            }
         };
         let neg = self.alu(AluOp::Sub, Val::Imm(0), start);
         let neg = self.alu(AluOp::Max, neg, Val::Imm(0));
@@ -467,7 +471,9 @@ impl Lw<'_> {
                     indirect = Some(*v);
                     continue;
                 }
-                crate::ir::Index::Range { start, .. } | crate::ir::Index::Single(start) => start,
+                crate::ir::Index::Range { start, .. }
+                | crate::ir::Index::Strided { start, .. }
+                | crate::ir::Index::Single(start) => start,
             };
             let s = self.iexpr(start, 0);
             let g = gm_strides.get(i).copied().unwrap_or(1);

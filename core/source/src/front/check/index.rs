@@ -114,6 +114,13 @@ impl Checker<'_> {
             }
             match &ix.kind {
                 ast::IndexKind::Full => Some((Index::Full, extent)),
+                ast::IndexKind::Strided(..) => c.error(
+                    format!(
+                        "`pad` fills a contiguous window: `{}` has a step (for now, load the window and slice it)",
+                        show::index(ix)
+                    ),
+                    ix.span,
+                ),
                 ast::IndexKind::Range(a, b) => {
                     let (start, len) = c.range_extent(ix, a, b)?;
                     Some((
@@ -188,6 +195,13 @@ impl Checker<'_> {
         }
         self.per_axis(&name, ty, indices, span, |c, ix, axis, extent| match &ix.kind {
             ast::IndexKind::Full => Some((Index::Full, extent)),
+            ast::IndexKind::Strided(..) => c.error(
+                format!(
+                    "`{}` slices the tile `{name}` with a step: a vector instruction reads rows of consecutive lanes, so a tile slice has none (for now); load the tensor with the step instead",
+                    show::index(ix)
+                ),
+                ix.span,
+            ),
             ast::IndexKind::Range(a, b) => match c.range(ix, a, b, axis, extent, &name)? {
                 (Index::Range { clamped: true, .. }, _) => c.error(
                     format!(
@@ -218,6 +232,7 @@ impl Checker<'_> {
         match &ix.kind {
             ast::IndexKind::Full => Some((Index::Full, extent)),
             ast::IndexKind::Range(a, b) => self.range(ix, a, b, axis, extent, tensor),
+            ast::IndexKind::Strided(a, b, s) => self.strided(ix, [a, b, s], axis, extent, tensor),
             ast::IndexKind::Point(e) if self.is_index_expr(e) => {
                 let ie = self.index_expr(e)?;
                 let (lo, hi) = self.interval(&ie);
@@ -235,6 +250,115 @@ impl Checker<'_> {
             }
             ast::IndexKind::Point(e) => self.indirect(e, axis),
         }
+    }
+
+    /// `a .. b step s` on a tensor axis: `s` a positive constant, the positions
+    /// `a, a + s, ...` before `b` all inside the tensor on every iteration (no tail).
+    fn strided(
+        &mut self,
+        ix: &ast::Index,
+        [a, b, s]: [&ast::Expr; 3],
+        axis: usize,
+        extent: u64,
+        tensor: &str,
+    ) -> Option<(Index, u64)> {
+        let shown = show::index(ix);
+        let step = self.index_expr(s)?;
+        let step = match affine(&step).and_then(|x| x.as_const()) {
+            Some(v) if v > 0 => v as u64,
+            Some(v) => {
+                return self.error(
+                    format!("the step of range `{shown}` is {v}: a step is a positive constant"),
+                    s.span,
+                )
+            }
+            None => {
+                return self.error(
+                    format!("the step of range `{shown}` is not a constant"),
+                    s.span,
+                )
+            }
+        };
+        if step == 1 {
+            return self.range(ix, a, b, axis, extent, tensor);
+        }
+        let (start, len) = self.strided_count(ix, a, b, step)?;
+        // The last position read, plus one.
+        let span_len = (len - 1).saturating_mul(step).saturating_add(1);
+        let (lo, hi) = self.interval(&start);
+        let last_end = hi.saturating_add(i128::from(span_len));
+        if (lo < 0 || last_end > i128::from(extent)) && !self.never_evaluated(&start) {
+            return self.outside(&shown, axis, tensor, (lo, last_end), extent, ix.span);
+        }
+        Some((Index::Strided { start, len, step }, len))
+    }
+
+    /// The error for a range whose positions reach from `lo` to `end` (one past the
+    /// last) on an axis of `extent`.
+    fn outside<T>(
+        &mut self,
+        shown: &str,
+        axis: usize,
+        tensor: &str,
+        (lo, end): (i128, i128),
+        extent: u64,
+        span: crate::diag::Span,
+    ) -> Option<T> {
+        let (what, reached) = if lo < 0 {
+            ("starts at", lo)
+        } else {
+            ("reaches", end)
+        };
+        self.error(
+            format!(
+                "range `{shown}` on axis {axis} of `{tensor}` {what} {reached}, outside the extent {extent}"
+            ),
+            span,
+        )
+    }
+
+    /// The start of `a .. b step s` and its number of positions, `ceil((b - a) / s)`,
+    /// which must be the same on every iteration: `s .. K step 8` for `s` in `0 .. 8`
+    /// has `K / 8` positions each time though its extent varies (numpy's `x[s::8]`).
+    fn strided_count(
+        &mut self,
+        ix: &ast::Index,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        step: u64,
+    ) -> Option<(IndexExpr, u64)> {
+        let start = self.index_expr(a);
+        let end = self.index_expr(b);
+        let (start, end) = (start?, end?);
+        let shown = show::index(ix);
+        let exact = match (affine(&end), affine(&start)) {
+            (Some(e), Some(s)) => e.add(s, -1).and_then(|d| d.as_const()),
+            _ => None,
+        };
+        let (lo, hi) = match exact {
+            Some(d) => (i128::from(d), i128::from(d)),
+            None => self.interval(&IndexExpr {
+                kind: IndexExprKind::Sub(Box::new(end), Box::new(start.clone())),
+                span: ix.span,
+            }),
+        };
+        if lo <= 0 {
+            return self.error(
+                format!("range `{shown}` is empty (its extent reaches {lo})"),
+                ix.span,
+            );
+        }
+        let step_i = i128::from(step);
+        let (first, last) = ((lo + step_i - 1) / step_i, (hi + step_i - 1) / step_i);
+        if first != last || u64::try_from(first).is_err() {
+            return self.error(
+                format!(
+                    "range `{shown}` has from {first} to {last} positions as the loops run: the number of positions of a strided range is a constant (write it as `a .. a + N step S`)"
+                ),
+                ix.span,
+            );
+        }
+        Some((start, first as u64))
     }
 
     /// The start of `a .. b` and its extent, a positive constant.
@@ -292,14 +416,7 @@ impl Checker<'_> {
         } else if lo >= 0 && hi < extent_i && self.depends_on_tail_loop(&start) {
             true
         } else {
-            let reached = if lo < 0 { lo } else { last_end };
-            let what = if lo < 0 { "starts at" } else { "reaches" };
-            return self.error(
-                format!(
-                    "range `{shown}` on axis {axis} of `{tensor}` {what} {reached}, outside the extent {extent}"
-                ),
-                ix.span,
-            );
+            return self.outside(&shown, axis, tensor, (lo, last_end), extent, ix.span);
         };
         Some((
             Index::Range {

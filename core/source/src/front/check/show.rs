@@ -64,6 +64,13 @@ fn write_index(out: &mut String, i: &Index, depth: usize) {
             out.push_str(" .. ");
             write_expr(out, b, 0, depth);
         }
+        IndexKind::Strided(a, b, s) => {
+            write_expr(out, a, 0, depth);
+            out.push_str(" .. ");
+            write_expr(out, b, 0, depth);
+            out.push_str(" step ");
+            write_expr(out, s, 0, depth);
+        }
         IndexKind::Point(e) => write_expr(out, e, 0, depth),
     }
 }
