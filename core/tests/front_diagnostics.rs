@@ -682,6 +682,12 @@ fn cases() -> Vec<Case> {
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
         ),
+        // Accumulating scatters.
+        case(
+            "store_add_not_a_scatter",
+            k("store y[0 .. 8, :] += load x[0 .. 8, :];"),
+            "`+=` on a store adds into the rows an index tile picks",
+        ),
         // Strided ranges.
         case(
             "strided_zero_step",

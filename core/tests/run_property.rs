@@ -366,12 +366,15 @@ fn gather() -> impl Strategy<Value = String> {
             } else {
                 format!("f32[{ids}, 8]")
             };
+            // Every row also adds into a table-sized sum (repeated indices add up).
             format!(
-                "kernel k(ids: i32[{ids}], table: f32[32, 8], y: out {y}) {{
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], y: out {y}, sums: out f32[32, 8]) {{
+    store sums[:, :] = zeros(f32[32, 8]);
     for i in 0..{ids} step {n}{buf} {{
         let idx = load ids[i .. i + {n}];
         let rows = load table[idx + {shift}, :];
         {store}
+        store sums[idx + {shift}, :] += rows * 0.5;
     }}
 }}"
             )

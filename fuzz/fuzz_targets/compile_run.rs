@@ -238,15 +238,23 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     } else {
         format!("idx + {off}")
     };
+    // Also an accumulating scatter into a table-sized sum (repeated indices add).
+    let add = u.arbitrary::<bool>()?;
     let _ = writeln!(
         src,
-        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], y: out f32[{g}, {c}]) {{"
+        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], y: out f32[{g}, {c}], acc: out f32[{table}, {c}]) {{"
     );
+    if add {
+        let _ = writeln!(src, "  store acc[:, :] = zeros(f32[{table}, {c}]);");
+    }
     let _ = writeln!(src, "  for i in 0..{g} step {s}{} {{", buffers(u)?);
     let _ = writeln!(src, "    let idx = load ids[i .. i + {s}];");
     let _ = writeln!(src, "    let rows = load table[{idx}, :];");
     let e = expr(u, &["rows"], 3)?;
     let _ = writeln!(src, "    store y[i .. i + {s}, :] = rows + {e};");
+    if add {
+        let _ = writeln!(src, "    store acc[{idx}, :] += {e};");
+    }
     let _ = writeln!(src, "  }}\n}}");
     Ok(())
 }

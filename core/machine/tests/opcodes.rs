@@ -277,6 +277,7 @@ gather.f32 ub[0], x[r2], ub[4096], rows=8, len=r1, sstride=512, dstride=64
 dmapad.f32 ub[0], x[r2], rows=8, len=r1, left=r3, width=64, sstride=512, dstride=64, value=-inf
 dmapad.i32 ub[0], m[4], rows=r1, len=5, left=3, width=8, sstride=8, dstride=8, value=-1
 scatter.f32 x[0], ub[0], ub[4096], rows=r2, len=64, sstride=64, dstride=512
+scatter.f16 y[0], ub[0], ub[4096], rows=r2, len=1, sstride=1, dstride=1, add
 mov2d.f16 l0a[0]{16, 32, 32}, l1[r1]{16, 32, 32}
 mov2d.bf16 l0b[64]{32, 16, 16}, l1[0]{16, 32, 32}, trans
 mmad.f16 l0c[0], l0a[0], l0b[0], m=16, k=r1, n=16, acc=0

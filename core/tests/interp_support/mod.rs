@@ -293,6 +293,7 @@ pub fn store(p: ParamId, index: Vec<Index>, value: Expr) -> Stmt {
             param: p,
             index,
             value,
+            accumulate: false,
         },
         span: sp(802),
     }

@@ -249,6 +249,7 @@ impl B {
                 param: p,
                 index,
                 value,
+                accumulate: false,
             },
             span: self.span(),
         }

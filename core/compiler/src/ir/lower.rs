@@ -130,6 +130,7 @@ impl Lower<'_> {
                 param,
                 index,
                 value,
+                accumulate,
             } => {
                 let source_index = source_index(index);
                 let index = self.index(index, depth, ops)?;
@@ -138,6 +139,7 @@ impl Lower<'_> {
                     param: param.0 as usize,
                     index,
                     value,
+                    accumulate: *accumulate,
                 };
                 let id = self.out.add_effect(kind, s.span);
                 self.out.annotations.source_index.insert(id, source_index);

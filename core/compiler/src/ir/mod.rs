@@ -461,6 +461,9 @@ pub enum OpKind {
         param: ParamId,
         index: Vec<Index>,
         value: ValueId,
+        /// `+=` on a scatter (printed `store ... add`): each row adds into the tensor's
+        /// row, in order, so repeated indices sum (one `scatter ... add`).
+        accumulate: bool,
     },
     Unary {
         op: UnaryOp,

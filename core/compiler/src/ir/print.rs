@@ -347,6 +347,7 @@ impl Printer<'_> {
                 param,
                 index,
                 value,
+                accumulate,
             } => {
                 // A store from L0C is one FIX instruction, casting to the tensor's dtype.
                 let via = match self.k.params.get(*param) {
@@ -359,8 +360,9 @@ impl Printer<'_> {
                 } else {
                     ""
                 };
+                let add = if *accumulate { " add" } else { "" };
                 format!(
-                    "store %{}[{}], {}{transposed}{via}",
+                    "store %{}[{}], {}{add}{transposed}{via}",
                     self.param(*param),
                     self.index(index),
                     self.v(*value)

@@ -251,7 +251,11 @@ impl Verifier<'_> {
                 param,
                 index,
                 value,
+                accumulate,
             } => {
+                if *accumulate && !matches!(index.first(), Some(Index::Indirect(_))) {
+                    return Err("an accumulating store that is not a scatter".into());
+                }
                 let p = self
                     .k
                     .params

@@ -141,6 +141,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
             param,
             index,
             value,
+            ..
         } => (*param, index, Some(*value)),
         _ => return Ok(Transfer::default()),
     };

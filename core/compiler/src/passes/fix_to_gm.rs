@@ -85,6 +85,7 @@ fn route(k: &Kernel, uses: &[u32], store: OpId) -> Option<Route> {
         param,
         index,
         value,
+        accumulate: false,
     } = &op.kind
     else {
         return None;

@@ -329,6 +329,7 @@ fn relayout(
                 param: scratch,
                 index: to,
                 value: tile,
+                accumulate: false,
             },
             span,
         );

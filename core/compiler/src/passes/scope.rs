@@ -300,6 +300,7 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
             param,
             index,
             value,
+            ..
         } = &op.kind
         {
             // Verified IR: every parameter index names a parameter.

@@ -236,16 +236,18 @@ instructions! {
     .and(need(*width >= 1 && *width <= *dst_stride, "dmapad's width is 1 to dstride lanes"))
     .and(need(*dtype != DType::Mask, "dmapad moves f32, f16, bf16 or i32 elements"));
 
-    // A ub tile into GM rows: row k of the tile goes to destination row `index[k]`.
+    // A ub tile into GM rows: row k of the tile goes to destination row `index[k]`;
+    // with `add`, adds into it (the DMA's atomic add), so repeated rows sum.
     Op::Scatter "scatter" {
         dtype: Suffix,
-        dst: Pos => mem(Write, dtype.bytes(), picked_rows(*dst_stride)),
+        dst: Pos => mem(if *add { ReadWrite } else { Write }, dtype.bytes(), picked_rows(*dst_stride)),
         src: Pos => mem(Read, dtype.bytes(), row_tile(*src_stride)),
         index: Pos => mem(Index, 4, INDEX_TILE),
         rows: Key("rows") => scalar(0),
         len: Key("len") => scalar(1),
         src_stride: Key("sstride"),
         dst_stride: Key("dstride"),
+        add: Flag("add"),
     }
     pipe Pipe::MTE3,
     rules need(

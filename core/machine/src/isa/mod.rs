@@ -354,6 +354,8 @@ pub enum Op {
         dst_stride: i64,
         value: f64,
     },
+    /// With `add`, each row adds into its destination row (the DMA's atomic add), in
+    /// order, so repeated indices sum.
     Scatter {
         dtype: DType,
         dst: Addr,
@@ -363,6 +365,7 @@ pub enum Op {
         len: Val,
         src_stride: i64,
         dst_stride: i64,
+        add: bool,
     },
     Mov2d {
         dtype: DType,

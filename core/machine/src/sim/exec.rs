@@ -65,6 +65,26 @@ fn read_f32s(bytes: &[u8], dt: DType, out: &mut Vec<f32>) {
     }
 }
 
+/// `dst += src`, element by element in `dt`: i32 wraps, floats add in f32 and round to
+/// `dt` (a scatter's atomic add).
+fn add_into(dst: &mut [u8], src: &[u8], dt: DType) {
+    if dt == DType::I32 {
+        for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+            let sum = i32::from_le_bytes([d[0], d[1], d[2], d[3]])
+                .wrapping_add(i32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+            d.copy_from_slice(&sum.to_le_bytes());
+        }
+        return;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    read_f32s(dst, dt, &mut a);
+    read_f32s(src, dt, &mut b);
+    for (x, y) in a.iter_mut().zip(&b) {
+        *x += y;
+    }
+    write_f32s(dst, dt, &a);
+}
+
 /// Stores f32 values rounding to nearest-even into f16/bf16; into i32 as Rust `as`.
 fn write_f32s(bytes: &mut [u8], dt: DType, vals: &[f32]) {
     match dt {
@@ -587,7 +607,13 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
                 s.bytes.clear();
                 s.bytes
                     .extend_from_slice(slice(m, from.0, from.1, len * eb)?);
-                slice_mut(m, to.0, to.1, len * eb)?.copy_from_slice(&s.bytes);
+                let add = matches!(op, Op::Scatter { add: true, .. });
+                if add {
+                    // The row adds into its destination, rounded to the dtype.
+                    add_into(slice_mut(m, to.0, to.1, len * eb)?, &s.bytes, *dtype);
+                } else {
+                    slice_mut(m, to.0, to.1, len * eb)?.copy_from_slice(&s.bytes);
+                }
             }
             s.ia = indices;
             Ok(())

@@ -93,11 +93,12 @@ pub enum StmtKind {
         slot: Expr,
         value: Expr,
     },
-    /// `store tensor[indices] = value;`
+    /// `store tensor[indices] = value;`, or `+=`: an accumulating scatter.
     Store {
         tensor: Ident,
         indices: Vec<Index>,
         value: Expr,
+        accumulate: bool,
     },
     /// `for var in start..end step s @buffers(n) { body }`
     For {

@@ -355,11 +355,14 @@ pub enum StmtKind {
         value: Expr,
     },
     /// `store param[index] = value;` `value` broadcasts to the region's shape and has the
-    /// tensor's dtype. Masked lanes (tail) are not stored.
+    /// tensor's dtype. Masked lanes (tail) are not stored. With `accumulate` (`+=`, only
+    /// on a scatter: the first index is `Indirect`) each row adds into the tensor's row,
+    /// in order, so repeated indices sum (torch's `index_add_`).
     Store {
         param: ParamId,
         index: Vec<Index>,
         value: Expr,
+        accumulate: bool,
     },
     /// `for` over `loops[id]`.
     For { id: LoopId, body: Vec<Stmt> },

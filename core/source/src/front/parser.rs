@@ -366,12 +366,16 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let tensor = self.ident("a tensor name after `store`")?;
                 let indices = self.indices()?;
-                self.expect(Tok::Eq)?;
+                let accumulate = self.eat(Tok::PlusEq).is_some();
+                if !accumulate {
+                    self.expect(Tok::Eq)?;
+                }
                 let value = self.expr()?;
                 StmtKind::Store {
                     tensor,
                     indices,
                     value,
+                    accumulate,
                 }
             }
             Tok::For => return self.for_stmt(),

@@ -206,6 +206,7 @@ impl Machine<'_> {
                 param,
                 index,
                 value,
+                accumulate,
             } => {
                 let value = self.expr(value, 0)?;
                 let p = param.0 as usize;
@@ -225,7 +226,24 @@ impl Machine<'_> {
                     return Err(internal("store of a value of another dtype", stmt.span));
                 }
                 let tensor_shape = target.shape.clone();
+                let dtype = target.dtype;
                 match (&mut target.data, &value.data) {
+                    // A scatter that adds: rows in order, each sum rounded to the dtype
+                    // (the machine's atomic add does the same, row after row).
+                    (Data::F(dst), Data::F(src)) if *accumulate => {
+                        region.for_each_run(&tensor_shape, &valid, |t, g, n| {
+                            for i in 0..n {
+                                dst[g + i] = value::round_to(dtype, dst[g + i] + src[t + i]);
+                            }
+                        })
+                    }
+                    (Data::I(dst), Data::I(src)) if *accumulate => {
+                        region.for_each_run(&tensor_shape, &valid, |t, g, n| {
+                            for i in 0..n {
+                                dst[g + i] = dst[g + i].wrapping_add(src[t + i]);
+                            }
+                        })
+                    }
                     (Data::F(dst), Data::F(src)) => {
                         region.for_each_run(&tensor_shape, &valid, |t, g, n| {
                             dst[g..g + n].copy_from_slice(&src[t..t + n]);

@@ -37,6 +37,7 @@ impl<'t> Reader<'t> {
                 c.expect(",")?;
                 c.ws();
                 let value = self.value(c)?;
+                let accumulate = c.tok("add");
                 if c.tok("transposed") {
                     self.k.annotations.transposed.insert(op);
                 }
@@ -51,6 +52,7 @@ impl<'t> Reader<'t> {
                     param,
                     index,
                     value,
+                    accumulate,
                 }
             }
             "cmp" => {

@@ -134,6 +134,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         next_loop: 0,
         errors: Vec::new(),
         ub_align: machine.memories.get(MemSpace::UB).alignment,
+        accumulate: false,
     };
     lw.block(&k.body, 0);
     if !lw.errors.is_empty() {
@@ -175,6 +176,8 @@ struct Lw<'a> {
     next_loop: u32,
     errors: Diagnostics,
     ub_align: u64,
+    /// While an accumulating store (`+=` on a scatter) is lowered.
+    accumulate: bool,
 }
 
 impl Lw<'_> {

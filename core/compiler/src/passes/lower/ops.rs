@@ -87,9 +87,14 @@ impl Lw<'_> {
                     param,
                     index,
                     value,
+                    accumulate,
                 },
                 _,
-            ) => self.transfer(id, *param, index, *value, true),
+            ) => {
+                self.accumulate = *accumulate;
+                self.transfer(id, *param, index, *value, true);
+                self.accumulate = false;
+            }
             (OpKind::Full { value }, Some(r)) => {
                 let dtype = self.dtype(r);
                 let src = if dtype == DType::I32 {
@@ -516,6 +521,13 @@ impl Lw<'_> {
             gm.region = Some(self.out.regions.len() as u32);
             self.out.regions.push(region);
         }
+        if self.accumulate {
+            // An accumulating scatter reads the rows it adds into.
+            acc.push(Access {
+                write: false,
+                ..gm
+            });
+        }
         acc.push(gm);
         if store && self.space(tile_v) == Some(MemSpace::L0C) {
             let row_stride = gm_strides.first().copied().unwrap_or(1);
@@ -556,6 +568,7 @@ impl Lw<'_> {
                     len,
                     src_stride: len_i(len),
                     dst_stride: row,
+                    add: self.accumulate,
                 }
             } else {
                 Op::Gather {

@@ -365,7 +365,8 @@ impl<'a> Checker<'a> {
                 tensor,
                 indices,
                 value,
-            } => self.store(tensor, indices, value, s.span)?,
+                accumulate,
+            } => self.store(tensor, indices, value, *accumulate, s.span)?,
             ast::StmtKind::For {
                 var,
                 reverse,
@@ -443,6 +444,7 @@ impl<'a> Checker<'a> {
         tensor: &ast::Ident,
         indices: &[ast::Index],
         value: &ast::Expr,
+        accumulate: bool,
         span: Span,
     ) -> Option<hir::StmtKind> {
         let param = self.tensor(tensor);
@@ -459,6 +461,15 @@ impl<'a> Checker<'a> {
         let region = param.and_then(|id| self.access(id, tensor, indices));
         let value = self.value(value);
         let (param, (index, region_ty)) = (param?, region?);
+        if accumulate && !matches!(index.first(), Some(hir::Index::Indirect(_))) {
+            return self.error(
+                format!(
+                    "`+=` on a store adds into the rows an index tile picks (a scatter, `store {0}[idx, :] += t`), but `{0}` is indexed by position here: load, add and store instead",
+                    tensor.name
+                ),
+                span,
+            );
+        }
         let value = self.fit(
             value?,
             &region_ty,
@@ -468,6 +479,7 @@ impl<'a> Checker<'a> {
             param,
             index,
             value,
+            accumulate,
         })
     }
 
