@@ -348,7 +348,7 @@ export type Costs = {
     sync_cycles: number,
 };
 
-export type DType = "f32" | "f16" | "bf16" | "i32" | "mask";
+export type DType = "f32" | "f16" | "bf16" | "i32" | "i8" | "u8" | "mask";
 
 export type Diagnostic = {
     severity: Severity,

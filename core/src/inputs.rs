@@ -43,12 +43,15 @@ pub fn generate(dtype: DType, shape: Vec<u64>, seed: u64, stream: u64) -> Tensor
         DType::F16 => 11,
         DType::BF16 => 8,
         DType::I32 => 4,
+        // Every value of the type: packed bytes and their sign bits get exercised.
+        DType::I8 | DType::U8 => 8,
         // No parameter is a mask; lanes of 0 and 1 if one ever is.
         DType::Mask => 1,
     };
     for i in 0..t.len() {
         let j = rng.next() >> (64 - bits);
-        if dtype == DType::I32 {
+        if matches!(dtype, DType::I32 | DType::I8 | DType::U8) {
+            // `set_i32` wraps 0 .. 256 into an i8's -128 .. 128.
             t.set_i32(i, j as i32);
         } else {
             t.set(i, (j as f64 / (1u64 << (bits - 1)) as f64 - 1.0) as f32);

@@ -682,6 +682,17 @@ fn cases() -> Vec<Case> {
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
         ),
+        // 8-bit integers.
+        case(
+            "byte_arithmetic",
+            "kernel k(q: i8[8, 8], y: out i8[8, 8]) {\n    store y[:, :] = load q[:, :] + load q[:, :];\n}\n",
+            "i8 tiles are loaded, stored, sliced and converted only",
+        ),
+        case(
+            "byte_update",
+            "kernel k(q: u8[8, 8], y: out u8[8, 8]) {\n    let t = load q[:, :];\n    t += load q[:, :];\n    store y[:, :] = t;\n}\n",
+            "8-bit tiles are not updated arithmetically",
+        ),
         // Accumulating scatters.
         case(
             "store_add_not_a_scatter",

@@ -66,6 +66,11 @@ fn reads_each_supported_dtype() {
     ))
     .expect("bf16 bits");
     assert_eq!((t.dtype, t.to_f32_vec()), (DType::BF16, vec![1.0, -3.0]));
+    // 8-bit integers: 0xFF is -1 as i8 and 255 as u8.
+    let t = npy::read(&handcraft(1, "|i1", false, "(2,)", &[0xFF, 0x7F])).expect("i8");
+    assert_eq!((t.dtype, t.get_i32(0), t.get_i32(1)), (DType::I8, -1, 127));
+    let t = npy::read(&handcraft(1, "|u1", false, "(2,)", &[0xFF, 0x7F])).expect("u8");
+    assert_eq!((t.dtype, t.get_i32(0), t.get_i32(1)), (DType::U8, 255, 127));
     // A Fortran-ordered array with one non-unit axis has the same bytes as C order.
     let t = npy::read(&handcraft(
         1,
@@ -81,7 +86,15 @@ fn reads_each_supported_dtype() {
 #[test]
 fn round_trips_every_dtype() {
     let values = [0.0, 1.0, -2.5, 0.333, 1e-3, -7.0];
-    for dtype in [DType::F32, DType::F16, DType::BF16, DType::I32] {
+    let all = [
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::I32,
+        DType::I8,
+        DType::U8,
+    ];
+    for dtype in all {
         let t = Tensor::from_f32(dtype, vec![3, 2], &values);
         let bytes = npy::write(&t);
         assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00", "{dtype}");
@@ -92,10 +105,8 @@ fn round_trips_every_dtype() {
             "{dtype}: header is padded to 64 bytes"
         );
         let text = std::str::from_utf8(&bytes[10..10 + header_len]).expect("ascii header");
-        let descr = ["<f4", "<f2", "<u2", "<i4"][[DType::F32, DType::F16, DType::BF16, DType::I32]
-            .iter()
-            .position(|&d| d == dtype)
-            .unwrap_or(0)];
+        let descr = ["<f4", "<f2", "<u2", "<i4", "|i1", "|u1"]
+            [all.iter().position(|&d| d == dtype).unwrap_or(0)];
         assert!(
             text.contains(descr) && text.contains("'shape': (3, 2") && text.contains("False"),
             "{text}"
@@ -120,7 +131,7 @@ fn rejects_what_it_cannot_represent() {
     assert!(matches!(big, Err(NpyError::BigEndian(_))), "{big:?}");
     let fortran = npy::read(&handcraft(1, "<f4", true, "(2, 2)", &data));
     assert_eq!(fortran, Err(NpyError::FortranOrder));
-    for descr in ["<f8", "<i8", "|u1", "<u4", "|b1"] {
+    for descr in ["<f8", "<i8", "<u4", "|b1"] {
         let r = npy::read(&handcraft(1, descr, false, "(1,)", &data));
         assert!(
             matches!(r, Err(NpyError::UnsupportedDType(_))),

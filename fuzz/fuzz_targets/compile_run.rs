@@ -519,8 +519,14 @@ fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String>
         return Ok(u.choose(leaves)?.to_string());
     }
     let d = depth - 1;
-    Ok(match u.int_in_range(0..=5)? {
+    Ok(match u.int_in_range(0..=6)? {
         0 => format!("~{}", int_expr(u, leaves, d)?),
+        // Through 8 bits and back: integer conversions wrap.
+        6 => format!(
+            "(({}) as {} as i32)",
+            int_expr(u, leaves, d)?,
+            u.choose(&["i8", "u8"])?
+        ),
         1 => format!("({} ** 2)", int_expr(u, leaves, d)?),
         2 => format!(
             "({} {} {})",
@@ -543,7 +549,8 @@ fn int_expr(u: &mut Unstructured, leaves: &[&str], depth: u32) -> Result<String>
     })
 }
 
-/// i32 tiles in row tiles with a tail: bit operations (int4 unpacking's kind), shifts
+/// i32 tiles in row tiles with a tail: bit operations (int4 unpacking's kind), round
+/// trips through `i8` and `u8`, shifts
 /// by tiles (the inputs hold 0 .. 15) and by constants, integer reductions, `argmax`
 /// and `argmin`.
 fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {

@@ -2,8 +2,8 @@
 //! host tensors. The data is taken as raw bytes because a `Tensor` already stores
 //! little-endian elements in C order.
 //!
-//! Supported dtypes: `<f4` (f32), `<f2` (f16), `<i4` (i32) and `<u2`, which holds bf16
-//! as its 16 bits (numpy has no bf16) and reads as a bf16 tensor.
+//! Supported dtypes: `<f4` (f32), `<f2` (f16), `<i4` (i32), `|i1` (i8), `|u1` (u8) and
+//! `<u2`, which holds bf16 as its 16 bits (numpy has no bf16) and reads as a bf16 tensor.
 
 use crate::tensor::Tensor;
 use crate::types::DType;
@@ -16,7 +16,7 @@ pub enum NpyError {
     #[error("not a valid .npy file: {0}")]
     Malformed(String),
     #[error(
-        "unsupported .npy dtype `{0}`: expected <f4 (f32), <f2 (f16), <i4 (i32) or <u2 (bf16 bits)"
+        "unsupported .npy dtype `{0}`: expected <f4 (f32), <f2 (f16), <i4 (i32), |i1 (i8), |u1 (u8) or <u2 (bf16 bits)"
     )]
     UnsupportedDType(String),
     #[error(".npy data is big-endian (`{0}`); save it little-endian, e.g. `a.astype(a.dtype.newbyteorder('<'))`")]
@@ -85,6 +85,8 @@ pub fn read(bytes: &[u8]) -> Result<Tensor, NpyError> {
         (TypeChar::Float, 4) => DType::F32,
         (TypeChar::Float, 2) => DType::F16,
         (TypeChar::Int, 4) => DType::I32,
+        (TypeChar::Int, 1) => DType::I8,
+        (TypeChar::Uint, 1) => DType::U8,
         (TypeChar::Uint, 2) => DType::BF16,
         _ => return Err(NpyError::UnsupportedDType(header.descr)),
     };
@@ -177,6 +179,8 @@ pub fn write(t: &Tensor) -> Vec<u8> {
         DType::F16 => "<f2",
         DType::I32 => "<i4",
         DType::BF16 => "<u2",
+        DType::I8 => "|i1",
+        DType::U8 => "|u1",
         DType::Mask => "|b1",
     };
     let mut out = Vec::with_capacity(128 + t.data.len());

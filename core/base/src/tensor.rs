@@ -51,6 +51,8 @@ impl Tensor {
             }
             DType::F16 => f16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
             DType::BF16 => bf16::from_le_bytes([b[2 * i], b[2 * i + 1]]).to_f32(),
+            DType::I8 => f32::from(b[i] as i8),
+            DType::U8 => f32::from(b[i]),
             DType::Mask => f32::from(b[i] != 0),
         }
     }
@@ -60,6 +62,8 @@ impl Tensor {
         let b = &self.data;
         match self.dtype {
             DType::I32 => i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]),
+            DType::I8 => i32::from(b[i] as i8),
+            DType::U8 => i32::from(b[i]),
             _ => self.get(i) as i32,
         }
     }
@@ -76,12 +80,17 @@ impl Tensor {
                 self.data[2 * i..2 * i + 2].copy_from_slice(&bf16::from_f32(v).to_le_bytes())
             }
             DType::Mask => self.data[i] = u8::from(v != 0.0),
+            // Truncated toward zero and saturated, as a float-to-integer `as` is.
+            DType::I8 => self.data[i] = v as i8 as u8,
+            DType::U8 => self.data[i] = v as u8,
         }
     }
 
     pub fn set_i32(&mut self, i: usize, v: i32) {
         match self.dtype {
             DType::I32 => self.data[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
+            // Wrapped, as numpy's integer `astype` is.
+            DType::I8 | DType::U8 => self.data[i] = v as u8,
             _ => self.set(i, v as f32),
         }
     }
@@ -137,7 +146,7 @@ fn ulp(dtype: DType, v: f32) -> f64 {
                 2f64.powi(120)
             }
         }
-        DType::F32 | DType::I32 | DType::Mask => 0.0,
+        DType::F32 | DType::I32 | DType::I8 | DType::U8 | DType::Mask => 0.0,
     }
 }
 

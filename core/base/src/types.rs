@@ -12,6 +12,10 @@ pub enum DType {
     F16,
     BF16,
     I32,
+    /// 8-bit integers, signed and unsigned: loaded, stored and converted with `as`
+    /// (quantised weights, packed nibbles); arithmetic runs on i32 or a float.
+    I8,
+    U8,
     /// The result of a comparison: one byte per lane, 0 or 1. Only the compiler makes
     /// masks (no tensor, literal or cast has this type), so `from_name` does not read it.
     Mask,
@@ -28,6 +32,9 @@ impl DType {
             DType::F16 => half::f16::from_f32(v).to_f32(),
             DType::BF16 => half::bf16::from_f32(v).to_f32(),
             DType::F32 | DType::I32 | DType::Mask => v,
+            // An integer literal wraps into 8 bits, as numpy's `astype` does.
+            DType::I8 => f32::from(v as i64 as i8),
+            DType::U8 => f32::from(v as i64 as u8),
         }
     }
 
@@ -35,12 +42,28 @@ impl DType {
         match self {
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
-            DType::Mask => 1,
+            DType::I8 | DType::U8 | DType::Mask => 1,
         }
     }
 
     pub fn is_float(self) -> bool {
-        !matches!(self, DType::I32 | DType::Mask)
+        !matches!(self, DType::I32 | DType::I8 | DType::U8 | DType::Mask)
+    }
+
+    /// `i8` and `u8`: storage types that tile arithmetic does not take.
+    pub fn is_byte_int(self) -> bool {
+        matches!(self, DType::I8 | DType::U8)
+    }
+
+    /// An integer `v` wrapped into this dtype's range (i32, i8, u8), as numpy's
+    /// `astype` wraps integers; other dtypes pass it through.
+    pub fn wrap_int(self, v: i64) -> i64 {
+        match self {
+            DType::I32 => i64::from(v as i32),
+            DType::I8 => i64::from(v as i8),
+            DType::U8 => i64::from(v as u8),
+            _ => v,
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -49,6 +72,8 @@ impl DType {
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::I32 => "i32",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
             DType::Mask => "mask",
         }
     }
@@ -59,6 +84,8 @@ impl DType {
             "f16" => DType::F16,
             "bf16" => DType::BF16,
             "i32" => DType::I32,
+            "i8" => DType::I8,
+            "u8" => DType::U8,
             _ => return None,
         })
     }

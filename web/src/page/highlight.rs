@@ -45,7 +45,7 @@ pub struct Token {
 }
 
 /// Names the lexer reads as identifiers that the language gives a meaning of its own.
-const DTYPES: &[&str] = &["f32", "f16", "bf16", "i32"];
+const DTYPES: &[&str] = &["f32", "f16", "bf16", "i32", "i8", "u8"];
 
 /// Pipe names of the assembly (`set_flag MTE2, V, 0`).
 const PIPES: &[&str] = &["S", "MTE2", "MTE1", "M", "V", "FIX", "MTE3"];

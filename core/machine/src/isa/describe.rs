@@ -316,7 +316,7 @@ instructions! {
         src: Pos => tile(Read, dtype.bytes()),
     }
     pipe Pipe::V,
-    rules all_ub(instr).and(need(
+    rules all_ub(instr).and(arith_lanes(*dtype)).and(need(
         dtype.is_float() || matches!(op, UnOp::Neg | UnOp::Abs | UnOp::Relu),
         "i32 vector unary ops are neg, abs and relu",
     ));
@@ -330,6 +330,7 @@ instructions! {
     }
     pipe Pipe::V,
     rules all_ub(instr)
+        .and(arith_lanes(*dtype))
         .and(need(
             dtype.is_float() || *op != BinOp::Div,
             "vdiv takes float lanes",
@@ -348,6 +349,7 @@ instructions! {
     }
     pipe Pipe::V,
     rules all_ub(instr)
+        .and(arith_lanes(*dtype))
         .and(need(*axis <= 1, "axis is 0 or 1"));
 
     // The suffix is the source's dtype; the positions written are i32.
@@ -360,6 +362,7 @@ instructions! {
     }
     pipe Pipe::V,
     rules all_ub(instr)
+        .and(arith_lanes(*dtype))
         .and(need(*axis <= 1, "axis is 0 or 1"));
 
     Op::VCast "vcast" {
@@ -380,6 +383,7 @@ instructions! {
     }
     pipe Pipe::V,
     rules need(dst.addr.region == Region::Buf(UB), "vector operands live in ub")
+        .and(arith_lanes(*dtype))
         .and(need(!matches!(value, VSrc::Tile(_)), "vdup takes a scalar"));
 
     Op::VCopy "vcopy" {
@@ -536,8 +540,16 @@ fn product_rules(dtype: DType, [c, a, b]: [&Addr; 3]) -> Result<(), String> {
 
 fn mask_values(dtype: DType) -> Result<(), String> {
     need(
-        dtype != DType::Mask,
+        dtype != DType::Mask && !dtype.is_byte_int(),
         "vcmp and vsel take f32, f16, bf16 or i32 values",
+    )
+}
+
+/// 8-bit lanes are moved and converted only (`dma`, `vcopy`, `vcast`).
+fn arith_lanes(dtype: DType) -> Result<(), String> {
+    need(
+        !dtype.is_byte_int(),
+        "vector arithmetic takes no i8 or u8 lanes: vcast them to i32 or a float first",
     )
 }
 

@@ -62,6 +62,8 @@ fn read_f32s(bytes: &[u8], dt: DType, out: &mut Vec<f32>) {
                 .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32()),
         ),
         DType::Mask => out.extend(bytes.iter().map(|&c| f32::from(c != 0))),
+        DType::I8 => out.extend(bytes.iter().map(|&c| f32::from(c as i8))),
+        DType::U8 => out.extend(bytes.iter().map(|&c| f32::from(c))),
     }
 }
 
@@ -109,6 +111,12 @@ fn write_f32s(bytes: &mut [u8], dt: DType, vals: &[f32]) {
             .iter_mut()
             .zip(vals)
             .for_each(|(c, v)| *c = u8::from(*v != 0.0)),
+        // Truncated toward zero and saturated, as Rust's `as` (a float's cast).
+        DType::I8 => bytes
+            .iter_mut()
+            .zip(vals)
+            .for_each(|(c, v)| *c = *v as i8 as u8),
+        DType::U8 => bytes.iter_mut().zip(vals).for_each(|(c, v)| *c = *v as u8),
     }
 }
 
@@ -1010,11 +1018,56 @@ fn fill<T: Copy>(buf: &mut Vec<T>, n: usize, v: T) {
     buf.resize(n, v);
 }
 
+/// Integer lanes of `from` into `to`, each wrapped into `to`'s range.
+fn convert_ints(
+    m: &mut Memory,
+    s: &mut Scratch,
+    d: View,
+    sv: View,
+    to: DType,
+    from: DType,
+) -> R<()> {
+    let (fb, tb) = (from.bytes(), to.bytes());
+    let read = |c: &[u8]| -> i64 {
+        match from {
+            DType::I8 => i64::from(c[0] as i8),
+            DType::U8 => i64::from(c[0]),
+            _ => i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        }
+    };
+    s.ia.clear();
+    for r in 0..d.rows {
+        let sr = if sv.rows == 1 { 0 } else { r };
+        let row = slice(m, sv.region, sv.addr + sr * sv.stride * fb, sv.cols * fb)?;
+        for c in 0..d.cols {
+            let sc = if sv.cols == 1 { 0 } else { c };
+            let at = (sc * fb) as usize;
+            s.ia.push(to.wrap_int(read(&row[at..at + fb as usize])));
+        }
+    }
+    for (r, row) in s.ia.chunks(d.cols.max(1) as usize).enumerate() {
+        let out = slice_mut(m, d.region, d.addr + r as u64 * d.stride * tb, d.cols * tb)?;
+        for (c, &x) in out.chunks_exact_mut(tb as usize).zip(row) {
+            match to {
+                DType::I32 => c.copy_from_slice(&(x as i32).to_le_bytes()),
+                _ => c[0] = x as u8,
+            }
+        }
+    }
+    Ok(())
+}
+
 fn convert(m: &mut Memory, s: &mut Scratch, d: View, sv: View, to: DType, from: DType) -> R<()> {
     check_bcast(sv, d)?;
     if from == DType::I32 && to == DType::I32 {
         read_view_i(m, sv, d.rows, d.cols, &mut s.ia)?;
         return write_view_i(m, d, &s.ia);
+    }
+    let int = |t: DType| matches!(t, DType::I32 | DType::I8 | DType::U8);
+    if int(from) && int(to) {
+        // Integer to integer wraps, as numpy's `astype` does (not through f32, which
+        // would round an i32 and saturate an 8-bit result).
+        return convert_ints(m, s, d, sv, to, from);
     }
     read_view(m, sv, from, d.rows, d.cols, &mut s.a)?;
     write_view(m, d, to, &s.a)

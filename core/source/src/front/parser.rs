@@ -309,7 +309,9 @@ impl<'s> Parser<'s> {
                 self.bump();
                 Ok((d, t.span))
             }
-            None => Err(self.expected("an element type (`f32`, `f16`, `bf16` or `i32`)")),
+            None => {
+                Err(self.expected("an element type (`f32`, `f16`, `bf16`, `i32`, `i8` or `u8`)"))
+            }
         }
     }
 

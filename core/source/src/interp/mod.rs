@@ -101,6 +101,8 @@ fn decode(t: &Tensor) -> Tile {
                 .collect(),
         ),
         DType::Mask => Data::I(t.data.iter().map(|&b| i32::from(b != 0)).collect()),
+        DType::I8 => Data::I(t.data.iter().map(|&b| i32::from(b as i8)).collect()),
+        DType::U8 => Data::I(t.data.iter().map(|&b| i32::from(b)).collect()),
         DType::F32 => Data::F(
             t.data
                 .chunks_exact(4)
@@ -132,6 +134,7 @@ fn encode(tile: &Tile) -> Tensor {
     let shape = tile.shape.iter().map(|&d| d as u64).collect();
     let data = match (&tile.data, tile.dtype) {
         (Data::I(v), DType::Mask) => v.iter().map(|&x| u8::from(x != 0)).collect(),
+        (Data::I(v), DType::I8 | DType::U8) => v.iter().map(|&x| x as u8).collect(),
         (Data::I(v), _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
         (Data::F(v), DType::F16) => v
             .iter()

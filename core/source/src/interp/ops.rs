@@ -506,12 +506,19 @@ pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, 
     })
 }
 
-/// `as`: float -> i32 truncates toward zero and saturates (NaN -> 0); anything -> float
-/// rounds to nearest-even in the target type.
+/// `as`: float -> integer truncates toward zero and saturates (NaN -> 0); integer ->
+/// integer wraps, as numpy's `astype`; anything -> float rounds to nearest-even in the
+/// target type.
 pub fn cast(arg: Tile, to: DType) -> Tile {
     let data = match (arg.data, to) {
         (Data::F(v), DType::I32) => Data::I(v.into_iter().map(|x| x as i32).collect()),
-        (Data::I(v), DType::I32) => Data::I(v),
+        (Data::F(v), DType::I8) => Data::I(v.into_iter().map(|x| i32::from(x as i8)).collect()),
+        (Data::F(v), DType::U8) => Data::I(v.into_iter().map(|x| i32::from(x as u8)).collect()),
+        (Data::I(v), DType::I32 | DType::I8 | DType::U8) => Data::I(
+            v.into_iter()
+                .map(|x| to.wrap_int(i64::from(x)) as i32)
+                .collect(),
+        ),
         (Data::I(v), _) => Data::F(v.into_iter().map(|x| x as f32).collect()),
         (Data::F(v), _) => Data::F(v),
     };

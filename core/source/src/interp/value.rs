@@ -30,7 +30,7 @@ impl Data {
 
     fn zeros(dtype: DType, len: usize) -> Data {
         match dtype {
-            DType::I32 | DType::Mask => Data::I(vec![0; len]),
+            DType::I32 | DType::I8 | DType::U8 | DType::Mask => Data::I(vec![0; len]),
             _ => Data::F(vec![0.0; len]),
         }
     }
@@ -63,6 +63,7 @@ impl Tile {
         let len = shape.iter().product();
         let data = match dtype {
             DType::I32 => Data::I(vec![value as i32; len]),
+            DType::I8 | DType::U8 => Data::I(vec![dtype.wrap_int(value as i64) as i32; len]),
             DType::Mask => Data::I(vec![i32::from(value != 0.0); len]),
             _ => Data::F(vec![round_to(dtype, value as f32); len]),
         };
@@ -187,7 +188,7 @@ pub fn round_to(dtype: DType, v: f32) -> f32 {
     match dtype {
         DType::F16 => f16::from_f32(v).to_f32(),
         DType::BF16 => bf16::from_f32(v).to_f32(),
-        DType::F32 | DType::I32 | DType::Mask => v,
+        DType::F32 | DType::I32 | DType::I8 | DType::U8 | DType::Mask => v,
     }
 }
 
@@ -195,7 +196,7 @@ pub fn round_slice(dtype: DType, v: &mut [f32]) {
     match dtype {
         DType::F16 => v.iter_mut().for_each(|x| *x = f16::from_f32(*x).to_f32()),
         DType::BF16 => v.iter_mut().for_each(|x| *x = bf16::from_f32(*x).to_f32()),
-        DType::F32 | DType::I32 | DType::Mask => {}
+        DType::F32 | DType::I32 | DType::I8 | DType::U8 | DType::Mask => {}
     }
 }
 

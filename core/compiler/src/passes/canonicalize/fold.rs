@@ -240,7 +240,9 @@ fn round(v: f64, dtype: DType) -> Option<f64> {
         DType::F16 => half::f16::from_f64(v).to_f64(),
         DType::BF16 => half::bf16::from_f64(v).to_f64(),
         DType::Mask if v == 0.0 || v == 1.0 => v,
-        DType::Mask => return None,
+        // 8-bit values are never folded: a float saturates into them and an integer
+        // wraps, and the constant does not say which it came from.
+        DType::Mask | DType::I8 | DType::U8 => return None,
         DType::I32 => {
             if v.fract() != 0.0 || v < i32::MIN as f64 || v > i32::MAX as f64 {
                 return None;

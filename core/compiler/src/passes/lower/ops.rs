@@ -523,10 +523,7 @@ impl Lw<'_> {
         }
         if self.accumulate {
             // An accumulating scatter reads the rows it adds into.
-            acc.push(Access {
-                write: false,
-                ..gm
-            });
+            acc.push(Access { write: false, ..gm });
         }
         acc.push(gm);
         if store && self.space(tile_v) == Some(MemSpace::L0C) {

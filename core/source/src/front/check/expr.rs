@@ -63,9 +63,53 @@ impl Checker<'_> {
             let v = cx.value_inner(e)?;
             if let Val::Tile(t) = &v {
                 cx.check_size(&t.ty, Limit::Tile, t.span)?;
+                cx.byte_lanes(t)?;
             }
             Some(v)
         })
+    }
+
+    /// `i8` and `u8` tiles are loaded, stored, sliced and converted with `as`; the
+    /// vector unit computes on i32 and floats, so any other use is an error that says
+    /// to cast first.
+    fn byte_lanes(&mut self, t: &Expr) -> Option<()> {
+        let moves = matches!(
+            t.kind,
+            ExprKind::Load { .. }
+                | ExprKind::Cast(_)
+                | ExprKind::Local(_)
+                | ExprKind::SlotRead { .. }
+                | ExprKind::Slice { .. }
+        );
+        let children: Vec<&Expr> = match &t.kind {
+            ExprKind::Cast(_) | ExprKind::Slice { .. } => Vec::new(),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Reduce { arg, .. }
+            | ExprKind::Transpose(arg) => vec![arg],
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::MatMul { lhs, rhs }
+            | ExprKind::Compare { lhs, rhs, .. } => vec![lhs, rhs],
+            ExprKind::Select {
+                mask,
+                on_true,
+                on_false,
+            } => vec![mask, on_true, on_false],
+            _ => Vec::new(),
+        };
+        let bad = children
+            .into_iter()
+            .find(|c| c.ty.dtype.is_byte_int())
+            .map(|c| (c.ty.dtype, c.span))
+            .or_else(|| (!moves && t.ty.dtype.is_byte_int()).then_some((t.ty.dtype, t.span)));
+        match bad {
+            Some((dtype, span)) => self.error(
+                format!(
+                    "{dtype} tiles are loaded, stored, sliced and converted only: the vector unit computes on i32 and floats, so convert first (`t as i32`, `t as f16`)"
+                ),
+                span,
+            ),
+            None => Some(()),
+        }
     }
 
     /// A value that must be a tile (not a bare literal); `what` says where.

@@ -421,6 +421,15 @@ impl<'a> Checker<'a> {
         self.elements.remove(&local);
         let ty = self.locals.get(local.0 as usize)?.ty.clone();
         let value = self.fit(value?, &ty, &format!("`{}`", name.name))?;
+        if ty.dtype.is_byte_int() && op != ast::AssignOp::Set {
+            return self.error(
+                format!(
+                    "`{}` is {}: 8-bit tiles are not updated arithmetically; convert first (`let w = {} as i32;`)",
+                    name.name, ty, name.name
+                ),
+                name.span,
+            );
+        }
         if ty.dtype == crate::types::DType::Mask && op != ast::AssignOp::Set {
             return self.error(
                 format!(
