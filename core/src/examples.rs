@@ -46,6 +46,7 @@ pub const ALL: &[Example] = examples![
     "block_sparse_attention": "Block-sparse attention (if)",
     "reverse_cumsum": "Reverse chunk cumsum (rev loop)",
     "decode": "Decode attention",
+    "gqa_decode": "GQA decode (squeeze)",
     "moe_router": "MoE top-2 router (argmax)",
     "int4_gemv": "int4 GEMV (bit ops, strided loads)",
     "rope": "Rotary embedding",

@@ -485,8 +485,8 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "transpose_not_2d",
-            k("let t = (load idx[:]).T;"),
-            "2-D tile",
+            k("let t = unsqueeze(load x[:, :], axis=0).T;"),
+            "`.T` transposes a 2-D tile (a 1-D one stays as it is), but this one is f32[1, 64, 32]",
         ),
         case(
             "let_scalar",
@@ -681,6 +681,27 @@ fn cases() -> Vec<Case> {
             "slice_of_a_number",
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
+        ),
+        // Shapes.
+        case(
+            "reshape_count",
+            k("let t = reshape(load x[:, :], [32, 32]);"),
+            "`reshape` keeps the element count: f32[64, 32] has 2048 elements, but [32, 32] holds 1024",
+        ),
+        case(
+            "squeeze_wide_axis",
+            k("let t = squeeze(load x[:, :], axis=0);"),
+            "`squeeze` drops an axis of extent 1, but axis 0 of f32[64, 32] has 64",
+        ),
+        case(
+            "reshape_without_list",
+            k("let t = reshape(load x[:, :], 2048);"),
+            "`reshape` takes the new shape as a list",
+        ),
+        case(
+            "list_outside_reshape",
+            k("let t = maximum(load x[:, :], [1, 2]);"),
+            "a list `[...]` is only the shape argument of `reshape`",
         ),
         // 8-bit integers.
         case(

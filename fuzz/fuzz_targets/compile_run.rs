@@ -599,6 +599,19 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let leaves = [
         format!("t[:, {loaded} .. {}]", loaded + 64),
         format!("c[:, {computed} .. {}]", computed + 64),
+        // The same window through shapes: a reshape round trip (whole tiles only: a
+        // tail tile may not regroup), or a squeeze of an added unit axis.
+        if m % s == 0 {
+            format!(
+                "reshape(reshape(c, [{w}, {s}]), [{s}, {w}])[:, {computed} .. {}]",
+                computed + 64
+            )
+        } else {
+            format!(
+                "squeeze(unsqueeze(c[:, {computed} .. {}], axis=0), axis=0)",
+                computed + 64
+            )
+        },
         format!("load x[r .. r + {s}, {shift} .. {}] pad {fill}", shift + 64),
         // Every `w / 64`-th column from a plane `p`: 64 positions for any `p` below it.
         format!(

@@ -96,6 +96,10 @@ pub fn sexpr(e: &tilescope::front::ast::Expr) -> String {
             }
         }
         ExprKind::SlotRead { name, slot } => format!("(slot {} {})", name.name, sexpr(slot)),
+        ExprKind::List(items) => {
+            let parts: Vec<String> = items.iter().map(sexpr).collect();
+            format!("[{}]", parts.join(" "))
+        }
         ExprKind::Slice { arg, indices } => {
             let parts: Vec<String> = indices.iter().map(index).collect();
             format!("(slice {} [{}])", sexpr(arg), parts.join(" "))

@@ -472,6 +472,9 @@ impl Lower<'_> {
             hir::ExprKind::Transpose(a) => OpKind::Transpose {
                 arg: self.expr(a, d, ops)?,
             },
+            hir::ExprKind::Reshape(a) => OpKind::Reshape {
+                arg: self.expr(a, d, ops)?,
+            },
             hir::ExprKind::Slice { arg, index } => {
                 let arg = self.expr(arg, d, ops)?;
                 OpKind::Slice {

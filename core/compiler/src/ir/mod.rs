@@ -507,6 +507,11 @@ pub enum OpKind {
     Cast {
         arg: ValueId,
     },
+    /// The same elements in the result's shape, row-major (numpy's `reshape`,
+    /// `squeeze`, `unsqueeze`): one `vcopy` reading the source with the new shape.
+    Reshape {
+        arg: ValueId,
+    },
     /// A tile (or rank-0 scalar) with every lane `value`.
     Full {
         value: f64,
@@ -746,6 +751,7 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Slice { arg, .. }
             | OpKind::Cast { arg }
+            | OpKind::Reshape { arg }
             | OpKind::Copy { arg } => f(*arg),
             OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {
                 f(*lhs);
@@ -806,6 +812,7 @@ impl OpKind {
             | OpKind::Transpose { arg }
             | OpKind::Slice { arg, .. }
             | OpKind::Cast { arg }
+            | OpKind::Reshape { arg }
             | OpKind::Copy { arg } => *arg = f(*arg),
             OpKind::Binary { lhs, rhs, .. } | OpKind::Compare { lhs, rhs, .. } => {
                 *lhs = f(*lhs);

@@ -414,6 +414,7 @@ impl Printer<'_> {
                 )
             }
             OpKind::Transpose { arg } => typed(self, format!("transpose {}", self.v(*arg))),
+            OpKind::Reshape { arg } => typed(self, format!("reshape {}", self.v(*arg))),
             OpKind::Slice {
                 arg,
                 index,

@@ -326,6 +326,14 @@ impl Verifier<'_> {
                 Ok(Some(whole.clone()))
             }
             OpKind::Transpose { .. } => typing::transpose(arg()?).map(Some),
+            OpKind::Reshape { .. } => {
+                let (a, r) = (arg()?, result.ok_or("a reshape without a result")?);
+                let count = |s: &[u64]| s.iter().product::<u64>();
+                if a.dtype != r.dtype || count(&a.shape) != count(&r.shape) {
+                    return Err(format!("reshape of {a} into {r}"));
+                }
+                Ok(Some(r.clone()))
+            }
             OpKind::Slice {
                 index, transpose, ..
             } => {

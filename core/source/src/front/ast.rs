@@ -256,6 +256,8 @@ pub enum ExprKind {
     /// by one plain index is a [`ExprKind::SlotRead`] instead: the checker reads it by
     /// the name's type.
     Slice { arg: Box<Expr>, indices: Vec<Index> },
+    /// `[a, b]`: a list of integers, only `reshape`'s shape argument.
+    List(Vec<Expr>),
     /// `exp(t)`, `maximum(a, b)`, `sum(t, axis=1)`, `zeros(f32[8, 8])`, `full(f32[8, 1], -inf)`.
     Call {
         func: Ident,

@@ -725,6 +725,9 @@ pub enum ExprKind {
     },
     /// `arg as ty.dtype`.
     Cast(Box<Expr>),
+    /// `reshape`, `squeeze` and `unsqueeze`: the same elements in row-major order, in
+    /// `ty`'s shape (the same count).
+    Reshape(Box<Expr>),
     /// `zeros(ty)` (value 0) and `full(ty, value)`.
     Full {
         value: f64,

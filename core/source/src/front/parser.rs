@@ -1038,6 +1038,14 @@ impl<'s> Parser<'s> {
                 axis = Some(self.axis_argument(axis.is_some())?);
             } else if axis.is_some() {
                 return Err(self.expected("`)` after `axis=`"));
+            } else if self.at(Tok::LBracket) {
+                // `reshape(t, [A, B])`: a shape, as numpy's tuple.
+                let start = self.peek().span;
+                let (items, end) = self.delimited(Tok::LBracket, Tok::RBracket, 1, Self::expr)?;
+                args.push(Expr {
+                    kind: ExprKind::List(items),
+                    span: start.to(end),
+                });
             } else {
                 args.push(self.expr()?);
             }

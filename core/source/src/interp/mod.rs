@@ -489,6 +489,10 @@ impl Machine<'_> {
                 ops::slice(&a, &window, e.span)?
             }
             ExprKind::Cast(arg) => ops::cast(self.expr(arg, d)?, e.ty.dtype),
+            ExprKind::Reshape(arg) => {
+                let shape: Vec<usize> = e.ty.shape.iter().map(|&x| x as usize).collect();
+                ops::reshape(self.expr(arg, d)?, shape, e.span)?
+            }
             ExprKind::Compare { .. } | ExprKind::Select { .. } | ExprKind::Iota { .. } => {
                 self.mask_expr(e, d)?
             }

@@ -461,6 +461,51 @@ pub fn transpose(arg: &Tile, span: Span) -> Result<Tile, Diagnostic> {
     })
 }
 
+/// numpy's `reshape` (and `squeeze`, `unsqueeze`): the same elements in row-major order.
+/// A tile with masked lanes (a tail) keeps them only where the reshape just adds or
+/// drops axes of extent 1; any other reshape of it is an error, as the machine's is.
+pub fn reshape(arg: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Diagnostic> {
+    if arg.len() != shape.iter().product::<usize>() {
+        return Err(internal("a reshape that changes the element count", span));
+    }
+    let valid = if arg.is_fully_valid() {
+        shape.clone()
+    } else {
+        let kept = |s: &[usize], v: &[usize]| -> Option<Vec<usize>> {
+            let mut out = Vec::new();
+            for (&d, &w) in s.iter().zip(v) {
+                match (d, w) {
+                    (1, 1) => {}
+                    (1, _) => return None,
+                    _ => out.push(w),
+                }
+            }
+            Some(out)
+        };
+        let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+        let (Some(mut lanes), true) = (
+            kept(&arg.shape, &arg.valid),
+            non_unit(&arg.shape) == non_unit(&shape),
+        ) else {
+            return Err(Diagnostic::error(
+                "this reshape regroups a tile whose last loop iteration holds fewer lanes (a tail): reshape only whole tiles, or add and drop axes of extent 1",
+                span,
+            ));
+        };
+        lanes.reverse();
+        shape
+            .iter()
+            .map(|&d| if d == 1 { 1 } else { lanes.pop().unwrap_or(d) })
+            .collect()
+    };
+    Ok(Tile {
+        dtype: arg.dtype,
+        shape,
+        valid,
+        data: arg.data,
+    })
+}
+
 /// `arg[window]`, one `(start, len)` per axis: numpy's basic slicing. A lane masked in
 /// `arg` (at or past its valid extent) stays masked in the slice.
 pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, Diagnostic> {

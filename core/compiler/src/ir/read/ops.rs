@@ -99,6 +99,7 @@ impl<'t> Reader<'t> {
                 }
             }
             "transpose" => OpKind::Transpose { arg: self.one(c)? },
+            "reshape" => OpKind::Reshape { arg: self.one(c)? },
             "slice" => {
                 let arg = self.one(c)?;
                 let index = self.index_list(c)?;

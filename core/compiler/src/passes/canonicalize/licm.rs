@@ -126,6 +126,7 @@ fn movable(kind: &OpKind) -> bool {
         | OpKind::Binary { .. }
         | OpKind::Reduce { .. }
         | OpKind::Transpose { .. }
+        | OpKind::Reshape { .. }
         | OpKind::Cast { .. }
         | OpKind::Copy { .. }
         | OpKind::Compare { .. }

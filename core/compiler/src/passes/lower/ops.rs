@@ -161,6 +161,7 @@ impl Lw<'_> {
                 Some(r),
             ) => self.matmul(*lhs, *rhs, *acc, acc_block, r, span),
             (OpKind::Transpose { arg }, Some(r)) => self.mov(*arg, r, true, span),
+            (OpKind::Reshape { arg }, Some(r)) => self.reshape(*arg, r, span),
             (OpKind::Copy { arg }, Some(r)) => self.mov(*arg, r, false, span),
             (
                 OpKind::Slice {
@@ -966,6 +967,71 @@ impl Lw<'_> {
             stride: cols as i64,
         };
         let Some(dst) = self.tile(r, rows, cols_valid, span) else {
+            return;
+        };
+        self.emit(Op::VCopy { dtype, dst, src }, acc);
+    }
+
+    /// `reshape`: one `vcopy` that reads the source's buffer with the result's 2-D view
+    /// (a UB tile is row-major with no gap between rows, so the elements are where the
+    /// new shape expects them). A tail's valid extents carry over where the reshape only
+    /// adds or drops axes of extent 1; regrouping a tile with a tail is an error, as in
+    /// the reference interpreter.
+    fn reshape(&mut self, arg: ValueId, r: ValueId, span: Span) {
+        if (self.space(arg), self.space(r)) != (Some(MemSpace::UB), Some(MemSpace::UB)) {
+            return self.fail(span, "a reshape outside UB");
+        }
+        let (from, to) = (self.shape(arg), self.shape(r));
+        let tail = self
+            .valid
+            .get(&arg)
+            .cloned()
+            .filter(|v| v.iter().zip(&from).any(|(x, &d)| *x != Val::Imm(d as i64)));
+        if let Some(valid) = tail {
+            let mut lanes = Vec::new();
+            let mut whole_units = true;
+            for (&d, &v) in from.iter().zip(&valid) {
+                match (d, v) {
+                    (1, Val::Imm(1)) => {}
+                    (1, _) => whole_units = false,
+                    _ => lanes.push(v),
+                }
+            }
+            let non_unit = |s: &[u64]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+            if !whole_units || non_unit(&from) != non_unit(&to) {
+                return self.errors.push(Diagnostic::error(
+                    "this reshape regroups a tile whose last loop iteration holds fewer lanes (a tail): reshape only whole tiles, or add and drop axes of extent 1",
+                    span,
+                ));
+            }
+            // The non-unit extents are the same, in order: each takes its valid extent.
+            let mut lanes = lanes.into_iter();
+            let mapped: Valid = to
+                .iter()
+                .map(|&d| match d {
+                    1 => Val::Imm(1),
+                    _ => lanes.next().unwrap_or(Val::Imm(d as i64)),
+                })
+                .collect();
+            self.valid.insert(r, mapped);
+        }
+        let (rows, cols) = self.valid2d(r, span);
+        let (_, full_cols) = Self::view2d(&to);
+        let dtype = self.dtype(r);
+        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let Some((src_addr, _)) = self.tile_addr(arg, Val::Imm(0)) else {
+            return self.fail(span, "a tile without an address");
+        };
+        let src = Tile {
+            addr: src_addr,
+            rows,
+            cols,
+            stride: full_cols as i64,
+        };
+        let Some(dst) = self.tile(r, rows, cols, span) else {
             return;
         };
         self.emit(Op::VCopy { dtype, dst, src }, acc);

@@ -30,6 +30,8 @@ const MAX_POWER: i64 = 8;
 
 const CONSTRUCTORS: [&str; 3] = ["zeros", "full", "iota"];
 const BINARY_FUNCS: [&str; 4] = ["maximum", "minimum", "where", "pow"];
+/// numpy's shape functions: the same elements in another shape.
+const SHAPE_FUNCS: [&str; 3] = ["reshape", "squeeze", "unsqueeze"];
 
 fn symbol(op: BinaryOp) -> &'static str {
     match op {
@@ -80,9 +82,10 @@ impl Checker<'_> {
                 | ExprKind::Local(_)
                 | ExprKind::SlotRead { .. }
                 | ExprKind::Slice { .. }
+                | ExprKind::Reshape(_)
         );
         let children: Vec<&Expr> = match &t.kind {
-            ExprKind::Cast(_) | ExprKind::Slice { .. } => Vec::new(),
+            ExprKind::Cast(_) | ExprKind::Slice { .. } | ExprKind::Reshape(_) => Vec::new(),
             ExprKind::Unary { arg, .. }
             | ExprKind::Reduce { arg, .. }
             | ExprKind::Transpose(arg) => vec![arg],
@@ -215,8 +218,13 @@ impl Checker<'_> {
                         let ty = TileType::new(t.ty.dtype, vec![n, m]);
                         tile(ExprKind::Transpose(Box::new(t)), ty)
                     }
+                    // numpy's `.T` of a 1-D array is the array itself.
+                    [_] => Some(Val::Tile(t)),
                     _ => self.error(
-                        format!("`.T` transposes a 2-D tile, but this one is {}", t.ty),
+                        format!(
+                            "`.T` transposes a 2-D tile (a 1-D one stays as it is), but this one is {}",
+                            t.ty
+                        ),
                         arg.span,
                     ),
                 }
@@ -235,6 +243,10 @@ impl Checker<'_> {
                 tile(ExprKind::Cast(Box::new(t)), ty)
             }
             ast::ExprKind::SlotRead { name, slot } => self.slot_read(name, slot, span),
+            ast::ExprKind::List(_) => self.error(
+                "a list `[...]` is only the shape argument of `reshape`: `reshape(t, [A, B])`",
+                span,
+            ),
             ast::ExprKind::Slice { arg, indices } => {
                 let t = match self.value(arg)? {
                     Val::Tile(t) => t,
@@ -780,13 +792,17 @@ impl Checker<'_> {
                 e.span,
             );
         }
+        if SHAPE_FUNCS.contains(&name) {
+            return self.reshape(e, name, args, axis);
+        }
         if unary.is_none() && !is_reduce && !is_ctor && !BINARY_FUNCS.contains(&name) {
             let known = UnaryOp::ALL
                 .iter()
                 .map(|op| op.name())
                 .chain(ReduceOp::ALL.map(ReduceOp::name))
                 .chain(CONSTRUCTORS)
-                .chain(BINARY_FUNCS);
+                .chain(BINARY_FUNCS)
+                .chain(SHAPE_FUNCS);
             let mut d = Diagnostic::error(
                 format!("unknown function `{}`", crate::front::lexer::truncate(name)),
                 func.span,
@@ -874,6 +890,110 @@ impl Checker<'_> {
         let a = self.value(args.first()?);
         let b = self.value(args.get(1)?);
         self.elementwise(op, a?, b?, e.span)
+    }
+
+    /// `reshape(t, [A, B])`, `squeeze(t, axis=K)` (drops an axis of extent 1) and
+    /// `unsqueeze(t, axis=K)` (inserts one before axis K; `K` may be the rank): numpy's,
+    /// the element count unchanged.
+    fn reshape(
+        &mut self,
+        e: &ast::Expr,
+        name: &str,
+        args: &[ast::Expr],
+        axis: Option<&ast::Expr>,
+    ) -> Option<Val> {
+        let usage = match name {
+            "reshape" => "reshape(t, [A, B])",
+            "squeeze" => "squeeze(t, axis=K)",
+            _ => "unsqueeze(t, axis=K)",
+        };
+        let arity = if name == "reshape" { 2 } else { 1 };
+        if args.len() != arity || (name == "reshape") == axis.is_some() {
+            return self.error(format!("`{name}` is written `{usage}`"), e.span);
+        }
+        let t = self.tile(args.first()?, &format!("`{name}`"))?;
+        let old = t.ty.clone();
+        let shape = match name {
+            "reshape" => {
+                let Some(ast::Expr {
+                    kind: ast::ExprKind::List(items),
+                    span,
+                }) = args.get(1)
+                else {
+                    return self.error(
+                        format!("`reshape` takes the new shape as a list: `{usage}`"),
+                        args.get(1).map_or(e.span, |a| a.span),
+                    );
+                };
+                let mut dims = Vec::with_capacity(items.len());
+                for d in items {
+                    let v = self.const_expr(d)?;
+                    if v <= 0 {
+                        return self.error(
+                            format!("a reshape's extents are positive, but this one is {v}"),
+                            d.span,
+                        );
+                    }
+                    dims.push(v as u64);
+                }
+                let count = |s: &[u64]| s.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+                if count(&dims) != count(&old.shape) {
+                    return self.error(
+                        format!(
+                            "`reshape` keeps the element count: {old} has {} elements, but [{}] holds {}",
+                            count(&old.shape).map_or("too many".into(), |c| c.to_string()),
+                            dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+                            count(&dims).map_or("too many".into(), |c| c.to_string()),
+                        ),
+                        *span,
+                    );
+                }
+                dims
+            }
+            _ => {
+                let a = axis?;
+                let k = self.const_expr(a)?;
+                let mut dims = old.shape.clone();
+                if name == "squeeze" {
+                    let k = self.normalise_axis(k, a.span, &old)?;
+                    if dims[k] != 1 {
+                        return self.error(
+                            format!(
+                                "`squeeze` drops an axis of extent 1, but axis {k} of {old} has {}",
+                                dims[k]
+                            ),
+                            a.span,
+                        );
+                    }
+                    dims.remove(k);
+                } else {
+                    let rank = dims.len() as i64;
+                    let k = if k < 0 { k + rank + 1 } else { k };
+                    if !(0..=rank).contains(&k) {
+                        return self.error(
+                            format!(
+                                "`unsqueeze` inserts an axis at 0 ..= {rank} of {old}, not {k}"
+                            ),
+                            a.span,
+                        );
+                    }
+                    dims.insert(k as usize, 1);
+                }
+                dims
+            }
+        };
+        if shape.is_empty() {
+            return self.error(
+                format!("`{name}` would leave {old} with no axes: a tile keeps one"),
+                e.span,
+            );
+        }
+        let ty = TileType::new(old.dtype, shape);
+        Some(Val::Tile(Expr {
+            kind: ExprKind::Reshape(Box::new(t)),
+            ty,
+            span: e.span,
+        }))
     }
 
     fn reduce(
@@ -1143,8 +1263,6 @@ impl Checker<'_> {
     }
 }
 
-/// Whether an integer constant is an `i32` value (numpy refuses to put a larger Python
-/// integer into an int32 array, rather than wrap it).
 impl Checker<'_> {
     /// The number after `pad`, in the tensor's dtype: an integer for an `i32` tensor,
     /// any number (rounded as a literal is) for a float one.
@@ -1181,6 +1299,8 @@ impl Checker<'_> {
     }
 }
 
+/// Whether an integer constant is an `i32` value (numpy refuses to put a larger Python
+/// integer into an int32 array, rather than wrap it).
 fn fits_i32(v: f64) -> bool {
     (f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&v)
 }

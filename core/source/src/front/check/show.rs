@@ -167,6 +167,16 @@ fn write_expr(out: &mut String, e: &Expr, outer: u8, depth: usize) {
             write_expr(out, slot, 0, depth);
             out.push(']');
         }
+        ExprKind::List(items) => {
+            out.push('[');
+            for (k, i) in items.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(out, i, 0, depth);
+            }
+            out.push(']');
+        }
         ExprKind::Slice { arg, indices } => {
             write_expr(out, arg, POSTFIX, depth);
             out.push('[');
