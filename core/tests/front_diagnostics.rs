@@ -470,8 +470,8 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "matmul_not_2d",
-            k("let t = load idx[:] @ load idx[:];"),
-            "2-D tiles",
+            k("let t = unsqueeze(load x[:, :], axis=0) @ load x[:, :];"),
+            "`@` multiplies 1-D and 2-D tiles, but the operands are f32[1, 64, 32] and f32[64, 32]",
         ),
         case(
             "matmul_inner_mismatch",

@@ -169,7 +169,7 @@ fn huge_numbers_and_extents_are_errors() {
         "kernel k(x: f32[4]) { for i in 0..9223372036854775807 { } }",
         "kernel k(x: f32[4]) { for i in -9223372036854775807..9223372036854775807 { } }",
         "kernel k(x: f32[4]) { for i in 0..4 { let t = load x[i * 9223372036854775807 .. i * 9223372036854775807 + 1]; } }",
-        "kernel k(x: f32[1048576], y: f32[1048576]) { let t = load x[:] @ load y[:]; }",
+        "kernel k(x: f32[1048576, 1], y: f32[1, 1048576]) { let t = load x[:, :] @ load y[:, :]; }",
     ];
     for source in cases {
         assert!(answers_quickly(source).is_err(), "{source}");

@@ -48,3 +48,21 @@ fn a_squeeze_keeps_a_tail_and_a_regroup_of_one_says_why() {
         "{rendered}"
     );
 }
+
+/// numpy's matmul of a 1-D operand (a row vector on the left, a column on the right,
+/// the axis dropped from the result; two vectors give one element), and numpy's
+/// assignment of a value with extra leading unit axes (`c[:] = acc.T`).
+#[test]
+fn vectors_multiply_and_store_as_numpy() {
+    check_on_presets(
+        r#"kernel k(x: f16[64], w: f16[64, 32], a: f16[32, 64], t: f32[16, 64], y: out f32[32], z: out f32[32], d: out f32[1], c: out f32[64], r: out f32[16]) {
+    let v = load x[:];
+    store y[:] = v @ load w[:, :];
+    store z[:] = load a[:, :] @ v;
+    store d[:] = v @ v;
+    store c[:] = sum(load t[:, :], axis=0);
+    store r[:] = sum(load t[:, :], axis=1).T;
+}
+"#,
+    );
+}

@@ -735,16 +735,7 @@ impl Checker<'_> {
     fn matmul(&mut self, lhs: &ast::Expr, rhs: &ast::Expr, span: Span) -> Option<Val> {
         let a = self.tile(lhs, "`@`");
         let b = self.tile(rhs, "`@`");
-        let (a, b) = (a?, b?);
-        let (&[m, k1], &[k2, n]) = (a.ty.shape.as_slice(), b.ty.shape.as_slice()) else {
-            return self.error(
-                format!(
-                    "`@` multiplies 2-D tiles, but the operands are {} and {}",
-                    a.ty, b.ty
-                ),
-                span,
-            );
-        };
+        let (mut a, mut b) = (a?, b?);
         if !a.ty.dtype.is_float() || a.ty.dtype != b.ty.dtype {
             return self.error(
                 format!(
@@ -754,6 +745,24 @@ impl Checker<'_> {
                 span,
             );
         }
+        // numpy's matmul of a 1-D operand: a row vector on the left, a column on the
+        // right, whose axis the result then drops.
+        let (left_vector, right_vector) = (a.ty.rank() == 1, b.ty.rank() == 1);
+        if left_vector {
+            a = Self::reshaped(a, |s| s.insert(0, 1));
+        }
+        if right_vector {
+            b = Self::reshaped(b, |s| s.push(1));
+        }
+        let (&[m, k1], &[k2, n]) = (a.ty.shape.as_slice(), b.ty.shape.as_slice()) else {
+            return self.error(
+                format!(
+                    "`@` multiplies 1-D and 2-D tiles, but the operands are {} and {}",
+                    a.ty, b.ty
+                ),
+                span,
+            );
+        };
         if k1 != k2 {
             return self.error(
                 format!(
@@ -764,14 +773,41 @@ impl Checker<'_> {
             );
         }
         let ty = TileType::new(DType::F32, vec![m, n]);
-        Some(Val::Tile(Expr {
+        let mut product = Expr {
             kind: ExprKind::MatMul {
                 lhs: Box::new(a),
                 rhs: Box::new(b),
             },
             ty,
             span,
-        }))
+        };
+        if left_vector || right_vector {
+            product = Self::reshaped(product, |s| {
+                if right_vector {
+                    s.pop();
+                }
+                if left_vector {
+                    s.remove(0);
+                }
+                if s.is_empty() {
+                    // A vector dot a vector: numpy's scalar, kept as a 1-element tile.
+                    s.push(1);
+                }
+            });
+        }
+        Some(Val::Tile(product))
+    }
+
+    /// `t` reshaped by `edit` on its shape (an axis of extent 1 added or dropped).
+    fn reshaped(t: Expr, edit: impl FnOnce(&mut Vec<u64>)) -> Expr {
+        let mut shape = t.ty.shape.clone();
+        edit(&mut shape);
+        let (ty, span) = (TileType::new(t.ty.dtype, shape), t.span);
+        Expr {
+            kind: ExprKind::Reshape(Box::new(t)),
+            ty,
+            span,
+        }
     }
 
     fn call(

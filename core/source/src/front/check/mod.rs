@@ -470,6 +470,26 @@ impl<'a> Checker<'a> {
         let region = param.and_then(|id| self.access(id, tensor, indices));
         let value = self.value(value);
         let (param, (index, region_ty)) = (param?, region?);
+        // numpy's assignment drops a value's extra leading axes of extent 1:
+        // `c[n:n + 64] = acc.T` stores a [1, 64] tile into a [64] region.
+        let value = match value {
+            Some(crate::front::check::expr::Val::Tile(t))
+                if t.ty.rank() > region_ty.rank()
+                    && t.ty.shape[..t.ty.rank() - region_ty.rank()]
+                        .iter()
+                        .all(|&d| d == 1) =>
+            {
+                let extra = t.ty.rank() - region_ty.rank();
+                let shape = t.ty.shape[extra..].to_vec();
+                let (ty, span) = (crate::types::TileType::new(t.ty.dtype, shape), t.span);
+                Some(crate::front::check::expr::Val::Tile(hir::Expr {
+                    kind: hir::ExprKind::Reshape(Box::new(t)),
+                    ty,
+                    span,
+                }))
+            }
+            other => other,
+        };
         if accumulate && !matches!(index.first(), Some(hir::Index::Indirect(_))) {
             return self.error(
                 format!(
