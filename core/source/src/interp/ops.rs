@@ -493,6 +493,8 @@ pub fn reshape(arg: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Diagnos
             ));
         };
         lanes.reverse();
+        // The non-unit extents of both shapes are equal and in order, so each takes
+        // one entry of `lanes`; the default is never used.
         shape
             .iter()
             .map(|&d| if d == 1 { 1 } else { lanes.pop().unwrap_or(d) })

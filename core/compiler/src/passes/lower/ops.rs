@@ -1004,7 +1004,8 @@ impl Lw<'_> {
                     span,
                 ));
             }
-            // The non-unit extents are the same, in order: each takes its valid extent.
+            // The non-unit extents are the same, in order: each takes its valid extent
+            // (so the default below is never used).
             let mut lanes = lanes.into_iter();
             let mapped: Valid = to
                 .iter()
