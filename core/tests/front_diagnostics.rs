@@ -413,11 +413,6 @@ fn cases() -> Vec<Case> {
             "uses `//`",
         ),
         case(
-            "indirect_not_first_axis",
-            k("let i = load idx[:];\nlet t = load x[0, i];"),
-            "first axis only",
-        ),
-        case(
             "indirect_wrong_type",
             k("let i = load x[0 .. 8, 0 .. 1];\nlet t = load x[i, :];"),
             "i32 tile of shape [n] or [n, 1]",
@@ -681,6 +676,22 @@ fn cases() -> Vec<Case> {
             "slice_of_a_number",
             k("let u = (2.0)[0 .. 1];"),
             "a number has no axes to slice",
+        ),
+        // Gathers along an axis.
+        case(
+            "gather_two_axes",
+            k("let i = load idx[:];\nlet t = load x[i, i];"),
+            "`x` is indexed by tiles on two axes: a gather picks positions along one axis (for now)",
+        ),
+        case(
+            "gather_split_block",
+            "kernel k(c: f32[8, 8, 8, 8], idx: i32[4]) {\n    let t = load c[:, load idx[:], 0 .. 4, :];\n}\n",
+            "`c` gathers along axis 1, so the axes after it are whole",
+        ),
+        case(
+            "scatter_later_axis",
+            k("store y[:, load idx[:]] = load x[:, 0 .. 8];"),
+            "a scatter into `y` takes its index tile on the first axis (for now)",
         ),
         // Shapes.
         case(

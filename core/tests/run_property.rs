@@ -366,15 +366,17 @@ fn gather() -> impl Strategy<Value = String> {
             } else {
                 format!("f32[{ids}, 8]")
             };
-            // Every row also adds into a table-sized sum (repeated indices add up).
+            // Every row also adds into a table-sized sum (repeated indices add up), and
+            // the same indices gather along the middle axis of a batch of matrices.
             format!(
-                "kernel k(ids: i32[{ids}], table: f32[32, 8], y: out {y}, sums: out f32[32, 8]) {{
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64]) {{
     store sums[:, :] = zeros(f32[32, 8]);
     for i in 0..{ids} step {n}{buf} {{
         let idx = load ids[i .. i + {n}];
         let rows = load table[idx + {shift}, :];
         {store}
         store sums[idx + {shift}, :] += rows * 0.5;
+        store picked[:, i .. i + {n}, :] = load cube[:, idx + {shift}, :] - 1.0;
     }}
 }}"
             )

@@ -144,7 +144,7 @@ pub fn region(
         ));
     }
     let mut shape = Vec::with_capacity(index.len());
-    for (axis, (ix, extent)) in index.iter().zip(&param.ty.shape).enumerate() {
+    for (ix, extent) in index.iter().zip(&param.ty.shape) {
         shape.push(match ix {
             Index::Full => *extent,
             Index::Range { len, .. } | Index::Strided { len, .. } => *len,
@@ -159,9 +159,6 @@ pub fn region(
                         ))
                     }
                 };
-                if axis != 0 {
-                    return Err("an indirect index is allowed on the first axis only".into());
-                }
                 n
             }
         });

@@ -179,21 +179,23 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
             tile = vec![1, *r0 as i64];
         }
     }
-    if matches!(index.first(), Some(Index::Indirect(_))) {
-        let rest_full = index.iter().skip(1).all(|ix| matches!(ix, Index::Full));
-        let rank2_range =
-            index.len() == 2 && matches!(index.get(1), Some(Index::Range { clamped: false, .. }));
-        if !(rest_full || rank2_range) {
+    if let Some(k) = index.iter().position(|ix| matches!(ix, Index::Indirect(_))) {
+        // The index picks positions along axis k; each brings the block of the axes
+        // after it, which must be contiguous in GM: whole axes, or a range on the last.
+        let rest_full = index.iter().skip(k + 1).all(|ix| matches!(ix, Index::Full));
+        let last_range = index.len() == k + 2
+            && matches!(index.get(k + 1), Some(Index::Range { clamped: false, .. }));
+        if !(rest_full || last_range) {
             return Err(unsupported(
                 "a gather or scatter that does not move whole or 2-D rows",
             ));
         }
-        let len: u64 = shape.iter().skip(1).product();
+        let len: u64 = shape.iter().skip(k + 1).product();
         return Ok(Transfer {
             dims: Vec::new(),
             peel: 0,
-            // A gather's tile has at least one axis (checked by the front end).
-            rows: Some((shape.first().copied().unwrap_or(0), len)),
+            // The front end checked the index tile's shape: axis k exists.
+            rows: Some((shape.get(k).copied().unwrap_or(0), len)),
         });
     }
     let mut dims: Vec<TransferDim> = Vec::new();

@@ -366,7 +366,7 @@ impl Machine<'_> {
             ));
         }
         let mut sels = Vec::with_capacity(index.len());
-        for (axis, (ix, &extent)) in index.iter().zip(&tensor_shape).enumerate() {
+        for (ix, &extent) in index.iter().zip(&tensor_shape) {
             let sel = match ix {
                 Index::Full => AxisSel::Range {
                     start: 0,
@@ -400,10 +400,8 @@ impl Machine<'_> {
                         rows,
                     }
                 }
-                Index::Indirect(e) if axis == 0 => self.indirect_rows(e, &name, extent, depth)?,
-                Index::Indirect(e) => {
-                    return Err(internal("indirect index past the first axis", e.span))
-                }
+                // A gather picks positions along any one axis (the checker allows one).
+                Index::Indirect(e) => self.indirect_rows(e, &name, extent, depth)?,
             };
             sels.push(sel);
         }

@@ -541,20 +541,85 @@ impl Lw<'_> {
                 return self.fail(span, "an index tile without an address");
             };
             acc.extend(self.tile_access(idx, false));
-            let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
-            let row = gm_strides.first().copied().unwrap_or(1);
+            // The axis the index tile picks positions along (the first for a row
+            // gather or a scatter), and the axes before it of extent above 1, whose
+            // positions a loop walks, one gather each.
+            // `indirect` came from this index, so the position exists.
+            let k = index
+                .iter()
+                .position(|ix| matches!(ix, crate::ir::Index::Indirect(_)))
+                .unwrap_or(0);
+            let region = self.shape(tile_v);
+            let lead: Vec<usize> = (0..k).filter(|&a| region.get(a) != Some(&1)).collect();
+            if lead.len() > 1 || (store && k != 0) {
+                return self.fail(
+                    span,
+                    "a gather along an axis with more than one axis of extent above 1 before it, or a scatter along an axis other than the first",
+                );
+            }
+            let row = gm_strides.get(k).copied().unwrap_or(1);
             // In a loop's tail the index tile holds fewer valid rows than its shape:
             // move only those (the lanes past them hold stale data, not row numbers),
             // and the gathered tile is valid on just as many rows.
+            let n = rows;
             let rows = match self.valid.get(&idx).and_then(|v| v.first()).copied() {
                 Some(valid @ Val::Reg(_)) => valid,
                 _ => Val::Imm(rows as i64),
             };
             if !store {
-                if let Some(first) = self.valid.get_mut(&tile_v).and_then(|v| v.first_mut()) {
-                    *first = rows;
+                if let Some(axis_k) = self.valid.get_mut(&tile_v).and_then(|v| v.get_mut(k)) {
+                    *axis_k = rows;
                 }
             }
+            if let Some(&a) = lead.first() {
+                // One gather per position of the leading axis: its GM rows `stride`
+                // apart, its tile rows `n * len` elements apart.
+                let count = self
+                    .valid
+                    .get(&tile_v)
+                    .and_then(|v| v.get(a))
+                    .copied()
+                    .unwrap_or(Val::Imm(region.get(a).copied().unwrap_or(1) as i64));
+                let g = gm_strides.get(a).copied().unwrap_or(1);
+                let eb = dtype.bytes() as i64;
+                let block = (n * len) as i64 * eb;
+                let align = self.ub_align.max(1) as i64;
+                if block % align != 0 {
+                    return self.errors.push(Diagnostic::error(
+                        format!(
+                            "this gather along axis {k} writes each of the tile's {} rows {block} bytes after the last, off UB's {align}-byte alignment, which each gather's destination needs: gather blocks of a multiple of {} {dtype} lanes, or one row at a time",
+                            region.get(a).copied().unwrap_or(1),
+                            align / eb.max(1)
+                        ),
+                        span,
+                    ));
+                }
+                return self.peel_loop(count, span, |lw, c| {
+                    let goff = lw.alu(AluOp::Mul, Val::Reg(c), Val::Imm(g * eb));
+                    let goff = lw.alu(AluOp::Add, goff, gm_bytes);
+                    let toff = lw.alu(AluOp::Mul, Val::Reg(c), Val::Imm(block));
+                    let (Some((tile_addr, _)), Some((index_addr, _))) =
+                        (lw.tile_addr(tile_v, toff), lw.tile_addr(idx, Val::Imm(0)))
+                    else {
+                        return lw.fail(span, "a tile without an address");
+                    };
+                    let gm_addr = lw.addr(Region::Tensor(param as u32), goff, 0);
+                    lw.emit(
+                        Op::Gather {
+                            dtype,
+                            dst: tile_addr,
+                            src: gm_addr,
+                            index: index_addr,
+                            rows,
+                            len: Val::Imm(len as i64),
+                            src_stride: row,
+                            dst_stride: len as i64,
+                        },
+                        acc,
+                    );
+                });
+            }
+            let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
             let len = Val::Imm(len as i64);
             let op = if store {
                 Op::Scatter {

@@ -65,9 +65,48 @@ impl Checker<'_> {
             (Some(a), Some(b)) => a.span.to(b.span),
             _ => tensor.span,
         };
-        self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
-            c.one_index(ix, axis, extent, &tensor.name)
-        })
+        let (index, region) =
+            self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
+                c.one_index(ix, axis, extent, &tensor.name)
+            })?;
+        self.one_gather_axis(&tensor.name, &index, indices)?;
+        Some((index, region))
+    }
+
+    /// An access gathers along one axis at most, and the axes after a gathered one are
+    /// whole (or the last is a range): each picked position brings one contiguous block.
+    fn one_gather_axis(
+        &mut self,
+        tensor: &str,
+        index: &[Index],
+        indices: &[ast::Index],
+    ) -> Option<()> {
+        let gathered: Vec<usize> = (0..index.len())
+            .filter(|&a| matches!(index[a], Index::Indirect(_)))
+            .collect();
+        let Some(&second) = gathered.get(1) else {
+            let Some(&k) = gathered.first() else {
+                return Some(());
+            };
+            let rest_full = index[k + 1..].iter().all(|ix| matches!(ix, Index::Full));
+            let last_range =
+                index.len() == k + 2 && matches!(index[k + 1], Index::Range { clamped: false, .. });
+            if rest_full || last_range {
+                return Some(());
+            }
+            return self.error(
+                format!(
+                    "`{tensor}` gathers along axis {k}, so the axes after it are whole (`:`), or the last one a range: each picked position brings one contiguous block"
+                ),
+                indices.get(k + 1).map_or(indices[k].span, |ix| ix.span),
+            );
+        };
+        self.error(
+            format!(
+                "`{tensor}` is indexed by tiles on two axes: a gather picks positions along one axis (for now)"
+            ),
+            indices[second].span,
+        )
     }
 
     /// `access` for a load, with `pad`: then the last axis's index may leave the tensor
@@ -248,7 +287,7 @@ impl Checker<'_> {
                 }
                 Some((Index::Single(ie), 1))
             }
-            ast::IndexKind::Point(e) => self.indirect(e, axis),
+            ast::IndexKind::Point(e) => self.indirect(e),
         }
     }
 
@@ -429,7 +468,7 @@ impl Checker<'_> {
     }
 
     /// An `i32` tile of shape `[n]` or `[n, 1]` on the first axis: gathers `n` rows.
-    fn indirect(&mut self, e: &ast::Expr, axis: usize) -> Option<(Index, u64)> {
+    fn indirect(&mut self, e: &ast::Expr) -> Option<(Index, u64)> {
         let t = match self.value(e)? {
             Val::Tile(t) => t,
             Val::Lit(_) => {
@@ -439,15 +478,6 @@ impl Checker<'_> {
                 )
             }
         };
-        if axis != 0 {
-            return self.error(
-                format!(
-                    "an indirect index (a tile, here {}) is allowed on the first axis only",
-                    t.ty
-                ),
-                e.span,
-            );
-        }
         let n = match t.ty.shape[..] {
             [n] | [n, 1] if t.ty.dtype == DType::I32 => n,
             _ => {

@@ -490,6 +490,19 @@ impl<'a> Checker<'a> {
             }
             other => other,
         };
+        if index
+            .iter()
+            .skip(1)
+            .any(|ix| matches!(ix, hir::Index::Indirect(_)))
+        {
+            return self.error(
+                format!(
+                    "a scatter into `{}` takes its index tile on the first axis (for now): the machine's scatter writes whole rows",
+                    tensor.name
+                ),
+                span,
+            );
+        }
         if accumulate && !matches!(index.first(), Some(hir::Index::Indirect(_))) {
             return self.error(
                 format!(
