@@ -571,6 +571,34 @@ impl Lw<'_> {
                     *axis_k = rows;
                 }
             }
+            // The instruction that moves the picked blocks between GM and the tile.
+            let (len_v, add) = (Val::Imm(len as i64), self.accumulate);
+            let row_op = move |gm: crate::isa::Addr, tile: crate::isa::Addr, index| {
+                if store {
+                    Op::Scatter {
+                        dtype,
+                        dst: gm,
+                        src: tile,
+                        index,
+                        rows,
+                        len: len_v,
+                        src_stride: len as i64,
+                        dst_stride: row,
+                        add,
+                    }
+                } else {
+                    Op::Gather {
+                        dtype,
+                        dst: tile,
+                        src: gm,
+                        index,
+                        rows,
+                        len: len_v,
+                        src_stride: row,
+                        dst_stride: len as i64,
+                    }
+                }
+            };
             if let Some(&a) = lead.first() {
                 // One gather per position of the leading axis: its GM rows `stride`
                 // apart, its tile rows `n * len` elements apart.
@@ -604,48 +632,11 @@ impl Lw<'_> {
                         return lw.fail(span, "a tile without an address");
                     };
                     let gm_addr = lw.addr(Region::Tensor(param as u32), goff, 0);
-                    lw.emit(
-                        Op::Gather {
-                            dtype,
-                            dst: tile_addr,
-                            src: gm_addr,
-                            index: index_addr,
-                            rows,
-                            len: Val::Imm(len as i64),
-                            src_stride: row,
-                            dst_stride: len as i64,
-                        },
-                        acc,
-                    );
+                    lw.emit(row_op(gm_addr, tile_addr, index_addr), acc);
                 });
             }
             let gm_addr = self.addr(Region::Tensor(param as u32), gm_bytes, 0);
-            let len = Val::Imm(len as i64);
-            let op = if store {
-                Op::Scatter {
-                    dtype,
-                    dst: gm_addr,
-                    src: tile_addr,
-                    index: index_addr,
-                    rows,
-                    len,
-                    src_stride: len_i(len),
-                    dst_stride: row,
-                    add: self.accumulate,
-                }
-            } else {
-                Op::Gather {
-                    dtype,
-                    dst: tile_addr,
-                    src: gm_addr,
-                    index: index_addr,
-                    rows,
-                    len,
-                    src_stride: row,
-                    dst_stride: len_i(len),
-                }
-            };
-            return self.emit(op, acc);
+            return self.emit(row_op(gm_addr, tile_addr, index_addr), acc);
         }
         if !store && self.feeds_l1(tile_v) {
             self.zero_before_tail_load(tile_v, &valid, dtype, span);
@@ -1808,12 +1799,5 @@ fn to_operand(place: Place, shape: Vec<u64>) -> Operand {
     match place {
         Place::Dest => Operand::Dest,
         Place::Scratch(offset) => Operand::Scratch { offset, shape },
-    }
-}
-
-fn len_i(v: Val) -> i64 {
-    match v {
-        Val::Imm(x) => x,
-        Val::Reg(_) => 0,
     }
 }
