@@ -240,9 +240,11 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     };
     // Also an accumulating scatter into a table-sized sum (repeated indices add).
     let add = u.arbitrary::<bool>()?;
+    // And a gather along the middle axis of a batch (blocks of 64 f32 lanes: aligned).
+    let axis = u.arbitrary::<bool>()?;
     let _ = writeln!(
         src,
-        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], y: out f32[{g}, {c}], acc: out f32[{table}, {c}]) {{"
+        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], cube: f32[2, {table}, 64], y: out f32[{g}, {c}], acc: out f32[{table}, {c}], picked: out f32[2, {g}, 64]) {{"
     );
     if add {
         let _ = writeln!(src, "  store acc[:, :] = zeros(f32[{table}, {c}]);");
@@ -254,6 +256,12 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let _ = writeln!(src, "    store y[i .. i + {s}, :] = rows + {e};");
     if add {
         let _ = writeln!(src, "    store acc[{idx}, :] += {e};");
+    }
+    if axis {
+        let _ = writeln!(
+            src,
+            "    store picked[:, i .. i + {s}, :] = load cube[:, {idx}, :] * 2.0;"
+        );
     }
     let _ = writeln!(src, "  }}\n}}");
     Ok(())
