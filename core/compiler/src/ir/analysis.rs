@@ -11,6 +11,14 @@ use crate::dense::DenseSet;
 use crate::types::{MemSpace, Pipe};
 
 /// `x` rounded up to a multiple of `a` (a zero alignment counts as 1).
+/// Whether any op of `k` stores to parameter `param`: a load of a tensor no op stores
+/// reads the same wherever it moves (relayout's copies, canonicalize's load windows).
+pub fn stored_to(k: &Kernel, param: usize) -> bool {
+    let mut stored = false;
+    k.walk_ops(|_, o| stored |= matches!(o.kind, OpKind::Store { param: p, .. } if p == param));
+    stored
+}
+
 pub fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)).saturating_mul(a.max(1))
 }

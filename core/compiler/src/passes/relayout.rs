@@ -194,9 +194,7 @@ fn relayout(
         .get(param)
         .ok_or("a load of an unknown tensor")?
         .clone();
-    let mut stored = false;
-    k.walk_ops(|_, o| stored |= matches!(o.kind, OpKind::Store { param: p, .. } if p == param));
-    if stored {
+    if crate::ir::analysis::stored_to(k, param) {
         return Err(format!(
             "relayout copies `{}` before the loops, but the kernel stores to it",
             operand.name

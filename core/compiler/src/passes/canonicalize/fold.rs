@@ -190,9 +190,7 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
     else {
         return None;
     };
-    let mut stored = false;
-    k.walk_ops(|_, o| stored |= matches!(o.kind, OpKind::Store { param: p, .. } if p == *param));
-    if stored || index.len() != window.len() {
+    if crate::ir::analysis::stored_to(k, *param) || index.len() != window.len() {
         return None;
     }
     let mut out = Vec::with_capacity(index.len());

@@ -1005,10 +1005,18 @@ impl Lw<'_> {
             self.valid
                 .insert(r, window.iter().map(|&(_, v)| v).collect());
         }
-        let (rows, cols_valid) = self.valid2d(r, span);
         let first = self.alu(AluOp::Mul, row0, Val::Imm(cols as i64));
         let first = self.alu(AluOp::Add, first, col0);
         let offset = self.alu(AluOp::Mul, first, Val::Imm(dtype.bytes() as i64));
+        self.copy_view(arg, offset, cols, r, span);
+    }
+
+    /// One `vcopy` of `r`'s valid lanes from a view of `arg`'s buffer that starts
+    /// `offset` bytes in, with rows `stride` elements apart (a slice's window, a
+    /// reshape's new shape).
+    fn copy_view(&mut self, arg: ValueId, offset: Val, stride: u64, r: ValueId, span: Span) {
+        let (rows, cols) = self.valid2d(r, span);
+        let dtype = self.dtype(r);
         let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
             .into_iter()
             .flatten()
@@ -1019,10 +1027,10 @@ impl Lw<'_> {
         let src = Tile {
             addr: src_addr,
             rows,
-            cols: cols_valid,
-            stride: cols as i64,
+            cols,
+            stride: stride as i64,
         };
-        let Some(dst) = self.tile(r, rows, cols_valid, span) else {
+        let Some(dst) = self.tile(r, rows, cols, span) else {
             return;
         };
         self.emit(Op::VCopy { dtype, dst, src }, acc);
@@ -1072,26 +1080,8 @@ impl Lw<'_> {
                 .collect();
             self.valid.insert(r, mapped);
         }
-        let (rows, cols) = self.valid2d(r, span);
         let (_, full_cols) = Self::view2d(&to);
-        let dtype = self.dtype(r);
-        let acc: Vec<Access> = [self.tile_access(arg, false), self.tile_access(r, true)]
-            .into_iter()
-            .flatten()
-            .collect();
-        let Some((src_addr, _)) = self.tile_addr(arg, Val::Imm(0)) else {
-            return self.fail(span, "a tile without an address");
-        };
-        let src = Tile {
-            addr: src_addr,
-            rows,
-            cols,
-            stride: full_cols as i64,
-        };
-        let Some(dst) = self.tile(r, rows, cols, span) else {
-            return;
-        };
-        self.emit(Op::VCopy { dtype, dst, src }, acc);
+        self.copy_view(arg, Val::Imm(0), full_cols, r, span);
     }
 
     /// Whether the byte offset `(row0 * cols + col0) * eb` of a window is a multiple of

@@ -44,6 +44,15 @@ pub(super) fn affine(e: &IndexExpr) -> Option<Affine<String>> {
     })
 }
 
+/// Where a message about an access's index count points: its indices, or the tensor's
+/// name when there are none.
+fn indices_span(tensor: &ast::Ident, indices: &[ast::Index]) -> crate::diag::Span {
+    match (indices.first(), indices.last()) {
+        (Some(a), Some(b)) => a.span.to(b.span),
+        _ => tensor.span,
+    }
+}
+
 /// Inclusive bounds of a value over all iterations, in i128 with saturation so that
 /// intermediate products cannot overflow.
 type Interval = (i128, i128);
@@ -61,10 +70,7 @@ impl Checker<'_> {
         indices: &[ast::Index],
     ) -> Option<(Vec<Index>, TileType)> {
         let ty = self.params.get(param.0 as usize)?.ty.clone();
-        let span = match (indices.first(), indices.last()) {
-            (Some(a), Some(b)) => a.span.to(b.span),
-            _ => tensor.span,
-        };
+        let span = indices_span(tensor, indices);
         let (index, region) =
             self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
                 c.one_index(ix, axis, extent, &tensor.name)
@@ -122,10 +128,7 @@ impl Checker<'_> {
             return self.access(param, tensor, indices);
         }
         let ty = self.params.get(param.0 as usize)?.ty.clone();
-        let span = match (indices.first(), indices.last()) {
-            (Some(a), Some(b)) => a.span.to(b.span),
-            _ => tensor.span,
-        };
+        let span = indices_span(tensor, indices);
         let last = ty.rank().saturating_sub(1);
         self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
             let gather = matches!(&ix.kind, ast::IndexKind::Point(e) if !c.is_index_expr(e));
