@@ -158,7 +158,7 @@ impl Checker<'_> {
                 ast::IndexKind::Full => Some((Index::Full, extent)),
                 ast::IndexKind::Strided(..) => c.error(
                     format!(
-                        "`pad` fills a contiguous window: `{}` has a step (for now, load the window and slice it)",
+                        "`pad` fills a contiguous window: `{}` has a step (for now: load a strided window without `pad`)",
                         show::index(ix)
                     ),
                     ix.span,
