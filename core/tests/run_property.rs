@@ -85,12 +85,13 @@ fn elementwise() -> impl Strategy<Value = String> {
 }
 
 /// Triangular loops: an inner loop over column blocks whose bounds depend on the row
-/// block (below, at or above the diagonal, or a start that counts down), running zero
+/// block (below, at or above the diagonal, a start that counts down, or a step that
+/// leaves a partial last iteration, clamped or not), running zero
 /// times on some rows, with loop-carried state (a decayed sum and a running row
 /// maximum, as an online softmax keeps).
 fn triangular() -> impl Strategy<Value = String> {
     (
-        (2u64..5, prop_oneof![Just(8u64), Just(16)], 0usize..6),
+        (2u64..5, prop_oneof![Just(8u64), Just(16)], 0usize..8),
         (expr(), any::<bool>()),
     )
         .prop_map(|((blocks, b, form), (e, decay))| {
@@ -102,7 +103,11 @@ fn triangular() -> impl Strategy<Value = String> {
                 (format!("i + {b}"), n.to_string()),
                 (format!("{n} - i - {b}"), n.to_string()),
                 ("i - i".to_string(), "2 * i".to_string()),
-            ][form % 6]
+                // Steps that do not divide the range: a partial last iteration, inside
+                // the tensor, and one clamped at its extent.
+                ("0".to_string(), format!("i + {}", b / 2 + 1)),
+                (format!("i + {}", b / 2), format!("{}", 2 * n - 3)),
+            ][form % 8]
                 .clone();
             let update = if decay {
                 format!("acc = acc * 0.5 + {e};")

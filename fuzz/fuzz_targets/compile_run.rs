@@ -480,17 +480,21 @@ fn condition(u: &mut Unstructured, vars: &[&str], depth: u32) -> Result<String> 
     })
 }
 
-/// Loops whose bounds depend on an outer loop (below, at or above the diagonal, or a
-/// start that counts down), in an outer loop that may run in reverse with a bound in
+/// Loops whose bounds depend on an outer loop (below, at or above the diagonal, a
+/// start that counts down, or a step that leaves a tail), in an outer loop that may run in reverse with a bound in
 /// hexadecimal, carrying a decayed sum through the inner loop, then an empty loop.
 fn triangular(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let b = *u.choose(&[1u64, 4, 8, 16])?;
     let n = b * u.int_in_range(1..=6)?;
-    let (lo, hi) = match u.int_in_range(0..=4)? {
+    let (lo, hi) = match u.int_in_range(0..=6)? {
         0 => ("0".to_string(), "i".to_string()),
         1 => ("0".to_string(), format!("i + {b}")),
         2 => ("i".to_string(), n.to_string()),
         3 => (format!("i + {b}"), n.to_string()),
+        // Steps that do not divide the range: a partial last iteration, and one whose
+        // window passes the tensor's extent (clamped).
+        4 => ("0".to_string(), format!("i + {}", b / 2 + 1)),
+        5 => (format!("i + {}", b / 2), n.to_string()),
         _ => (format!("{n} - i - {b}"), n.to_string()),
     };
     let rev = if u.arbitrary()? { "rev " } else { "" };

@@ -310,8 +310,10 @@ impl Loop {
         self.trips_to(self.end.max())
     }
 
-    /// True when `(end - start)` is not a multiple of `step`: the last iteration is
-    /// partial. Never for an affine end (the checker proved it).
+    /// True when the bounds are constants and `(end - start)` is not a multiple of
+    /// `step`: the last iteration is partial. False for an affine end, whose tail
+    /// depends on the outer loops' values; later stages see a tail as the `clamped`
+    /// ranges that follow the variable, whatever the loop's end.
     pub fn has_tail(&self) -> bool {
         match self.end {
             LoopEnd::Const(end) => end > self.start && (end - self.start) % self.step != 0,

@@ -610,13 +610,18 @@ impl Lw<'_> {
             op: Some(id.index() as u32),
         };
         // The trip count: an immediate, or computed on the scalar pipe before the loop
-        // from the outer loops' variables (`end - start` is a multiple of the step; a
-        // count of zero or less runs the body zero times).
+        // from the outer loops' variables: `ceil((end - start) / step)`, a partial last
+        // iteration included (a count of zero or less runs the body zero times).
         let count = match &l.end {
             LoopEnd::Const(end) => Val::Imm(crate::front::hir::trips(l.start, *end, l.step) as i64),
             LoopEnd::Affine { expr, .. } => {
-                let length =
-                    IndexExpr::Sub(Box::new(expr.clone()), Box::new(IndexExpr::Const(l.start)));
+                let length = IndexExpr::Sub(
+                    Box::new(expr.clone()),
+                    Box::new(IndexExpr::Const(l.start - (l.step - 1))),
+                );
+                // Folded into the end's own constant: `(i + 64 + 31) // 32` is one add.
+                let length = crate::ir::affine::of_index(&length)
+                    .map_or(length, |a| crate::ir::affine::to_index(&a));
                 self.iexpr(&IndexExpr::FloorDiv(Box::new(length), l.step), 0)
             }
             // A branch: the loop runs `cond` (0 or 1) times, `0..1 step 1`.

@@ -23,10 +23,11 @@ pub(super) struct Counted {
     /// `base + scale * k` alone would add the largest start to the most iterations,
     /// which never meet (a later start leaves fewer iterations).
     pub range: Option<(i128, i128)>,
-    /// A `rev` loop whose step does not divide its range: its first iteration is the
-    /// partial tile.
-    pub tail: bool,
 }
+
+/// A checked loop header: the loop, its counter form if it has one, and whether an
+/// iteration may be partial (the last, or the first of a `rev` loop).
+type Header = (hir::Loop, Option<Counted>, bool);
 
 /// A loop bound as checked.
 enum Bound {
@@ -110,7 +111,7 @@ impl Checker<'_> {
             );
         }
         let (lo, hi, step_value, buffers) = (lo?, hi?, step_value?, buffers?);
-        let (header, counted) = match (lo, hi) {
+        let (header, counted, tail) = match (lo, hi) {
             (Bound::Const(lo), Bound::Const(hi)) => {
                 self.constant_header(span, var, reverse, (lo, hi, step_value), buffers)?
             }
@@ -154,6 +155,9 @@ impl Checker<'_> {
         if let Some(c) = counted {
             self.counted.insert(id, c);
         }
+        if tail {
+            self.tails.insert(id);
+        }
         self.loop_stack.push(id);
         // In a loop, a slot a later statement writes may hold a value from an earlier
         // iteration: reads there are not reported as unwritten (only what is certain).
@@ -167,7 +171,10 @@ impl Checker<'_> {
             // An empty range runs the body zero times, as Python's `range` does. The
             // body is checked (its errors are errors) and then left out, with the loops
             // it holds, and it wrote no slot.
+            // Later loops take these ids again: what was recorded for them goes too.
             self.loops.truncate(id.0 as usize);
+            self.counted.retain(|k, _| k.0 < id.0);
+            self.tails.retain(|k| k.0 < id.0);
             self.written = written;
             return None;
         }
@@ -182,7 +189,7 @@ impl Checker<'_> {
         reverse: Option<Span>,
         (lo, hi, step): (i64, i64, i64),
         buffers: Option<u32>,
-    ) -> Option<(hir::Loop, Option<Counted>)> {
+    ) -> Option<Header> {
         if hi.checked_sub(lo).is_none() {
             // `hir::Loop::static_trip_count` computes `end - start`; keep it representable.
             return self.error(
@@ -202,10 +209,11 @@ impl Checker<'_> {
             span,
         };
         let trips = header.max_trip_count();
+        let tail = header.has_tail();
         // `rev`: a loop counting iterations up, `k = 0, 1, ...`, in which the variable
         // is `last - k * step`, so every later stage sees a forward loop.
         let Some(rev) = reverse.filter(|_| trips > 0) else {
-            return Some((header, None));
+            return Some((header, None, tail));
         };
         let last = lo + (trips as i64 - 1) * step;
         let counted = Counted {
@@ -215,7 +223,6 @@ impl Checker<'_> {
             },
             scale: -step,
             range: None,
-            tail: header.has_tail(),
         };
         let header = hir::Loop {
             var: format!("{}_rev", var.name),
@@ -224,12 +231,14 @@ impl Checker<'_> {
             step: 1,
             ..header
         };
-        Some((header, Some(counted)))
+        Some((header, Some(counted), tail))
     }
 
-    /// The header of a loop whose bounds depend on enclosing loops. Its step must
-    /// divide `end - start` for every value those take, so it has no tail; with a start
-    /// that is not constant it becomes a counter `k` in `0 .. (end - start) // step`.
+    /// The header of a loop whose bounds depend on enclosing loops. Where its step does
+    /// not divide `end - start` for every value those take, its last iteration may be
+    /// partial, as a constant loop's is: a window there that passes a tensor's extent
+    /// is clamped. With a start that is not constant it becomes a counter `k` in
+    /// `0 .. ceil((end - start) / step)`.
     fn affine_header(
         &mut self,
         span: Span,
@@ -238,7 +247,7 @@ impl Checker<'_> {
         hi: &IndexExpr,
         step: i64,
         range: Span,
-    ) -> Option<(hir::Loop, Option<Counted>)> {
+    ) -> Option<Header> {
         let length = match (affine(hi), affine(lo)) {
             (Some(h), Some(l)) => h.add(l, -1),
             _ => None,
@@ -265,15 +274,7 @@ impl Checker<'_> {
             constant += i128::from(*a) * i128::from(l.start);
             divides &= (i128::from(*a) * i128::from(l.step)) % i128::from(step) == 0;
         }
-        if !divides || constant % i128::from(step) != 0 {
-            return self.error(
-                format!(
-                    "the range of loop `{}` must be a multiple of its step {step} for every value of the outer loops' variables (a loop whose bounds depend on an outer loop has no tail iteration for now)",
-                    var.name
-                ),
-                range,
-            );
-        }
+        let tail = !divides || constant % i128::from(step) != 0;
         let header = |name: String, start: i64, end: IndexExpr, step: i64, cx: &Self| {
             let (min, max) = cx.interval(&end);
             let fits = |x: i128| i64::try_from(x).ok();
@@ -291,27 +292,42 @@ impl Checker<'_> {
             })
         };
         let built = if let IndexExprKind::Const(start) = lo.kind {
-            header(var.name.clone(), start, hi.clone(), step, self).map(|h| (h, None))
+            header(var.name.clone(), start, hi.clone(), step, self).map(|h| (h, None, tail))
         } else {
             let length = IndexExpr {
                 kind: IndexExprKind::Sub(Box::new(hi.clone()), Box::new(lo.clone())),
                 span: range,
             };
+            // ceil(length / step) = (length + step - 1) // step, partial last included.
             let trips = match step {
                 1 => length,
                 _ => IndexExpr {
-                    kind: IndexExprKind::FloorDiv(Box::new(length), step),
+                    kind: IndexExprKind::FloorDiv(
+                        Box::new(IndexExpr {
+                            kind: IndexExprKind::Add(
+                                Box::new(length),
+                                Box::new(IndexExpr {
+                                    kind: IndexExprKind::Const(step - 1),
+                                    span: range,
+                                }),
+                            ),
+                            span: range,
+                        }),
+                        step,
+                    ),
                     span: range,
                 },
             };
-            let range = (self.interval(lo).0, self.interval(hi).1 - i128::from(step));
+            // The last value is `end - step` when the step divides the range, and at
+            // most `end - 1` when it may not.
+            let below_end = if tail { 1 } else { i128::from(step) };
+            let range = (self.interval(lo).0, self.interval(hi).1 - below_end);
             let counted = Counted {
                 base: lo.clone(),
                 scale: step,
                 range: Some(range),
-                tail: false,
             };
-            header(format!("{}_k", var.name), 0, trips, 1, self).map(|h| (h, Some(counted)))
+            header(format!("{}_k", var.name), 0, trips, 1, self).map(|h| (h, Some(counted), tail))
         };
         match built {
             Some(built) => Some(built),
@@ -327,12 +343,7 @@ impl Checker<'_> {
 
     /// Loop `id` has a partial iteration: the last, or the first of a `rev` loop.
     pub(super) fn loop_has_tail(&self, id: LoopId) -> bool {
-        let counted = self.counted.get(&id).is_some_and(|c| c.tail);
-        counted
-            || self
-                .loops
-                .get(id.0 as usize)
-                .is_some_and(hir::Loop::has_tail)
+        self.tails.contains(&id)
     }
 
     /// `@buffers(N)`, 2 <= N <= 16; anything else is an error.

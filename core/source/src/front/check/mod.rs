@@ -22,7 +22,7 @@ use super::hir::{self, LocalId, LoopId, ParamId};
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::limits::{MAX_DIAGNOSTICS, MAX_NESTING_DEPTH};
 use crate::types::TileType;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub fn check(file: &ast::File, kernel: Option<&str>) -> Result<hir::Kernel, Diagnostics> {
     let mut cx = Checker::new(file);
@@ -90,6 +90,8 @@ struct Checker<'a> {
     /// Loops run as a counter `k = 0, 1, ...` (written `rev`, or with a start that
     /// depends on an outer loop): their variable is `base + scale * k`.
     counted: HashMap<LoopId, loops::Counted>,
+    /// Loops whose last iteration (a `rev` loop's first) may be partial.
+    tails: HashSet<LoopId>,
     /// The `if`s enclosing the statement being checked, outermost first.
     branches: Vec<Span>,
     /// Locals bound to one element of an `i32` input (`let on = load mask[i, j];`) and
@@ -122,6 +124,7 @@ impl<'a> Checker<'a> {
             depth: 0,
             written: Vec::new(),
             counted: HashMap::new(),
+            tails: HashSet::new(),
             branches: Vec::new(),
             elements: HashMap::new(),
         }
