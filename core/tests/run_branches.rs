@@ -127,6 +127,87 @@ fn the_sync_of_a_branch_stays_inside_it() {
     }
 }
 
+/// A dependence one block's branch carries to the next block's (the next load into
+/// the buffer this block's `exp` reads) is ordered by a pair inside the `if`, primed
+/// and drained around the loop: a skipped block runs no set and no wait. With every
+/// block skipped, the only pairs that meet are the ones around the loop; with every
+/// block kept, each block adds its own. Both match the reference without a race, on
+/// both presets.
+#[test]
+fn a_loop_carried_pair_inside_a_branch_costs_the_skipping_path_nothing() {
+    use tilescope::tensor::Tensor;
+    use tilescope::types::DType;
+    let source = r#"kernel k(x: f32[256, 64], mask: i32[8, 1], y: out f32[32, 64]) {
+    let acc = zeros(f32[32, 64]);
+    for i in 0..256 step 32 {
+        if load mask[i // 32, 0] != 0 {
+            acc += exp(load x[i .. i + 32, :]);
+        }
+    }
+    store y[:, :] = acc;
+}
+"#;
+    let r = compile(source, &CompileOptions::default());
+    let asm = r.asm.expect("assembly");
+    let lines: Vec<&str> = asm.lines().map(str::trim).collect();
+    let branch = lines
+        .iter()
+        .position(|l| l.contains("; if "))
+        .expect("the branch's loop");
+    let outer = lines
+        .iter()
+        .position(|l| l.starts_with("loop "))
+        .expect("the block loop");
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("endloop"))
+        .expect("the branch's endloop");
+    let syncs = |ls: &[&str]| {
+        ls.iter()
+            .filter(|l| l.starts_with("set_flag") || l.starts_with("wait_flag"))
+            .count()
+    };
+    assert_eq!(
+        syncs(&lines[outer..branch]),
+        0,
+        "sync before the branch:
+{asm}"
+    );
+    assert!(
+        syncs(&lines[branch..end]) >= 4,
+        "no pair inside the branch:
+{asm}"
+    );
+    for preset in ["teach", "a3"] {
+        let options = CompileOptions {
+            preset: Some(preset.to_string()),
+            ..CompileOptions::default()
+        };
+        let mut met = Vec::new();
+        for keep in [0, 1] {
+            let mut mask = Tensor::zeros(DType::I32, vec![8, 1]);
+            for at in 0..8 {
+                mask.set_i32(at, keep);
+            }
+            let r = tilescope::run::run(source, &options, vec![("mask".to_string(), mask)], 1);
+            assert!(
+                r.reference_match && r.sim.races.is_empty() && r.sim.errors.is_empty(),
+                "{preset}, keep {keep}: {:?}",
+                r.diagnostics
+            );
+            met.push(r.sim.syncs);
+        }
+        // Around the loop: the prime and drain of each pair inside it, and the final
+        // store's pair; each kept block meets at least its load's and its read's.
+        assert!(
+            met[0] <= 4,
+            "{preset}: {} pairs met with every block skipped",
+            met[0]
+        );
+        assert!(met[1] >= met[0] + 16, "{preset}: {met:?}");
+    }
+}
+
 #[test]
 fn a_name_only_one_path_defines_is_an_error_at_its_use() {
     let (message, text) = error_of(

@@ -31,6 +31,7 @@
 //! real ones.
 
 pub mod ids;
+mod paths;
 pub mod place;
 pub mod recycle;
 pub mod tree;
@@ -45,7 +46,7 @@ use crate::machine::Machine;
 use crate::types::{MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use tree::{Ids, Kind, NodeId, Sync, Tree};
+use tree::{Ids, Kind, NodeId, PairId, Sync, Tree};
 use walk::{Finding, Flags, Scenario, Walker};
 
 /// How `insert-sync` (pass 10) orders cross-pipe hazards.
@@ -461,6 +462,26 @@ pub(super) fn internal(msg: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::global(format!("internal error: insert-sync: {msg}"))
 }
 
+/// Whether a finding may be placed inside a branch: yes the first time; the second
+/// time only if its first pair was inside one, which is then taken out; `None` when it
+/// was already placed around every branch (it stayed unordered: a bug).
+fn retry<K: std::hash::Hash + Eq>(
+    tree: &mut Tree,
+    seen: &mut HashMap<K, Option<PairId>>,
+    key: &K,
+) -> Option<bool> {
+    match seen.get(key) {
+        None => Some(true),
+        Some(None) => None,
+        Some(Some(pair)) => {
+            if let Some(p) = tree.pairs.get_mut(*pair) {
+                p.removed = true;
+            }
+            Some(false)
+        }
+    }
+}
+
 /// Walks and inserts until nothing is unordered; `on_hazard` decides what to insert.
 fn fixpoint(
     tree: &mut Tree,
@@ -492,7 +513,12 @@ fn auto(
     nest: bool,
 ) -> Result<AutoOutcome, Diagnostic> {
     let mut tree = Tree::build(std::mem::take(&mut lowered.body), alias)?;
-    let mut seen = std::collections::HashSet::new();
+    // Each finding placed so far, with the pair placed inside a branch for it. The
+    // walk's merge after an `if` keeps, per pipe, only what both paths know: a pair
+    // inside the branch can leave its hazard unordered in the walk's eyes (the skipped
+    // path's older set forgets work the taken path ordered). Such a pair is taken out
+    // and placed around the branch instead; a finding seen a third time is a bug.
+    let mut seen: HashMap<_, Option<PairId>> = HashMap::new();
     let mut spent = 0;
     fixpoint(&mut tree, lowered, &mut spent, &mut |tree, f| {
         match f {
@@ -511,11 +537,12 @@ fn auto(
                     })
                     .collect();
                 for p in keep {
-                    if !seen.insert((p.inst.node, consumer.node, p.inst.iters.clone())) {
-                        return Err(internal("a hazard stayed unordered after its pair"));
-                    }
-                    let site = place::site(tree, &p.inst, &consumer, nest, p.rotation)?;
-                    place::add_pair(
+                    let key = (p.inst.node, consumer.node, p.inst.iters.clone());
+                    let into_branches = retry(tree, &mut seen, &key)
+                        .ok_or_else(|| internal("a hazard stayed unordered after its pair"))?;
+                    let site =
+                        place::site(tree, &p.inst, &consumer, (nest, into_branches), p.rotation)?;
+                    let id = place::add_pair(
                         tree,
                         &site,
                         &p.inst,
@@ -524,13 +551,14 @@ fn auto(
                         Reason::Hazard,
                         Some(p.hazard),
                     )?;
+                    seen.insert(key, site.in_branch.then_some(id));
                 }
             }
             Finding::FlagReuse { wait, set } => {
-                if !seen.insert((wait.node, set.node, wait.iters.clone())) {
-                    return Err(internal("a flag reuse stayed unordered after its pair"));
-                }
-                let site = place::site(tree, &wait, &set, nest, None)?;
+                let key = (wait.node, set.node, wait.iters.clone());
+                let into_branches = retry(tree, &mut seen, &key)
+                    .ok_or_else(|| internal("a flag reuse stayed unordered after its pair"))?;
+                let site = place::site(tree, &wait, &set, (nest, into_branches), None)?;
                 let serves = match tree.node(set.node).map(|n| &n.kind) {
                     Some(Kind::Sync(Sync::Set(p) | Sync::Prime(p, _))) => Some(*p),
                     _ => None,
@@ -539,6 +567,7 @@ fn auto(
                 if let Some(pair) = tree.pairs.get_mut(id) {
                     pair.serves = serves;
                 }
+                seen.insert(key, site.in_branch.then_some(id));
             }
             Finding::FlagClash { .. } => return Err(internal("private flags clashed")),
         }

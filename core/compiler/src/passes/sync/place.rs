@@ -36,6 +36,9 @@ pub struct Site {
     /// Primes and drains go around this loop: `carried`, or the outermost loop of the
     /// perfect nest `carried` is the innermost of.
     pub primed: Option<NodeId>,
+    /// The pair was placed inside an `if` region that holds both ends of a dependence
+    /// its enclosing loop carries (`site`'s `into_branches`).
+    pub in_branch: bool,
 }
 
 /// Where the primes of a pair set on `src` and primed around loop `l` go: before the
@@ -81,14 +84,22 @@ fn nest_top(tree: &Tree, l: NodeId) -> NodeId {
     top
 }
 
+/// Whether loop node `l` runs its body at most once per entry: an `if` region, or a
+/// loop of one iteration (as axis-split leaves).
+fn runs_at_most_once(tree: &Tree, l: NodeId) -> bool {
+    tree.loop_head(l)
+        .is_some_and(|h| h.branch.is_some() || matches!(h.count, crate::isa::Val::Imm(c) if c <= 1))
+}
+
 /// Where to order `p` before `c`; `nest` lets the primes and drains of a loop-carried
 /// pair move out to the top of a perfect nest. `rotation` is the loop and slot count
-/// when the conflict is on one rotating slot.
+/// when the conflict is on one rotating slot. `into_branches` lets a loop-carried pair
+/// go inside an `if` region that holds both of its ends.
 pub fn site(
     tree: &Tree,
     p: &Inst,
     c: &Inst,
-    nest: bool,
+    (nest, into_branches): (bool, bool),
     rotation: Option<Rotation>,
 ) -> Result<Site, Diagnostic> {
     // Slots read and written at different phases (`b[(i + 1) % 2]`, `b[i % 2]`) do not
@@ -129,6 +140,25 @@ pub fn site(
             carried = Some(r);
         }
     }
+    // A dependence carried by a loop between two instances of one `if` region in it
+    // (the next block's write after this block's read, both inside the branch): the
+    // pair goes inside the region, so that a skipped block runs none of it. Each taken
+    // iteration runs its wait and its set once, on every path; the prime and drain
+    // around the carrying loop balance them whichever iterations were taken, and the
+    // wait consumes the set of the latest taken iteration, which is the one whose
+    // producer ran last. The same holds through a loop that runs once.
+    let mut in_branch = false;
+    if carried.is_some() && into_branches {
+        let from = owner.and_then(|o| lp.iter().position(|&l| l == o));
+        let common = from.map_or(0, |k| k + 1);
+        for (a, b) in lp.iter().zip(&lc).skip(common) {
+            if a != b || !runs_at_most_once(tree, *a) {
+                break;
+            }
+            owner = Some(*a);
+            in_branch |= tree.loop_head(*a).is_some_and(|h| h.branch.is_some());
+        }
+    }
     let after = tree
         .child_in(p.node, owner)
         .ok_or_else(|| internal("producer outside its block"))?;
@@ -156,6 +186,7 @@ pub fn site(
         before,
         carried,
         primed,
+        in_branch,
     })
 }
 

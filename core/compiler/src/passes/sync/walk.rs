@@ -11,6 +11,7 @@
 //! inserted before it.
 
 use super::internal;
+use super::paths::{meet, Paths, TagClocks};
 use super::tree::{Ids, Kind, NodeId, PairId, Rotation, Sync, Tree};
 use super::AliasMode;
 use crate::dense::DenseMap;
@@ -36,6 +37,8 @@ pub struct Inst {
     pub iters: Vec<(NodeId, u32)>,
     /// The pipe's clock just after this instance.
     pub snap: Clock,
+    /// The innermost `if` instance it ran in (`paths`).
+    pub tag: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -204,6 +207,8 @@ impl Seen {
 #[derive(Clone, Default)]
 struct FlagState {
     set: Option<Clock>,
+    /// What the set knew on the paths where an `if` instance ran (`paths`).
+    carried: TagClocks,
     last_wait: Option<Rc<Inst>>,
 }
 
@@ -224,6 +229,8 @@ pub struct Walker<'a> {
     /// flags), then by slot or event id.
     flags: DenseMap<usize, DenseMap<u32, FlagState>>,
     stack: Vec<(NodeId, u32)>,
+    /// What holds where an `if` instance ran its body.
+    paths: Paths,
     spent: u64,
     /// The top-level sets and waits, by node, when the caller asked for them (`observe`).
     seen: Option<DenseMap<NodeId, Seen>>,
@@ -284,6 +291,7 @@ impl<'a> Walker<'a> {
             logs: DenseMap::new(),
             flags: DenseMap::new(),
             stack: Vec::new(),
+            paths: Paths::default(),
             spent: 0,
             seen: None,
         }
@@ -399,12 +407,15 @@ impl<'a> Walker<'a> {
     /// with one end inside the branch and one outside is placed outside it (`place`).
     fn branch(&mut self, id: NodeId, body: &[NodeId]) -> Result<Option<Finding>, Diagnostic> {
         let (clocks, logs, flags) = (self.clocks, self.logs.clone(), self.flags.clone());
+        let paths = self.paths.clone();
+        let tag = self.paths.open();
         self.stack.push((id, 0));
         let found = self.block(body)?;
         self.stack.pop();
         if found.is_some() {
             return Ok(found);
         }
+        let taken = self.clocks;
         // Per pipe, the latest of its instances before the branch that a later check
         // can ask about: a logged access, a flag's last wait, a top-level sync.
         let mut asked = [0u32; 7];
@@ -430,16 +441,13 @@ impl<'a> Walker<'a> {
             }
         }
         for (q, (now, before)) in self.clocks.iter_mut().zip(&clocks).enumerate() {
-            for (p, (v, b)) in now.iter_mut().zip(before).enumerate() {
-                // What q knows of p after the branch ran holds on the path that skipped
-                // it too when, before the branch, q knew every instance of p a check can
-                // still ask about: p's instances inside the branch do not exist on that
-                // path. Otherwise q knows what it knew on both.
-                if q != p && *b < asked[p] {
-                    *v = (*v).min(*b);
-                }
-            }
+            // What q knows of p after the branch ran holds on the path that skipped it
+            // too when, before the branch, q knew every instance of p a check can still
+            // ask about: p's instances inside the branch do not exist on that path.
+            // Otherwise q knows what it knew on both.
+            meet(now, before, &asked, Some(q));
         }
+        self.paths.close(tag, &taken, &paths, &clocks, &asked);
         let merged: usize = logs.iter().map(|(_, e)| e.len()).sum();
         self.spend(merged as u64)?;
         for (key, skipped) in logs.iter() {
@@ -457,23 +465,28 @@ impl<'a> Walker<'a> {
             }
         }
         // A flag set on both paths: a wait on it learns only what both sets knew (the
-        // set before the branch, or the set inside it).
-        let set_before = |outer: usize, inner: u32| {
+        // set before the branch, or the set inside it), and, where this instance ran,
+        // what the set inside it knew.
+        let before = |outer: usize, inner: u32| {
             flags
                 .get(&outer)
                 .and_then(|ids| ids.get(&inner))
-                .and_then(|f| f.set)
+                .and_then(|f| f.set.map(|s| (s, f.carried.clone())))
         };
         let mut differ = false;
         for (outer, ids) in self.flags.iter_mut() {
             for (inner, f) in ids.iter_mut() {
-                match (f.set.as_mut(), set_before(outer, inner)) {
-                    (Some(now), Some(before)) => {
-                        for (p, (v, b)) in now.iter_mut().zip(before).enumerate() {
-                            if b < asked[p] {
-                                *v = (*v).min(b);
-                            }
-                        }
+                match (f.set.as_mut(), before(outer, inner)) {
+                    (Some(now), Some((set, carried))) => {
+                        let taken = *now;
+                        meet(now, &set, &asked, None);
+                        self.paths.close_flag(
+                            tag,
+                            &mut f.carried,
+                            &taken,
+                            (&set, &carried),
+                            &asked,
+                        );
                     }
                     (None, None) => {}
                     _ => differ = true,
@@ -490,7 +503,29 @@ impl<'a> Walker<'a> {
                 "a flag is set on one path through a branch and not on the other",
             ));
         }
+        self.forget_dead_tags();
         Ok(None)
+    }
+
+    /// Drops what `paths` keeps for `if` instances no logged access, last wait nor
+    /// open branch lies in: nothing can ask about them any more.
+    fn forget_dead_tags(&mut self) {
+        let logged = self
+            .logs
+            .iter()
+            .flat_map(|(_, es)| es.iter().map(|e| e.inst.tag));
+        let waits = self.flags.iter().flat_map(|(_, ids)| {
+            ids.iter()
+                .map(|(_, f)| f.last_wait.as_ref().and_then(|w| w.tag))
+        });
+        let live: Vec<u32> = logged.chain(waits).flatten().collect();
+        let keep = self.paths.retain_live(live.into_iter());
+        for (_, ids) in self.flags.iter_mut() {
+            for (_, f) in ids.iter_mut() {
+                f.carried
+                    .retain(|t, _| keep.get(*t as usize).copied().unwrap_or(false));
+            }
+        }
     }
 
     fn iterations(&self, id: NodeId, count: Val, min_count: u64) -> u32 {
@@ -519,10 +554,12 @@ impl<'a> Walker<'a> {
             count: *c,
             iters: self.stack.clone(),
             snap: self.clocks[p],
+            tag: self.paths.current(),
         }
     }
 
     fn barrier(&mut self) {
+        self.paths.barrier(&self.clocks);
         let mut all = [0u32; 7];
         for c in &self.clocks {
             for (a, b) in all.iter_mut().zip(c) {
@@ -603,7 +640,7 @@ impl<'a> Walker<'a> {
                 if e.inst.pipe == pipe
                     || !(e.acc.write || acc.write)
                     || matches!((e.slot, slot), (Some(a), Some(b)) if a != b)
-                    || clock[e.inst.pipe.index()] >= e.inst.count
+                    || self.paths.knows(pipe.index(), &clock, &e.inst)
                     || !self.may_overlap(e, acc)?
                 {
                     continue;
@@ -951,9 +988,15 @@ impl<'a> Walker<'a> {
         let (src, dst) = (p.src, p.dst);
         let key = self.flag_key(pair, slot, is_set)?;
         self.spend(1)?;
+        self.spend(self.paths.cost())?;
         if is_set {
             let me = self.tick(src, id);
             let clock = self.clocks[src.index()];
+            let carried = self.paths.set(src.index(), &clock);
+            let reused = self
+                .flag_mut(key)
+                .and_then(|f| f.last_wait.clone())
+                .filter(|w| !self.paths.knows(src.index(), &clock, w));
             let state = self
                 .flags
                 .entry(key.0)
@@ -968,18 +1011,17 @@ impl<'a> Walker<'a> {
                     ))),
                 };
             }
-            if let Some(w) = &state.last_wait {
-                if clock[w.pipe.index()] < w.count {
-                    return Ok(Some(Finding::FlagReuse {
-                        wait: w.clone(),
-                        set: me,
-                    }));
-                }
+            if let Some(wait) = reused {
+                return Ok(Some(Finding::FlagReuse { wait, set: me }));
             }
             state.set = Some(clock);
+            state.carried = carried;
             self.saw(&me);
         } else {
-            let Some(set) = self.flag_mut(key).and_then(|f| f.set.take()) else {
+            let Some((set, carried)) = self
+                .flag_mut(key)
+                .and_then(|f| Some((f.set.take()?, std::mem::take(&mut f.carried))))
+            else {
                 return Err(internal(format!(
                     "pair {pair} waits ({src} -> {dst}) with no set before it"
                 )));
@@ -988,6 +1030,7 @@ impl<'a> Walker<'a> {
             for (a, b) in mine.iter_mut().zip(&set) {
                 *a = (*a).max(*b);
             }
+            self.paths.wait(dst.index(), &set, &carried, &self.clocks);
             let me = Rc::new(self.tick(dst, id));
             self.saw(&me);
             if let Some(f) = self.flag_mut(key) {
