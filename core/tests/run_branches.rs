@@ -395,13 +395,13 @@ fn the_simulator_counts_which_way_each_branch_went() {
     };
     assert_eq!(
         counts,
-        // axis-split splits `i` into `i0 * 32 + i1 * 16 + i2`; an `else` is a region
-        // on the negation, and `else if` nests in it.
+        // As written, though axis-split computes `i` as `i0 * 32 + i1 * 16 + i2`; an
+        // `else` is a region on the negation, and `else if` nests in it.
         owned(&[
-            ("i1 * 16 + i2 == 0", 2, 4),
-            ("!(i1 * 16 + i2 == 0)", 2, 4),
-            ("load keep[i0 * 2 + i1] > 5", 1, 2),
-            ("!(load keep[i0 * 2 + i1] > 5)", 1, 2),
+            ("i % 32 == 0", 2, 4),
+            ("!(i % 32 == 0)", 2, 4),
+            ("load keep[i // 16] > 5", 1, 2),
+            ("!(load keep[i // 16] > 5)", 1, 2),
         ])
     );
     // One decision per run, in order, each at the cycle the S pipe reached it.

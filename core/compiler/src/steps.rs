@@ -6,7 +6,7 @@
 use crate::dense::DenseMap;
 use crate::diag::Span;
 use crate::front::hir::{Cond, Operand};
-use crate::ir::{BlockItem, IndexExpr, Kernel, LoopVarId, OpKind, OpMap, ValueDef, ValueId};
+use crate::ir::{BlockItem, ForOp, IndexExpr, Kernel, LoopVarId, OpKind, OpMap, ValueDef, ValueId};
 use crate::isa::{Op, Program, Val};
 use crate::lowered::{Item, Lowered, Target};
 use crate::types::Pipe;
@@ -69,12 +69,7 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
     let mut step_of: OpMap<u32> = DenseMap::new();
     // Steps with their innermost loop variable and the conditions of the branches
     // around them up to that loop, in program order.
-    type Frame = (
-        Vec<BlockItem>,
-        usize,
-        Option<String>,
-        Option<Cond<IndexExpr>>,
-    );
+    type Frame = (Vec<BlockItem>, usize, Option<String>, Option<String>);
     let mut stack: Vec<Frame> = vec![(k.body.items.clone(), 0, None, None)];
     while let Some((items, i, var, branch)) = stack.last_mut() {
         let Some(item) = items.get(*i).cloned() else {
@@ -93,18 +88,20 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
                     kind: s.kind.name(),
                     span: s.span,
                     loop_var: var,
-                    branch: branch.map(|c| cond_text(k, &c)),
+                    branch,
                     ..StepNode::default()
                 });
             }
             BlockItem::Op(o) => {
                 if let Some(OpKind::For(l)) = k.ops.get(o).map(|x| &x.kind) {
                     let items = l.body.items.clone();
-                    match l.end.guard() {
+                    match branch_text(k, l) {
                         Some(cond) => {
                             let path = match branch {
-                                Some(outer) => Cond::And(Box::new(outer), Box::new(cond.clone())),
-                                None => cond.clone(),
+                                Some(outer) => {
+                                    format!("{} && {}", and_operand(&outer), and_operand(&cond))
+                                }
+                                None => cond,
                             };
                             stack.push((items, 0, var, Some(path)));
                         }
@@ -248,7 +245,36 @@ pub fn step_graph(k: &Kernel, lowered: Option<&Lowered>, program: &Program) -> S
     g
 }
 
-/// A branch's condition with source names, as written in the kernel (`i % 2 == 0`).
+/// An `if` region's condition as the views show it: as written in the kernel
+/// (`i % 32 == 0`), or, for a region the IR text made, its IR condition with source
+/// names. `None` for a loop that is not a branch.
+pub fn branch_text(k: &Kernel, l: &ForOp) -> Option<String> {
+    let cond = l.end.guard()?;
+    let written = k.loop_vars.get(l.var).and_then(|v| v.written.clone());
+    Some(written.unwrap_or_else(|| cond_text(k, cond)))
+}
+
+/// `c` as an operand of `&&`: in parentheses when it has a `||` outside any.
+fn and_operand(c: &str) -> String {
+    let mut depth = 0i32;
+    let mut bytes = c.bytes().peekable();
+    let mut or = false;
+    while let Some(b) = bytes.next() {
+        match b {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b'|' if depth == 0 && bytes.peek() == Some(&b'|') => or = true,
+            _ => {}
+        }
+    }
+    if or {
+        format!("({c})")
+    } else {
+        c.to_string()
+    }
+}
+
+/// A branch's condition with source names (`i1 * 16 + i2 == 0` after axis-split).
 pub fn cond_text(k: &Kernel, c: &Cond<IndexExpr>) -> String {
     let var = |v: LoopVarId| {
         k.loop_vars

@@ -149,10 +149,11 @@ impl Lower<'_> {
             hir::StmtKind::For { id, body } => self.for_loop(*id, body, s.span, depth, ops),
             hir::StmtKind::If {
                 cond,
+                text,
                 then,
                 els,
                 joins,
-            } => self.if_stmt(cond, then, els, joins, s.span, depth, ops),
+            } => self.if_stmt((cond, text), then, els, joins, s.span, depth, ops),
             hir::StmtKind::Buffers { local } => {
                 let l = self
                     .hir
@@ -202,6 +203,7 @@ impl Lower<'_> {
         let var = self.out.loop_vars.push(LoopVar {
             name: header.var.clone(),
             span: header.span,
+            written: None,
         });
         *self
             .vars
@@ -224,7 +226,7 @@ impl Lower<'_> {
     #[allow(clippy::too_many_arguments)]
     fn if_stmt(
         &mut self,
-        cond: &hir::Cond,
+        (cond, text): (&hir::Cond, &str),
         then: &[hir::Stmt],
         els: &[hir::Stmt],
         joins: &[hir::Join],
@@ -248,10 +250,17 @@ impl Lower<'_> {
             self.set_local(j.local, v, span)?;
         }
         let then_joins: Vec<_> = joins.iter().map(|j| (j.local, j.then)).collect();
-        self.guard(cond.clone(), then, &then_joins, span, depth, ops)?;
+        self.guard(
+            (cond.clone(), text.to_string()),
+            then,
+            &then_joins,
+            span,
+            depth,
+            ops,
+        )?;
         if !els.is_empty() || !joins.is_empty() {
             let els_joins: Vec<_> = joins.iter().map(|j| (j.local, j.els)).collect();
-            let not = Cond::Not(Box::new(cond));
+            let not = (Cond::Not(Box::new(cond)), format!("!({text})"));
             self.guard(not, els, &els_joins, span, depth, ops)?;
         }
         Ok(())
@@ -260,7 +269,7 @@ impl Lower<'_> {
     /// One branch: a region that runs once when `cond` holds.
     fn guard(
         &mut self,
-        cond: Cond<IndexExpr>,
+        (cond, text): (Cond<IndexExpr>, String),
         body: &[hir::Stmt],
         joined: &[(hir::LocalId, hir::LocalId)],
         span: Span,
@@ -270,6 +279,7 @@ impl Lower<'_> {
         let var = self.out.loop_vars.push(LoopVar {
             name: "if".to_string(),
             span,
+            written: Some(text),
         });
         let head = Head {
             var,

@@ -237,6 +237,9 @@ pub enum ValueDef {
 pub struct LoopVar {
     pub name: String,
     pub span: Span,
+    /// An `if` region's condition as written (the `else` region's is `!(...)`), which
+    /// the views show: `end`'s condition is the IR's, rewritten by later passes.
+    pub written: Option<String>,
 }
 
 /// An ordered list of items. Passes after `form-steps` group a loop body's ops into
@@ -587,7 +590,7 @@ pub struct ForOp {
 }
 
 /// Where a loop stops: a constant, or an expression of enclosing loops' variables
-/// (`for %j in 0..(%i + 64) step 32`) with no tail and its range, as the checker made it.
+/// (`for %j in 0..(%i + 64) step 32`) with its range, as the checker made it.
 pub type LoopEnd = crate::front::hir::LoopEnd<IndexExpr>;
 
 impl ForOp {

@@ -580,6 +580,18 @@ impl Printer<'_> {
         }
         head.push_str(&self.at(span));
         head.push_str(" {");
+        // The condition as the kernel wrote it: what the views call this branch.
+        let written = matches!(l.end, super::LoopEnd::Guard(_))
+            .then(|| {
+                self.k
+                    .loop_vars
+                    .get(l.var)
+                    .and_then(|v| v.written.as_deref())
+            })
+            .flatten();
+        if let Some(w) = written {
+            let _ = write!(head, "  // as written: {w}");
+        }
         if let Some(n) = self.k.annotations.l0_split.get(&id).copied() {
             let _ = write!(
                 head,

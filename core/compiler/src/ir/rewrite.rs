@@ -54,6 +54,7 @@ impl Cloner {
             let var = k.loop_vars.get(l.var).cloned().unwrap_or(LoopVar {
                 name: String::new(),
                 span: orig.span,
+                written: None,
             });
             let new_var = k.loop_vars.push(var);
             self.vars.push((l.var, new_var));

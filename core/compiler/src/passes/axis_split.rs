@@ -150,6 +150,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
         let var = k.loop_vars.push(LoopVar {
             name: format!("{name}{i}"),
             span,
+            written: None,
         });
         digits.push((var, upper / c, c));
         upper = c;
@@ -157,6 +158,7 @@ fn split_loop(k: &mut Kernel, id: OpId) {
     let inner_var = k.loop_vars.push(LoopVar {
         name: format!("{name}{}", radices.len()),
         span,
+        written: None,
     });
     let mut value = IndexExpr::Var(inner_var);
     for &(var, _, c) in digits.iter().rev() {

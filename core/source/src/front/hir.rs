@@ -372,6 +372,9 @@ pub enum StmtKind {
     /// inside a branch is local to it, except for the `joins`.
     If {
         cond: Cond,
+        /// The condition as written (`on >= 8 || j == 0`), for the views: later
+        /// stages rewrite `cond` (axis-split names `i` as `i0 * 32 + i1`).
+        text: String,
         then: Vec<Stmt>,
         els: Vec<Stmt>,
         joins: Vec<Join>,

@@ -297,6 +297,7 @@ impl Machine<'_> {
                 then,
                 els,
                 joins,
+                ..
             } => {
                 let mut failed = None;
                 let (vars, params) = (&self.vars, &self.params);

@@ -661,12 +661,20 @@ impl<'t> Reader<'t> {
         let span = self.span_at(&mut c)?;
         c.expect("{")?;
         c.end()?;
+        let mut written = None;
         if let Some(mut note) = comment {
-            if !note.tok("subtile-matmul: ") {
-                return Err(note.err("expected a `subtile-matmul:` note"));
+            if guard && note.tok("as written: ") {
+                written = Some(note.rest().trim_end().to_string());
+            } else if note.tok("subtile-matmul: ") {
+                let split = l0_split(&mut note)?;
+                self.k.annotations.l0_split.insert(op, split);
+            } else {
+                return Err(note.err(if guard {
+                    "expected an `as written:` note"
+                } else {
+                    "expected a `subtile-matmul:` note"
+                }));
             }
-            let split = l0_split(&mut note)?;
-            self.k.annotations.l0_split.insert(op, split);
         }
         if self.vars.contains_key(&var_name) {
             return Err(var_at.err(format!("loop variable `%{var_name}` is defined twice")));
@@ -678,6 +686,7 @@ impl<'t> Reader<'t> {
                 super::print::source_name(&var_name).to_string()
             },
             span,
+            written,
         });
         self.vars.insert(var_name.clone(), var);
         self.var_loops.insert(var, op);

@@ -697,7 +697,7 @@ impl Lw<'_> {
                 counter,
                 count,
                 min_count: l.min_trip_count(),
-                branch: l.end.guard().map(|c| crate::steps::cond_text(self.k, c)),
+                branch: crate::steps::branch_text(self.k, l),
                 slots: slot_reg,
                 body,
                 span,

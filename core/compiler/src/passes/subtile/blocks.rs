@@ -330,6 +330,7 @@ fn block_loops(k: &mut Kernel, c: &Candidate, [p, q]: [u64; 2]) -> Option<Vec<Bl
         let var = k.loop_vars.push(LoopVar {
             name: fresh_var_name(k, base),
             span,
+            written: None,
         });
         let piece = slice(k, c, o, 1 - o.k_axis, var, len)?;
         loops.push(BlockLoop {

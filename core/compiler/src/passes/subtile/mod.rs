@@ -544,6 +544,7 @@ fn split(k: &mut Kernel, c: &Candidate, chunks: u64) -> Option<OpId> {
     let var = k.loop_vars.push(LoopVar {
         name: fresh_var_name(k, "kc"),
         span,
+        written: None,
     });
     for o in [&c.lhs, &c.rhs] {
         narrow(k, o, var, chunk);

@@ -128,6 +128,7 @@ fn pieces(
     let var = k.loop_vars.push(LoopVar {
         name: fresh_var_name(k, "kc"),
         span,
+        written: None,
     });
     let mut operands = [&c.lhs, &c.rhs];
     if c.rhs.position < c.lhs.position {

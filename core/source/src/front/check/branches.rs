@@ -34,6 +34,7 @@ impl Checker<'_> {
         els: Option<&ast::Block>,
         span: Span,
     ) -> Option<hir::StmtKind> {
+        let text = show::cond(cond);
         let cond = self.cond(cond);
         self.branches.push(span);
         let (then, then_names) = self.branch(then);
@@ -81,6 +82,7 @@ impl Checker<'_> {
         }
         Some(hir::StmtKind::If {
             cond: cond?,
+            text,
             then,
             els: els_stmts,
             joins,

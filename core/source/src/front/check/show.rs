@@ -1,7 +1,7 @@
 //! Prints syntax back as source-like text for messages ("range `r .. r + R`"). The
 //! checker sees only the tree, not the source, and the tree prints more regularly.
 
-use crate::front::ast::{BinaryOp, Expr, ExprKind, Index, IndexKind};
+use crate::front::ast::{BinaryOp, Cond, CondKind, Expr, ExprKind, Index, IndexKind};
 use crate::front::lexer::truncate;
 use std::fmt::Write;
 
@@ -13,6 +13,14 @@ const MAX_DEPTH: usize = 32;
 pub fn expr(e: &Expr) -> String {
     let mut out = String::new();
     write_expr(&mut out, e, 0, 0);
+    cap(out)
+}
+
+/// A condition as written, parenthesised as its structure needs (`||` looser than
+/// `&&`; `!` of anything but another `!` in parentheses): what the views call a branch.
+pub fn cond(c: &Cond) -> String {
+    let mut out = String::new();
+    write_cond(&mut out, c, 0, 0);
     cap(out)
 }
 
@@ -53,6 +61,38 @@ fn precedence(op: BinaryOp) -> u8 {
         BinaryOp::MatMul => MATMUL,
         // Tighter than a unary minus on its left (`-t ** 2` is `-(t ** 2)`).
         BinaryOp::Pow => POW,
+    }
+}
+
+/// `outer`: 0 under `||` (or at the top), 1 under `&&`, 2 under `!`.
+fn write_cond(out: &mut String, c: &Cond, outer: u8, depth: usize) {
+    if depth > MAX_DEPTH {
+        out.push_str("...");
+        return;
+    }
+    let (level, open) = match &c.kind {
+        CondKind::Test(_) => (2, outer == 2),
+        CondKind::Or(..) => (0, outer > 0),
+        CondKind::And(..) => (1, outer > 1),
+        CondKind::Not(_) => (3, false),
+    };
+    if open {
+        out.push('(');
+    }
+    match &c.kind {
+        CondKind::Test(e) => write_expr(out, e, 0, depth + 1),
+        CondKind::Or(a, b) | CondKind::And(a, b) => {
+            write_cond(out, a, level, depth + 1);
+            out.push_str(if level == 0 { " || " } else { " && " });
+            write_cond(out, b, level, depth + 1);
+        }
+        CondKind::Not(a) => {
+            out.push('!');
+            write_cond(out, a, 2, depth + 1);
+        }
+    }
+    if open {
+        out.push(')');
     }
 }
 
