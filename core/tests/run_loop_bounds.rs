@@ -112,13 +112,7 @@ fn a_triangular_loop_is_double_buffered() {
             preset: Some(preset.to_string()),
             ..CompileOptions::default()
         };
-        let ir = tilescope::compile::compile(source, &options);
-        let after = ir
-            .passes
-            .iter()
-            .find(|p| p.name == "multi-buffer")
-            .map(|p| p.ir.as_str())
-            .expect("multi-buffer's IR");
+        let after = run_support::ir_after_with(source, "multi-buffer", &options);
         assert!(
             after.contains("for %j in 0..(%i + 32) step 32 buffers(2)"),
             "{after}"

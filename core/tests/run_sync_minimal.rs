@@ -72,7 +72,7 @@ fn every_pair_auto_inserts_into_an_example_is_needed() {
     // runs a key block, that block's own pairs inside the `if` order it).
     let known = [
         "block_sparse_attention.tile: pair 14 (MTE1 -> MTE2",
-        "block_sparse_attention.tile: pair 16 (MTE3 -> V",
+        "block_sparse_attention.tile: pair 17 (MTE3 -> V",
     ];
     let (expected, unexpected): (Vec<&String>, Vec<&String>) = redundant
         .iter()

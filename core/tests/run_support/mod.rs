@@ -59,7 +59,13 @@ pub fn check_on_presets(source: &str) -> Vec<(u64, u64)> {
 /// The IR `pass` printed when compiling `source` with the default options.
 #[allow(dead_code)] // not every test file that includes the module uses it
 pub fn ir_after(source: &str, pass: &str) -> String {
-    let result = tilescope::compile::compile(source, &CompileOptions::default());
+    ir_after_with(source, pass, &CompileOptions::default())
+}
+
+/// The IR `pass` printed when compiling `source` with `options`.
+#[allow(dead_code)] // not every test file that includes the module uses it
+pub fn ir_after_with(source: &str, pass: &str, options: &CompileOptions) -> String {
+    let result = tilescope::compile::compile(source, options);
     result
         .passes
         .iter()

@@ -43,10 +43,14 @@ impl Pass for MultiBuffer {
             if let OpKind::For(l) = &op.kind {
                 // Loops subtile-matmul made (its pieces and blocks) count as part of the
                 // product they split: the loop around them still overlaps its
-                // iterations' loads with the products, as it did before the split.
-                let innermost = !l.body.ops().any(|o| {
-                    matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
-                        && !k.annotations.l0_split.contains_key(&o)
+                // iterations' loads with the products, as it did before the split. An
+                // `if` region, or a loop of one iteration (axis-split leaves them), is
+                // part of the iteration it runs in: a loop whose blocks are skipped or
+                // not still overlaps the ones that run.
+                let innermost = body_ops(k, id).iter().all(|&o| {
+                    !matches!(k.ops.get(o).map(|x| &x.kind), Some(OpKind::For(_)))
+                        || k.annotations.l0_split.contains_key(&o)
+                        || once(k, o)
                 });
                 // A loop whose end depends on an outer loop counts by the most
                 // iterations it runs: slot `iteration % N` starts at 0 on each entry,
@@ -123,8 +127,15 @@ fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -
     let Some(OpKind::For(l)) = k.ops.get(id).map(|o| &o.kind) else {
         return Vec::new();
     };
-    let carried: Vec<ValueId> = l.yields.clone();
-    let body: Vec<OpId> = l.body.ops().collect();
+    let body = body_ops(k, id);
+    // Values carried out of the loop or out of a region in it (an `if`'s join) keep
+    // one place for every iteration.
+    let mut carried: Vec<ValueId> = l.yields.clone();
+    for &o in &body {
+        if let Some(OpKind::For(g)) = k.ops.get(o).map(|x| &x.kind) {
+            carried.extend(g.yields.iter().copied());
+        }
+    }
     let mut touched = Vec::new();
     for op in body {
         let Some(o) = k.ops.get(op) else { continue };
@@ -151,6 +162,31 @@ fn set_tile_slots(k: &mut Kernel, users: &Users, id: OpId, slots: Option<u32>) -
         }
     }
     touched
+}
+
+/// The ops of loop `id`'s body, and of the `if` regions and one-iteration loops in it.
+fn body_ops(k: &Kernel, id: OpId) -> Vec<OpId> {
+    let mut out = Vec::new();
+    let mut stack = vec![id];
+    while let Some(l) = stack.pop() {
+        let Some(OpKind::For(f)) = k.ops.get(l).map(|o| &o.kind) else {
+            continue;
+        };
+        for o in f.body.ops() {
+            out.push(o);
+            if once(k, o) {
+                stack.push(o);
+            }
+        }
+    }
+    out
+}
+
+/// An `if` region, or a loop of one iteration: it runs at most once per iteration of
+/// the loop around it.
+fn once(k: &Kernel, op: OpId) -> bool {
+    matches!(k.ops.get(op).map(|o| &o.kind),
+        Some(OpKind::For(f)) if f.end.guard().is_some() || f.static_trip_count() == Some(1))
 }
 
 /// The ops that read each value.

@@ -144,8 +144,16 @@ fn plan_with(k: &Kernel, machine: &Machine, reuse: bool) -> Result<MemoryPlan, D
         };
         let slots = val.attrs.slots.unwrap_or(1).max(1);
         // Explicit slots are picked by their index expressions, not by a loop.
+        // The innermost loop around the definition that rotates slots: a tile defined
+        // in an `if` region (or a one-iteration loop) of a multi-buffered loop takes
+        // that loop's slot.
         let rotates_with = if slots > 1 && !crate::ir::slots::is_buffers(k, v) {
-            dloops.last().copied()
+            dloops
+                .iter()
+                .rev()
+                .find(|l| k.annotations.rotation.contains_key(l))
+                .or(dloops.last())
+                .copied()
         } else {
             None
         };
