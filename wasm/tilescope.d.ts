@@ -483,6 +483,18 @@ export type Memory = {
 export type Op = { "Mov": { dst: Reg, src: Val, } } | { "Alu": { op: AluOp, dst: Reg, a: Reg, b: Val, } } | { "Sld": { dst: Reg, slot: number, } } | { "Sst": { src: Reg, slot: number, } } | { "Sldg": { dtype: DType, dst: Reg, src: Addr, } } | { "Loop": { counter: Reg, count: Val, } } | "EndLoop" | { "Dma": { dtype: DType, dst: Addr, src: Addr, dims: Array<DmaDim>, } } | { "Gather": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, } } | { "DmaPad": { dtype: DType, dst: Addr, src: Addr, rows: Val, len: Val, left: Val, width: number, src_stride: number, dst_stride: number, value: number, } } | { "Scatter": { dtype: DType, dst: Addr, src: Addr, index: Addr, rows: Val, len: Val, src_stride: number, dst_stride: number, add: boolean, } } | { "Mov2d": { dtype: DType, dst: Tile, src: Tile, transpose: boolean, } } | { "Mmad": { dtype: DType, c: Addr, a: Addr, b: Addr, m: Val, k: Val, n: Val, acc: Val, } } | { "Mmv": { dtype: DType, c: Addr, a: Addr, b: Addr, k: Val, n: Val, acc: Val, } } | { "Fix": { dtype: DType, dst: Tile, src: Tile, } } | { "VUnary": { op: UnOp, dtype: DType, dst: Tile, src: Tile, } } | { "VBinary": { op: BinOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VReduce": { op: RedOp, dtype: DType, axis: number, dst: Tile, src: Tile, } } | { "VArgReduce": { op: ArgOp, dtype: DType, axis: number, dst: Tile, src: Tile, } } | { "VCast": { to: DType, from: DType, dst: Tile, src: Tile, } } | { "VDup": { dtype: DType, dst: Tile, value: VSrc, } } | { "VCopy": { dtype: DType, dst: Tile, src: Tile, } } | { "VCmp": { op: CmpOp, dtype: DType, dst: Tile, a: VSrc, b: VSrc, } } | { "VSel": { dtype: DType, dst: Tile, mask: Tile, a: VSrc, b: VSrc, } } | { "VIota": { dtype: DType, axis: number, dst: Tile, } } | { "SetFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "WaitFlag": { src: Pipe, dst: Pipe, id: Val, } } | { "Barrier": { pipe: Pipe | null, } };
 
 /**
+ * A pass's note on what it left as written and why, at the source it concerns.
+ */
+export type PassNote = {
+    span: Span | null,
+    /**
+     * `LINE:COL` of `span`.
+     */
+    at: string,
+    message: string,
+};
+
+/**
  * What the manager records after each pass.
  */
 export type PassRecord = {
@@ -501,6 +513,10 @@ export type PassRecord = {
      */
     changed: boolean,
     micros: number,
+    /**
+     * What the pass left as written and why.
+     */
+    notes: Array<PassNote>,
 };
 
 /**

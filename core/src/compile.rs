@@ -163,13 +163,17 @@ impl CompileResult {
 }
 
 /// Pass records as `--emit passes` prints them: each pass's IR under `=== after NAME
-/// ===`, then a blank line (what `tilescope opt` prints too).
+/// ===`, its notes (`; note: LINE:COL: ...`), then a blank line (what `tilescope opt`
+/// prints too).
 pub fn passes_text(records: &[PassRecord]) -> String {
     let mut out = String::new();
     for pass in records {
         out.push_str(&format!("=== after {} ===\n{}", pass.name, pass.ir));
         if !pass.ir.ends_with('\n') {
             out.push('\n');
+        }
+        for n in &pass.notes {
+            out.push_str(&format!("; note: {}: {}\n", n.at, n.message));
         }
         out.push('\n');
     }

@@ -166,3 +166,46 @@ fn peeled_kernels_match_the_reference() {
         clean_run(source, 2);
     }
 }
+
+/// A loop peel-first would peel but whose trip count depends on an outer loop is left
+/// as written, and the pass says so at the loop; the same loop with a constant count
+/// is peeled with no note.
+#[test]
+fn a_loop_whose_count_varies_keeps_its_first_iteration_with_a_note() {
+    let kernel = |range: &str| {
+        format!(
+            "kernel rmsnorm(x: f16[32, 512], w: f16[1, 512], y: out f16[32, 512]) {{
+    for c in 0..2 {{
+        let wt = load w[:, :] as f32;
+        for r in {range} step 8 {{
+            let t = load x[r .. r + 8, :] as f32;
+            let ms = mean(t * t, axis=1);
+            store y[r .. r + 8, :] = (t * rsqrt(ms + 1e-6) * wt) as f16;
+        }}
+    }}
+}}"
+        )
+    };
+    let varying = kernel("16 * c .. 8 * c + 24");
+    let pass = record(&varying, "peel-first");
+    let notes: Vec<String> = pass
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.at, n.message))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("4:9: loop `r_k` keeps its first iteration")
+            && notes[0].contains("depends on an outer loop"),
+        "{notes:?}"
+    );
+    assert!(!pass.changed);
+    clean_run(&varying, 3);
+    // `16 * c .. 16 * c + 16` runs twice on every entry: a constant loop.
+    let constant = record(&kernel("16 * c .. 16 * c + 16"), "peel-first");
+    assert!(
+        constant.changed && constant.notes.is_empty(),
+        "{:?}",
+        constant.notes
+    );
+}

@@ -274,3 +274,50 @@ fn the_capacity_check_sees_the_slots_of_later_loops() {
     // Some sizes must fit as loops, or the assertion above never ran.
     assert!(checked > 0, "no UB size fits the kernel as loops");
 }
+
+/// Attention whose row loop runs a number of times that depends on an outer loop is
+/// left as written, with a note at the loop; with a count that is the same on every
+/// entry (`32 * c .. 32 * c + 32`) the loop is constant and unrolled, with no note.
+#[test]
+fn a_loop_whose_count_varies_is_left_as_written_with_a_note() {
+    let kernel = |range: &str| {
+        format!(
+            "kernel k(q: f16[64, 64], k: f16[128, 64], v: f16[128, 64], o: out f32[64, 64]) {{
+    let kt = load k[:, :];
+    let vt = load v[:, :];
+    for c in 0..2 {{
+        for i in {range} step 16 {{
+            let s = (load q[i .. i + 16, :] @ kt.T) * 0.125;
+            let p = exp(s - amax(s, axis=1));
+            store o[i .. i + 16, :] = ((p / sum(p, axis=1)) as f16) @ vt;
+        }}
+    }}
+}}"
+        )
+    };
+    let record = |source: &str| {
+        let r = tilescope::compile::compile(source, &options(Machine::a3(), SyncStrategy::Auto));
+        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+        r.passes
+            .into_iter()
+            .find(|p| p.name == "software-pipeline")
+            .expect("the pass ran")
+    };
+    let varying = record(&kernel("0 .. 32 * c + 32"));
+    assert!(!varying.changed);
+    let notes: Vec<String> = varying
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.at, n.message))
+        .collect();
+    assert_eq!(
+        notes,
+        ["5:9: loop `i` is left as written: it would be unrolled with each product issued ahead, but how many times it runs depends on an outer loop"]
+    );
+    let constant = record(&kernel("32 * c .. 32 * c + 32"));
+    assert!(
+        constant.changed && constant.notes.is_empty(),
+        "{:?}",
+        constant.notes
+    );
+}

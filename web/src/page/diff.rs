@@ -104,6 +104,7 @@ mod tests {
                 ],
                 changed: true,
                 micros: 12,
+                notes: Vec::new(),
             },
             PassRecord {
                 name: "canonicalize".into(),
@@ -112,6 +113,7 @@ mod tests {
                 lines: vec![span(10, 20), span(25, 55), span(0, 60)],
                 changed: true,
                 micros: 7,
+                notes: Vec::new(),
             },
         ]
     }

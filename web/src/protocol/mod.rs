@@ -156,6 +156,9 @@ pub struct PassRecord {
     /// Whether the pass changed the IR.
     pub changed: bool,
     pub micros: u64,
+    /// What the pass left as written and why, each `LINE:COL: message` (core's notes).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 impl PassRecord {

@@ -114,6 +114,11 @@ fn compile_output(result: compile::CompileResult, source: &str) -> CompileOutput
                 lines: p.lines,
                 changed: p.changed,
                 micros: p.micros,
+                notes: p
+                    .notes
+                    .into_iter()
+                    .map(|n| format!("{}: {}", n.at, n.message))
+                    .collect(),
             })
             .collect(),
         diagnostics,
@@ -765,9 +770,9 @@ mod tests {
         }
     }
 
-    /// In block-sparse attention the pairs within one run of the `if` are set and
-    /// waited inside its region, and the loop-carried ones around it are not (the
-    /// sync card says which).
+    /// In block-sparse attention the key blocks' pairs, one block's to the next
+    /// included, are set and waited inside the `if`'s region, and the pairs of each
+    /// row block (its output tile's) outside it (the sync card says which).
     #[test]
     fn a_pair_is_inside_a_branch_when_its_set_and_wait_are() {
         let out = compile(
@@ -789,6 +794,52 @@ mod tests {
         // A pair outside is outside: the `if`'s own loop line and anything before it.
         assert_eq!(out.branch_around(branch, branch + 1), None);
         assert_eq!(out.branch_around(branch + 1, branch + 2), Some(branch));
+    }
+
+    /// A pass that leaves a loop as written says so: the Passes panel gets core's
+    /// notes, each with its place, on the pass that made them.
+    #[test]
+    fn a_pass_note_reaches_the_page_with_its_place() {
+        let source =
+            "kernel k(q: f16[64, 64], k: f16[128, 64], v: f16[128, 64], o: out f32[64, 64]) {
+    let kt = load k[:, :];
+    let vt = load v[:, :];
+    for c in 0..2 {
+        for i in 0 .. 32 * c + 32 step 16 {
+            let s = (load q[i .. i + 16, :] @ kt.T) * 0.125;
+            let p = exp(s - amax(s, axis=1));
+            store o[i .. i + 16, :] = ((p / sum(p, axis=1)) as f16) @ vt;
+        }
+    }
+}";
+        let options = crate::protocol::options::playground();
+        let out = compile(source, &options);
+        let core = tilescope::compile::compile(source, &options);
+        let notes = |name: &str| -> Vec<String> {
+            out.passes
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.notes.clone())
+                .unwrap_or_default()
+        };
+        let want: Vec<String> = core
+            .passes
+            .iter()
+            .find(|p| p.name == "software-pipeline")
+            .map(|p| {
+                p.notes
+                    .iter()
+                    .map(|n| format!("{}: {}", n.at, n.message))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(notes("software-pipeline"), want);
+        assert_eq!(want.len(), 1, "{want:?}");
+        assert!(
+            want[0].starts_with("5:9: loop `i` is left as written"),
+            "{want:?}"
+        );
+        assert!(notes("multi-buffer").is_empty());
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod subtile;
 pub mod sync;
 pub mod vector_peephole;
 
-use crate::diag::{Diagnostic, Diagnostics, VerifierErrors};
+use crate::diag::{Diagnostic, Diagnostics, Span, VerifierErrors};
 use crate::front::{self, hir};
 use crate::ir::{self, Printed};
 use serde::{Deserialize, Serialize};
@@ -93,9 +93,22 @@ pub struct Context {
     /// The optional passes this compile leaves out, so a pass that runs part of the
     /// pipeline again ([`between`]) runs the same passes the compile does.
     pub disabled_passes: Vec<String>,
+    /// What the running pass left as written and why ([`Context::note`]); the manager
+    /// moves them into the pass's record.
+    pub notes: Vec<PassNote>,
 }
 
 impl Context {
+    /// Records that the running pass left something as written, and why, at `span`:
+    /// a pass that declines a region says so instead of skipping it silently.
+    pub fn note(&mut self, span: Span, message: impl Into<String>) {
+        self.notes.push(PassNote {
+            at: span.line_col(&self.source).to_string(),
+            span: Some(span),
+            message: message.into(),
+        });
+    }
+
     pub fn new(source: impl Into<String>, kernel_name: Option<String>) -> Context {
         Context {
             source: source.into(),
@@ -302,6 +315,17 @@ pub fn pipeline_without(disabled: &[String]) -> Result<Vec<Box<dyn AnyPass>>, Di
     Ok(kept)
 }
 
+/// A pass's note on what it left as written and why, at the source it concerns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default)]
+pub struct PassNote {
+    pub span: Option<Span>,
+    /// `LINE:COL` of `span`.
+    pub at: String,
+    pub message: String,
+}
+
 /// What the manager records after each pass.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -316,6 +340,8 @@ pub struct PassRecord {
     /// The text differs from the previous pass's.
     pub changed: bool,
     pub micros: u64,
+    /// What the pass left as written and why.
+    pub notes: Vec<PassNote>,
 }
 
 pub struct PassManager {
@@ -437,6 +463,7 @@ impl PassManager {
                     .collect(),
                 changed,
                 micros: (elapsed_ms * 1000.0) as u64,
+                notes: std::mem::take(&mut cx.notes),
             });
             if self.verify || cfg!(debug_assertions) {
                 if let Err(errors) = cx.verify() {

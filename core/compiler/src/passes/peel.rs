@@ -59,6 +59,16 @@ impl Pass for PeelFirst {
                 peel(k, &path, &plan);
             }
         }
+        let mut notes = Vec::new();
+        for (path, _) in k.blocks() {
+            notes.extend(declined(k, &machine, &path));
+        }
+        for (span, var) in notes {
+            cx.note(
+                span,
+                format!("loop `{var}` keeps its first iteration: peeling it would start its loads sooner, but how many times it runs depends on an outer loop (it may run fewer than twice)"),
+            );
+        }
         Ok(())
     }
 }
@@ -130,6 +140,33 @@ pub fn find(k: &Kernel, machine: &Machine, path: &[OpId]) -> Option<Peel> {
         }
     }
     None
+}
+
+/// The loops of the block at `path` that would be worth peeling but for a trip count
+/// that depends on an outer loop: where each is and its variable's name.
+fn declined(k: &Kernel, machine: &Machine, path: &[OpId]) -> Vec<(crate::diag::Span, String)> {
+    let Some(ops) = block_ops(k, path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (p, &f) in ops.iter().enumerate() {
+        let Some(op) = k.ops.get(f) else { continue };
+        let OpKind::For(l) = &op.kind else { continue };
+        let varies = l.static_trip_count().is_none() && l.end.guard().is_none();
+        if !varies || l.max_trip_count() < 2 || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS
+        {
+            continue;
+        }
+        let before = ops
+            .get(p.saturating_sub(MAX_LOOKBACK)..p)
+            .unwrap_or_default();
+        if plan_loop(k, machine, before, f, l).is_some() {
+            if let Some(v) = k.loop_vars.get(l.var) {
+                out.push((op.span, v.name.clone()));
+            }
+        }
+    }
+    out
 }
 
 /// The invariant chains before loop `f` (`before` is the block up to it) that its body

@@ -76,6 +76,7 @@ impl Pass for SoftwarePipeline {
         // disabled, so the range exists).
         let trial = super::Trial::new(cx, self.name(), "lower-to-pipes")?;
         let k = cx.ir_mut(self.name())?;
+        let mut notes = Vec::new();
         // Blocks are listed before any change; a loop is unrolled only while it is still
         // an op of its block.
         for (path, ops) in k.blocks() {
@@ -84,6 +85,9 @@ impl Pass for SoftwarePipeline {
             }
             for op in ops {
                 let Some(cut) = plan(k, &machine, op) else {
+                    if let Some((span, var)) = varying(k, &machine, op) {
+                        notes.push((span, var));
+                    }
                     continue;
                 };
                 let mut unrolled = k.clone();
@@ -93,8 +97,29 @@ impl Pass for SoftwarePipeline {
                 }
             }
         }
+        for (span, var) in notes {
+            cx.note(
+                span,
+                format!("loop `{var}` is left as written: it would be unrolled with each product issued ahead, but how many times it runs depends on an outer loop"),
+            );
+        }
         Ok(())
     }
+}
+
+/// A loop the pass would unroll but for its trip count, which depends on an outer
+/// loop: where it is and its variable's name.
+fn varying(k: &Kernel, machine: &Machine, f: OpId) -> Option<(crate::diag::Span, String)> {
+    let op = k.ops.get(f)?;
+    let OpKind::For(l) = &op.kind else {
+        return None;
+    };
+    if l.static_trip_count().is_some() || l.end.guard().is_some() {
+        return None;
+    }
+    plan_trips(k, machine, f, l.max_trip_count())?;
+    let var = k.loop_vars.get(l.var)?.name.clone();
+    Some((op.span, var))
 }
 
 /// Where stage A ends in loop `f`'s body, when the loop should be unrolled and skewed.
@@ -103,7 +128,14 @@ fn plan(k: &Kernel, machine: &Machine, f: OpId) -> Option<usize> {
         return None;
     };
     // A loop whose end depends on an outer loop is not unrolled: its count varies.
-    let trips = l.static_trip_count()?;
+    plan_trips(k, machine, f, l.static_trip_count()?)
+}
+
+/// `plan` for loop `f` run `trips` times.
+fn plan_trips(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> Option<usize> {
+    let OpKind::For(l) = &k.ops.get(f)?.kind else {
+        return None;
+    };
     if !l.args.is_empty() || !(2..=MAX_TRIPS).contains(&trips) {
         return None;
     }

@@ -280,6 +280,11 @@ pub fn PassesPanel() -> Html {
                         {mode(true, "Diff")}
                     </div>
                 </div>
+                if !pass.notes.is_empty() {
+                    <ul class="pass-notes" data-testid="pass-notes" aria-label="What this pass left as written, and why">
+                        { for pass.notes.iter().map(|n| html! { <li>{format!("Left as written at {n}")}</li> }) }
+                    </ul>
+                }
                 <SyncCard />
                 <div class="ir" ref={ir_ref} onmouseleave={unhover} data-testid="ir-view" data-pass={pass.name.clone()}
                     tabindex="0" role="listbox" onkeydown={on_ir_key} aria-activedescendant={ir_active}

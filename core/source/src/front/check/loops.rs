@@ -278,14 +278,20 @@ impl Checker<'_> {
         let header = |name: String, start: i64, end: IndexExpr, step: i64, cx: &Self| {
             let (min, max) = cx.interval(&end);
             let fits = |x: i128| i64::try_from(x).ok();
-            Some(hir::Loop {
-                var: name,
-                start,
-                end: LoopEnd::Affine {
+            // `i .. i + 32` runs the same count on every entry: a constant loop, which
+            // passes that need a trip count can unroll or peel.
+            let end = match end.kind {
+                IndexExprKind::Const(c) => LoopEnd::Const(c),
+                _ => LoopEnd::Affine {
                     expr: end,
                     min: fits(min)?,
                     max: fits(max)?,
                 },
+            };
+            Some(hir::Loop {
+                var: name,
+                start,
+                end,
                 step,
                 buffers: None,
                 span,
@@ -299,9 +305,17 @@ impl Checker<'_> {
                 span: range,
             };
             // ceil(length / step) = (length + step - 1) // step, partial last included.
-            let trips = match step {
-                1 => length,
-                _ => IndexExpr {
+            let fixed = affine(&length)
+                .filter(|a| a.terms().is_empty())
+                .map(|a| hir::trips(0, a.constant, step));
+            let trips = match (fixed, step) {
+                // At most the length of a 64-bit range: it fits.
+                (Some(t), _) => IndexExpr {
+                    kind: IndexExprKind::Const(t as i64),
+                    span: range,
+                },
+                (None, 1) => length,
+                (None, _) => IndexExpr {
                     kind: IndexExprKind::FloorDiv(
                         Box::new(IndexExpr {
                             kind: IndexExprKind::Add(
