@@ -348,6 +348,54 @@ async fn the_weight_kept_in_l1_shows_its_slices_after_subtile_matmul() -> Result
     .await
 }
 
+/// A pass that leaves a loop as written says so in the Passes panel, at the loop, with
+/// core's words: attention whose row loop runs a number of times that depends on an
+/// outer loop, typed into the editor, under software-pipeline.
+#[tokio::test]
+#[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
+async fn a_pass_that_leaves_a_loop_as_written_says_why() -> Result<()> {
+    let source = "kernel k(q: f16[64, 64], k: f16[128, 64], v: f16[128, 64], o: out f32[64, 64]) {
+    let kt = load k[:, :];
+    let vt = load v[:, :];
+    for c in 0..2 {
+        for i in 0 .. 32 * c + 32 step 16 {
+            let s = (load q[i .. i + 16, :] @ kt.T) * 0.125;
+            let p = exp(s - amax(s, axis=1));
+            store o[i .. i + 16, :] = ((p / sum(p, axis=1)) as f16) @ vt;
+        }
+    }
+}
+";
+    let core = tilescope::compile::compile(source, &Default::default());
+    let note = core
+        .passes
+        .iter()
+        .find(|p| p.name == "software-pipeline")
+        .and_then(|p| p.notes.first())
+        .map(|n| format!("Left as written at {}: {}", n.at, n.message))
+        .context("core notes the loop")?;
+    with_page(async |page: &Page| {
+        page.open("/").await?;
+        page.wait_for("[data-testid=lane-MTE2]").await?;
+        page.set_editor_text(source).await?;
+        page.tab("Passes").await?;
+        page.click("[data-testid=pass-item][data-pass=software-pipeline]")
+            .await?;
+        // The list keeps the selected pass when the typed kernel's compile arrives.
+        page.wait_for_text("[data-testid=pass-notes]", &note)
+            .await?;
+        let ir = page.text_of("[data-testid=ir-view]").await?;
+        ensure!(
+            ir.contains("0..(32 * %c + 32)"),
+            "the typed kernel's IR:\n{ir}"
+        );
+        page.screenshot("passes-note").await?;
+        page.assert_no_console_errors().await?;
+        Ok(())
+    })
+    .await
+}
+
 /// Block-sparse attention on the page: the step inside the `if` says when it runs, a
 /// sync edge's card says which end runs only inside the branch, and the timeline lists
 /// the `if` with the counts core's simulator gives on the page's inputs (seed 0), its

@@ -495,7 +495,8 @@ impl AppState {
             .is_some_and(|l| l.kind == lessons::LessonKind::Asm)
     }
 
-    /// Passes shown in the list (all, or the changed ones plus the first).
+    /// Passes shown in the list (all, or the changed ones, the ones that say what they
+    /// left as written, and the first).
     pub fn visible_passes(&self) -> Vec<(usize, &PassRecord)> {
         let Some(compile) = &self.results.compile else {
             return Vec::new();
@@ -504,7 +505,7 @@ impl AppState {
             .passes
             .iter()
             .enumerate()
-            .filter(|(i, p)| !self.ui.hide_unchanged || p.changed || *i == 0)
+            .filter(|(i, p)| !self.ui.hide_unchanged || p.changed || !p.notes.is_empty() || *i == 0)
             .collect()
     }
 
@@ -1023,6 +1024,22 @@ mod tests {
         assert_eq!(s.view.pass.as_deref(), Some("p0"));
         s.apply(Action::MovePass(9));
         assert_eq!(s.view.pass.as_deref(), Some("p3"));
+    }
+
+    /// A pass that changed nothing but says what it left as written stays listed
+    /// when unchanged passes are hidden.
+    #[test]
+    fn an_unchanged_pass_with_a_note_stays_visible() {
+        let mut s = with_passes(&[true, false, false, true]);
+        if let Some(c) = s.results.compile.as_mut() {
+            Rc::make_mut(c).passes[2].notes = vec!["5:9: loop `i` is left as written".into()];
+        }
+        let shown = |s: &AppState| -> Vec<usize> {
+            s.visible_passes().into_iter().map(|(i, _)| i).collect()
+        };
+        assert_eq!(shown(&s), [0, 1, 2, 3]);
+        s.apply(Action::ToggleHideUnchanged);
+        assert_eq!(shown(&s), [0, 2, 3], "p1 is unchanged and hidden");
     }
 
     #[test]
