@@ -152,3 +152,62 @@ fn a_literal_takes_the_dtype_of_the_tile_it_meets() {
     let r = run(found, &CompileOptions::default(), Vec::new(), 3);
     assert!(r.reference_match, "max error {}", r.max_abs_err);
 }
+
+/// compile_run (a timeout): six `if`s that each rewrite the carried `c0`, in an
+/// `@buffers(3)` loop inside two more loops. insert-sync kept what holds per branch run
+/// for every run walked and copied it at each branch, work that grew with the square of
+/// the runs; it now keeps the most recent runs only (`sync/paths.rs`, `MAX_TAGS`).
+/// Here: it compiles and matches the reference under auto sync.
+#[test]
+fn six_branches_in_a_buffered_nest_compile_and_match() {
+    let source = r#"kernel cr(x: f32[1040, 32], y: out f32[16, 32], z: out f32[16, 1]) {
+  let s0 = zeros(f32[16, 32]);
+  for a in 0..4 {
+    let s1 = zeros(f32[16, 32]);
+    for b in 0..4 {
+      let c0 = load x[1024 .. 1040, :];
+      let m = full(f32[16, 1], -inf);
+      let l = zeros(f32[16, 1]);
+      for c in 0..4 @buffers(3) {
+        let t = load x[((((0) * 4 + a) * 4 + b) * 4 + c) * 16 .. ((((0) * 4 + a) * 4 + b) * 4 + c) * 16 + 16, :];
+        if b % 2 == 0 {
+        let n0 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n0;
+        }
+        if a % 2 == 0 {
+        let n1 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n1;
+        }
+        if a % 2 == 0 {
+        let n2 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n2;
+        }
+        if a % 2 == 0 {
+        let n3 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n3;
+        }
+        if a % 2 == 0 {
+        let n4 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n4;
+        }
+        if a % 2 == 0 {
+        let n5 = c0 * 0.5 + t;
+        c0 = c0 * 0.5 + c0 * 0.25;
+        c0 = n5;
+        }
+      }
+      s1 = s1 + (c0) * 0.5;
+    }
+    s0 = s0 + (s1) * 0.5;
+  }
+  store y[:, :] = s0;
+  store z[:, :] = zeros(f32[16, 1]);
+}
+"#;
+    assert_matches_reference(source);
+}

@@ -20,17 +20,27 @@
 use super::walk::{Clock, Inst};
 use std::collections::HashMap;
 
+/// The most recent branch runs whose clocks are kept. An older run's instances are
+/// mostly ordered by plain clocks by then; forgetting what holds where it ran only
+/// makes the walk ask for more sync (a pair goes around a branch instead of inside it),
+/// never for less, and it keeps each set and wait's work bounded.
+const MAX_TAGS: usize = 16;
+
 /// Per tag: one clock (a flag's set).
 pub type TagClocks = HashMap<u32, Clock>;
 
 /// Per tag: a clock per pipe.
+pub type Known = HashMap<u32, [Clock; 7]>;
+
 #[derive(Clone, Default)]
 pub struct Paths {
     /// Per tag, the tag of the `if` instance it is nested in.
     parents: Vec<Option<u32>>,
     /// The `if` instances being walked, innermost last.
     open: Vec<u32>,
-    clocks: HashMap<u32, [Clock; 7]>,
+    clocks: Known,
+    /// Runs below this may have been dropped (`MAX_TAGS`).
+    dropped: u32,
 }
 
 fn join(a: &mut Clock, b: &Clock) {
@@ -52,6 +62,12 @@ pub fn meet(now: &mut Clock, before: &Clock, asked: &[u32; 7], own: Option<usize
 }
 
 impl Paths {
+    /// What is known per tag now: what [`Paths::close`] needs of the state before a
+    /// branch (the tags' parents only grow, so they need no copy).
+    pub fn known(&self) -> Known {
+        self.clocks.clone()
+    }
+
     /// The innermost `if` instance being walked (an instruction's tag).
     pub fn current(&self) -> Option<u32> {
         self.open.last().copied()
@@ -104,6 +120,11 @@ impl Paths {
     /// plain clocks after the wait joined `set`.
     pub fn wait(&mut self, dst: usize, set: &Clock, carried: &TagClocks, plains: &[Clock; 7]) {
         for (&t, k) in carried {
+            // A run dropped since (`MAX_TAGS`) is not brought back: what the set knew
+            // there is forgotten, which only asks for more sync.
+            if self.forgotten(t) {
+                continue;
+            }
             self.clocks.entry(t).or_insert(*plains);
             if let Some(c) = self.clocks.get_mut(&t) {
                 join(&mut c[dst], k);
@@ -130,13 +151,13 @@ impl Paths {
     }
 
     /// Ends the instance `tag` of an `if` body: `taken` are the plain clocks at its end,
-    /// `before` this state and `plains` the plain clocks before the branch, `asked` as
-    /// for [`meet`].
+    /// `before` what was known per tag and `plains` the plain clocks before the branch,
+    /// `asked` as for [`meet`].
     pub fn close(
         &mut self,
         tag: u32,
         taken: &[Clock; 7],
-        before: &Paths,
+        before: &Known,
         plains: &[Clock; 7],
         asked: &[u32; 7],
     ) {
@@ -154,7 +175,7 @@ impl Paths {
             if t >= tag {
                 continue;
             }
-            let was = before.clocks.get(&t).unwrap_or(plains);
+            let was = before.get(&t).unwrap_or(plains);
             for (q, (v, b)) in now.iter_mut().zip(was).enumerate() {
                 let (mut v2, mut b2) = (*v, *b);
                 join(&mut v2, &taken[q]);
@@ -164,6 +185,23 @@ impl Paths {
             }
         }
         self.clocks.insert(tag, mine);
+        while self.clocks.len() > MAX_TAGS {
+            let oldest = self
+                .clocks
+                .keys()
+                .copied()
+                .filter(|t| !self.open.contains(t))
+                .min();
+            let Some(t) = oldest else { break };
+            self.clocks.remove(&t);
+            self.dropped = self.dropped.max(t + 1);
+        }
+    }
+
+    /// Whether run `t`'s clocks were dropped: every run below `dropped` that has no
+    /// clocks now (a set may carry one that no pipe holds yet).
+    fn forgotten(&self, t: u32) -> bool {
+        t < self.dropped && !self.clocks.contains_key(&t)
     }
 
     /// A flag's carried clocks at the end of instance `tag`: `taken` is its set on the
@@ -176,11 +214,12 @@ impl Paths {
         before: (&Clock, &TagClocks),
         asked: &[u32; 7],
     ) {
+        carried.retain(|t, _| !self.forgotten(*t));
         let outer: Vec<u32> = carried
             .keys()
             .chain(before.1.keys())
             .copied()
-            .filter(|&t| t < tag)
+            .filter(|&t| t < tag && !self.forgotten(t))
             .collect();
         for t in outer {
             let mut v = carried.get(&t).copied().unwrap_or(*taken);
@@ -191,29 +230,5 @@ impl Paths {
             carried.insert(t, v);
         }
         carried.insert(tag, *taken);
-    }
-
-    /// Drops the tags nothing can ask about any more: those of no logged instance
-    /// (`live`) nor any `if` instance holding one.
-    pub fn retain_live(&mut self, live: impl Iterator<Item = u32>) -> Vec<bool> {
-        let mut keep = vec![false; self.parents.len()];
-        for t in live {
-            let mut tag = Some(t);
-            while let Some(x) = tag {
-                match keep.get_mut(x as usize) {
-                    Some(k) if !*k => *k = true,
-                    _ => break,
-                }
-                tag = self.parents.get(x as usize).copied().flatten();
-            }
-        }
-        for &t in &self.open {
-            if let Some(k) = keep.get_mut(t as usize) {
-                *k = true;
-            }
-        }
-        self.clocks
-            .retain(|t, _| keep.get(*t as usize).copied().unwrap_or(false));
-        keep
     }
 }

@@ -407,7 +407,7 @@ impl<'a> Walker<'a> {
     /// with one end inside the branch and one outside is placed outside it (`place`).
     fn branch(&mut self, id: NodeId, body: &[NodeId]) -> Result<Option<Finding>, Diagnostic> {
         let (clocks, logs, flags) = (self.clocks, self.logs.clone(), self.flags.clone());
-        let paths = self.paths.clone();
+        let known = self.paths.known();
         let tag = self.paths.open();
         self.stack.push((id, 0));
         let found = self.block(body)?;
@@ -447,7 +447,7 @@ impl<'a> Walker<'a> {
             // Otherwise q knows what it knew on both.
             meet(now, before, &asked, Some(q));
         }
-        self.paths.close(tag, &taken, &paths, &clocks, &asked);
+        self.paths.close(tag, &taken, &known, &clocks, &asked);
         let merged: usize = logs.iter().map(|(_, e)| e.len()).sum();
         self.spend(merged as u64)?;
         for (key, skipped) in logs.iter() {
@@ -503,29 +503,7 @@ impl<'a> Walker<'a> {
                 "a flag is set on one path through a branch and not on the other",
             ));
         }
-        self.forget_dead_tags();
         Ok(None)
-    }
-
-    /// Drops what `paths` keeps for `if` instances no logged access, last wait nor
-    /// open branch lies in: nothing can ask about them any more.
-    fn forget_dead_tags(&mut self) {
-        let logged = self
-            .logs
-            .iter()
-            .flat_map(|(_, es)| es.iter().map(|e| e.inst.tag));
-        let waits = self.flags.iter().flat_map(|(_, ids)| {
-            ids.iter()
-                .map(|(_, f)| f.last_wait.as_ref().and_then(|w| w.tag))
-        });
-        let live: Vec<u32> = logged.chain(waits).flatten().collect();
-        let keep = self.paths.retain_live(live.into_iter());
-        for (_, ids) in self.flags.iter_mut() {
-            for (_, f) in ids.iter_mut() {
-                f.carried
-                    .retain(|t, _| keep.get(*t as usize).copied().unwrap_or(false));
-            }
-        }
     }
 
     fn iterations(&self, id: NodeId, count: Val, min_count: u64) -> u32 {
