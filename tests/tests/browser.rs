@@ -354,18 +354,7 @@ async fn the_weight_kept_in_l1_shows_its_slices_after_subtile_matmul() -> Result
 #[tokio::test]
 #[ignore = "needs `dist/` and Chromium; run by `cargo xtask test`"]
 async fn a_pass_that_leaves_a_loop_as_written_says_why() -> Result<()> {
-    let source = "kernel k(q: f16[64, 64], k: f16[128, 64], v: f16[128, 64], o: out f32[64, 64]) {
-    let kt = load k[:, :];
-    let vt = load v[:, :];
-    for c in 0..2 {
-        for i in 0 .. 32 * c + 32 step 16 {
-            let s = (load q[i .. i + 16, :] @ kt.T) * 0.125;
-            let p = exp(s - amax(s, axis=1));
-            store o[i .. i + 16, :] = ((p / sum(p, axis=1)) as f16) @ vt;
-        }
-    }
-}
-";
+    let source = include_str!("../../core/tests/kernels/varying_attention.tile");
     let core = tilescope::compile::compile(source, &Default::default());
     let note = core
         .passes

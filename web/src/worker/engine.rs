@@ -800,18 +800,7 @@ mod tests {
     /// notes, each with its place, on the pass that made them.
     #[test]
     fn a_pass_note_reaches_the_page_with_its_place() {
-        let source =
-            "kernel k(q: f16[64, 64], k: f16[128, 64], v: f16[128, 64], o: out f32[64, 64]) {
-    let kt = load k[:, :];
-    let vt = load v[:, :];
-    for c in 0..2 {
-        for i in 0 .. 32 * c + 32 step 16 {
-            let s = (load q[i .. i + 16, :] @ kt.T) * 0.125;
-            let p = exp(s - amax(s, axis=1));
-            store o[i .. i + 16, :] = ((p / sum(p, axis=1)) as f16) @ vt;
-        }
-    }
-}";
+        let source = include_str!("../../../core/tests/kernels/varying_attention.tile");
         let options = crate::protocol::options::playground();
         let out = compile(source, &options);
         let core = tilescope::compile::compile(source, &options);
@@ -836,7 +825,7 @@ mod tests {
         assert_eq!(notes("software-pipeline"), want);
         assert_eq!(want.len(), 1, "{want:?}");
         assert!(
-            want[0].starts_with("5:9: loop `i` is left as written"),
+            want[0].starts_with("8:9: loop `i` is left as written"),
             "{want:?}"
         );
         assert!(notes("multi-buffer").is_empty());
