@@ -361,7 +361,7 @@ async fn a_pass_that_leaves_a_loop_as_written_says_why() -> Result<()> {
         .iter()
         .find(|p| p.name == "software-pipeline")
         .and_then(|p| p.notes.first())
-        .map(|n| format!("Left as written at {}: {}", n.at, n.message))
+        .map(|n| format!("Note at {}: {}", n.at, n.message))
         .context("core notes the loop")?;
     with_page(async |page: &Page| {
         page.open("/").await?;

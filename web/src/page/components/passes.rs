@@ -282,7 +282,7 @@ pub fn PassesPanel() -> Html {
                 </div>
                 if !pass.notes.is_empty() {
                     <ul class="pass-notes" data-testid="pass-notes" aria-label="What this pass left as written, and why">
-                        { for pass.notes.iter().map(|n| html! { <li>{format!("Left as written at {n}")}</li> }) }
+                        { for pass.notes.iter().map(|n| html! { <li>{format!("Note at {n}")}</li> }) }
                     </ul>
                 }
                 <SyncCard />
