@@ -225,32 +225,11 @@ fn a_loop_around_a_branch_is_double_buffered() {
     for at in 0..8 {
         mask.set_i32(at, 1);
     }
-    for preset in ["teach", "a3"] {
-        let cycles = |auto_multi_buffer: bool| {
-            let options = CompileOptions {
-                preset: Some(preset.to_string()),
-                auto_multi_buffer,
-                ..CompileOptions::default()
-            };
-            let r = tilescope::run::run(source, &options, vec![("mask".into(), mask.clone())], 1);
-            assert!(r.reference_match && r.sim.races.is_empty(), "{preset}");
-            r.sim.cycles
-        };
-        let (double, single) = (cycles(true), cycles(false));
-        assert!(
-            double * 10 < single * 9,
-            "{preset}: {double} cycles double-buffered, {single} single"
-        );
-        let options = CompileOptions {
-            preset: Some(preset.to_string()),
-            ..CompileOptions::default()
-        };
-        let after = run_support::ir_after_with(source, "multi-buffer", &options);
-        assert!(
-            after.contains("for %i0 in 0..8 step 1 buffers(2)"),
-            "{preset}:\n{after}"
-        );
-    }
+    run_support::assert_double_buffering_pays(
+        source,
+        vec![("mask".into(), mask)],
+        "for %i0 in 0..8 step 1 buffers(2)",
+    );
 }
 
 #[test]

@@ -123,23 +123,9 @@ fn op_count(k: &Kernel, root: OpId) -> usize {
 /// The first loop of the block at `path` worth peeling, with what moves into its copy.
 pub fn find(k: &Kernel, machine: &Machine, path: &[OpId]) -> Option<Peel> {
     let ops = block_ops(k, path)?;
-    for (p, &f) in ops.iter().enumerate() {
-        let Some(OpKind::For(l)) = k.ops.get(f).map(|o| &o.kind) else {
-            continue;
-        };
-        // A loop whose end depends on an outer loop may run fewer than two times.
-        let twice = l.static_trip_count().is_some_and(|n| n >= 2);
-        if !twice || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS {
-            continue;
-        }
-        let before = ops
-            .get(p.saturating_sub(MAX_LOOKBACK)..p)
-            .unwrap_or_default();
-        if let Some(plan) = plan_loop(k, machine, before, f, l) {
-            return Some(plan);
-        }
-    }
-    None
+    // A loop whose end depends on an outer loop may run fewer than two times.
+    let twice = |l: &ForOp| l.static_trip_count().is_some_and(|n| n >= 2);
+    (0..ops.len()).find_map(|p| worth(k, machine, &ops, p, twice))
 }
 
 /// The loops of the block at `path` that would be worth peeling but for a trip count
@@ -148,25 +134,41 @@ fn declined(k: &Kernel, machine: &Machine, path: &[OpId]) -> Vec<(crate::diag::S
     let Some(ops) = block_ops(k, path) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for (p, &f) in ops.iter().enumerate() {
-        let Some(op) = k.ops.get(f) else { continue };
-        let OpKind::For(l) = &op.kind else { continue };
-        let varies = l.static_trip_count().is_none() && l.end.guard().is_none();
-        if !varies || l.max_trip_count() < 2 || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS
-        {
-            continue;
-        }
-        let before = ops
-            .get(p.saturating_sub(MAX_LOOKBACK)..p)
-            .unwrap_or_default();
-        if plan_loop(k, machine, before, f, l).is_some() {
-            if let Some(v) = k.loop_vars.get(l.var) {
-                out.push((op.span, v.name.clone()));
-            }
-        }
+    let varies = |l: &ForOp| {
+        l.static_trip_count().is_none() && l.end.guard().is_none() && l.max_trip_count() >= 2
+    };
+    (0..ops.len())
+        .filter_map(|p| {
+            let plan = worth(k, machine, &ops, p, varies)?;
+            let op = k.ops.get(plan.for_op)?;
+            let OpKind::For(l) = &op.kind else {
+                return None;
+            };
+            Some((op.span, k.loop_vars.get(l.var)?.name.clone()))
+        })
+        .collect()
+}
+
+/// The peel of `ops[p]` when it is a loop whose trip count `trips` accepts, that carries
+/// no state, is small enough to copy, and gains from the invariant loads before it.
+fn worth(
+    k: &Kernel,
+    machine: &Machine,
+    ops: &[OpId],
+    p: usize,
+    trips: impl Fn(&ForOp) -> bool,
+) -> Option<Peel> {
+    let f = *ops.get(p)?;
+    let Some(OpKind::For(l)) = k.ops.get(f).map(|o| &o.kind) else {
+        return None;
+    };
+    if !trips(l) || !l.inits.is_empty() || op_count(k, f) > MAX_PEEL_OPS {
+        return None;
     }
-    out
+    let before = ops
+        .get(p.saturating_sub(MAX_LOOKBACK)..p)
+        .unwrap_or_default();
+    plan_loop(k, machine, before, f, l)
 }
 
 /// The invariant chains before loop `f` (`before` is the block up to it) that its body

@@ -405,6 +405,8 @@ impl<'a> Walker<'a> {
     /// inside the branch orders nothing when the branch is skipped). An access either
     /// path leaves unordered stays logged. The flags agree on both paths, since a pair
     /// with one end inside the branch and one outside is placed outside it (`place`).
+    /// What holds where this run of the body happened is kept for checks of the
+    /// instances inside it (`paths`).
     fn branch(&mut self, id: NodeId, body: &[NodeId]) -> Result<Option<Finding>, Diagnostic> {
         let (clocks, logs, flags) = (self.clocks, self.logs.clone(), self.flags.clone());
         let known = self.paths.known();
@@ -965,8 +967,7 @@ impl<'a> Walker<'a> {
         }
         let (src, dst) = (p.src, p.dst);
         let key = self.flag_key(pair, slot, is_set)?;
-        self.spend(1)?;
-        self.spend(self.paths.cost())?;
+        self.spend(1 + self.paths.cost())?;
         if is_set {
             let me = self.tick(src, id);
             let clock = self.clocks[src.index()];

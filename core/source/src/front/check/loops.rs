@@ -300,37 +300,26 @@ impl Checker<'_> {
         let built = if let IndexExprKind::Const(start) = lo.kind {
             header(var.name.clone(), start, hi.clone(), step, self).map(|h| (h, None, tail))
         } else {
-            let length = IndexExpr {
-                kind: IndexExprKind::Sub(Box::new(hi.clone()), Box::new(lo.clone())),
-                span: range,
-            };
-            // ceil(length / step) = (length + step - 1) // step, partial last included.
-            let fixed = affine(&length)
-                .filter(|a| a.terms().is_empty())
-                .map(|a| hir::trips(0, a.constant, step));
-            let trips = match (fixed, step) {
+            let node = |kind| IndexExpr { kind, span: range };
+            // ceil(length / step) = (length + step - 1) // step, partial last included;
+            // a constant when the length is the same on every entry.
+            let trips = if length.terms().is_empty() {
                 // At most the length of a 64-bit range: it fits.
-                (Some(t), _) => IndexExpr {
-                    kind: IndexExprKind::Const(t as i64),
-                    span: range,
-                },
-                (None, 1) => length,
-                (None, _) => IndexExpr {
-                    kind: IndexExprKind::FloorDiv(
-                        Box::new(IndexExpr {
-                            kind: IndexExprKind::Add(
-                                Box::new(length),
-                                Box::new(IndexExpr {
-                                    kind: IndexExprKind::Const(step - 1),
-                                    span: range,
-                                }),
-                            ),
-                            span: range,
-                        }),
-                        step,
-                    ),
-                    span: range,
-                },
+                node(IndexExprKind::Const(
+                    hir::trips(0, length.constant, step) as i64
+                ))
+            } else {
+                let sub = IndexExprKind::Sub(Box::new(hi.clone()), Box::new(lo.clone()));
+                match step {
+                    1 => node(sub),
+                    _ => {
+                        let up = IndexExprKind::Add(
+                            Box::new(node(sub)),
+                            Box::new(node(IndexExprKind::Const(step - 1))),
+                        );
+                        node(IndexExprKind::FloorDiv(Box::new(node(up)), step))
+                    }
+                }
             };
             // The last value is `end - step` when the step divides the range, and at
             // most `end - 1` when it may not.
