@@ -659,8 +659,13 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "slice_single_position",
-            k("let t = load x[:, :];\nlet u = t[3, :];"),
-            "write `3 .. 3 + 1` to keep the axis",
+            k("let t = load x[:, :];\nlet u = t[64, :];"),
+            "index `64` on axis 0 of the tile `t` reaches 64, outside 0..64",
+        ),
+        case(
+            "slice_single_position_moving",
+            k("let t = load x[:, :];\nfor j in 0 .. 4 { let u = t[:, 8 * j + 8]; }"),
+            "index `8 * j + 8` on axis 1 of the tile `t` reaches 32, outside 0..32",
         ),
         case(
             "slice_axis_count",

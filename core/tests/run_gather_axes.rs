@@ -18,7 +18,7 @@ fn gathers_pick_positions_along_later_axes() {
     let idx = load ids[:];
     store y[:, :, :] = load x[:, idx, :] * 2.0;
     store z[:, :, :] = load c[:, idx + 3, :];
-    store w[:, :] = squeeze(load c[2, idx, :], axis=0);
+    store w[:, :] = load c[2, idx, :];
 }
 "#,
     );

@@ -3,7 +3,8 @@
 //! tails, in reverse, empty, with bounds that depend on an outer loop, and with
 //! `@buffers`, causal-style masks, software pipelines by hand over explicit slots,
 //! branches that update carried state, define a name on every path or skip work, tile
-//! slices of loaded and computed tiles, windows that leave the tensor filled by `pad`, strided ranges)
+//! slices of loaded and computed tiles, windows that leave the tensor filled by `pad`, strided ranges,
+//! integer indices that drop their axis)
 //! compiled through the whole pipeline and simulated agree with the reference
 //! interpreter, with no races and no simulation
 //! errors, and every set of a flag happens after the wait of its previous set.
@@ -778,6 +779,47 @@ fn strided() -> impl Strategy<Value = String> {
         })
 }
 
+/// Integer indices, which drop their axis (numpy): row tiles (with a tail) of one group
+/// of a `[rows, groups, width]` tensor, read and written by a constant or loop-variable
+/// group index, a `[width]` row of `bias` broadcast into them, a column of row sums stored
+/// by integer index, and a row put back as `[1, width]` by `unsqueeze` (folded into the
+/// load) or kept by a range of one position.
+fn integer_indexed() -> impl Strategy<Value = String> {
+    (
+        (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..5),
+        (1u64..4, prop_oneof![Just(8u64), Just(32), Just(64)]),
+        (any::<bool>(), any::<bool>()),
+        expr(),
+        buffers(),
+    )
+        .prop_map(|((rs, rt, rx), (groups, width), (by_var, unsqueezed), e, buffers)| {
+            let rows = rs * rt + rx;
+            let last = groups - 1;
+            let (head, g, tail) = if by_var {
+                (format!("    for g in 0..{groups} {{\n"), "g".to_string(), "    }\n")
+            } else {
+                (String::new(), last.to_string(), "")
+            };
+            let row = if unsqueezed {
+                format!("unsqueeze(load bias[{g}, :], axis=0)")
+            } else {
+                format!("load bias[{g} .. {g} + 1, :]")
+            };
+            let e = replace_t(&e, "t");
+            format!(
+                "kernel k(c: f32[{rows}, {groups}, {width}], bias: f32[{groups}, {width}], y: out f32[{rows}, {groups}, {width}], col: out f32[{rows}, {groups}]) {{
+{head}    let b = load bias[{g}, :];
+    let first = {row};
+    for r in 0..{rows} step {rs}{buffers} {{
+        let t = load c[r .. r + {rs}, {g}, :];
+        store y[r .. r + {rs}, {g}, :] = {e} + first;
+        store col[r .. r + {rs}, {g}] = squeeze(sum(t, axis=1), axis=1);
+    }}
+{tail}}}"
+            )
+        })
+}
+
 fn replace_t(e: &str, with: &str) -> String {
     let name = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     let chars: Vec<char> = e.chars().collect();
@@ -866,6 +908,13 @@ proptest! {
 
     #[test]
     fn random_padded_windows_match(src in padded()) {
+        check(&src, SyncStrategy::Auto)?;
+        check_on(&src, SyncStrategy::Auto, "teach")?;
+        check_on(&src, SyncStrategy::Barrier, "teach")?;
+    }
+
+    #[test]
+    fn random_integer_indexed_kernels_match(src in integer_indexed()) {
         check(&src, SyncStrategy::Auto)?;
         check_on(&src, SyncStrategy::Auto, "teach")?;
         check_on(&src, SyncStrategy::Barrier, "teach")?;
@@ -991,6 +1040,7 @@ fn any_kernel() -> impl Strategy<Value = String> {
         sliced(),
         padded(),
         strided(),
+        integer_indexed(),
         matmul().prop_map(|(src, _)| src),
     ]
 }

@@ -8,19 +8,19 @@ mod run_support;
 use run_support::check_on_presets;
 use tilescope::compile::{compile, CompileOptions};
 
-/// A regrouping reshape, a squeeze that drops the axis an integer index kept (the
-/// `[seq, groups, dim]` cache of grouped-query attention), a squeeze-unsqueeze round
-/// trip and a 1-D `.T`.
+/// A regrouping reshape, a squeeze that drops the axis a range of one position kept,
+/// an unsqueeze that puts back the axis an integer index dropped (folded into the
+/// load), a squeeze-unsqueeze round trip and a 1-D `.T`.
 #[test]
 fn reshapes_regroup_and_drop_unit_axes() {
     check_on_presets(
         r#"kernel k(x: f32[32, 64], c: f32[64, 4, 32], y: out f32[64, 32], z: out f32[32, 32], w: out f32[1, 64], u: out f32[64]) {
     let t = exp(load x[:, :]);
     store y[:, :] = reshape(t, [64, 32]);
-    let g = load c[:, 2, :];
+    let g = load c[:, 2 .. 3, :];
     store z[:, :] = reshape(t, [32, 64]) @ squeeze(g, axis=1);
-    store w[:, :] = unsqueeze(squeeze(load x[3, :], axis=0), axis=0) * 2.0;
-    store u[:] = squeeze(load x[5, :], axis=0).T + 1.0;
+    store w[:, :] = unsqueeze(load x[3, :], axis=0) * 2.0;
+    store u[:] = unsqueeze(squeeze(load x[5 .. 6, :], axis=0), axis=1).T + 1.0;
 }
 "#,
     );
@@ -32,14 +32,14 @@ fn reshapes_regroup_and_drop_unit_axes() {
 fn a_squeeze_keeps_a_tail_and_a_regroup_of_one_says_why() {
     let source = r#"kernel k(c: f32[100, 4, 32], y: out f32[100, 32]) {
     for r in 0 .. 100 step 32 {
-        store y[r .. r + 32, :] = squeeze(load c[r .. r + 32, 1, :], axis=1) * 3.0;
+        store y[r .. r + 32, :] = squeeze(load c[r .. r + 32, 1 .. 2, :], axis=1) * 3.0;
     }
 }
 "#;
     check_on_presets(source);
     let regroup = source.replace(
-        "squeeze(load c[r .. r + 32, 1, :], axis=1)",
-        "reshape(reshape(load c[r .. r + 32, 1, :], [64, 16]), [32, 32])",
+        "squeeze(load c[r .. r + 32, 1 .. 2, :], axis=1)",
+        "reshape(reshape(load c[r .. r + 32, 1 .. 2, :], [64, 16]), [32, 32])",
     );
     let result = compile(&regroup, &CompileOptions::default());
     let rendered = tilescope::diag::render(&result.diagnostics, "k.tile", &regroup);

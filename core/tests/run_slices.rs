@@ -51,8 +51,7 @@ fn slices_of_computed_tiles_copy_their_window_in_ub() {
 }
 "#;
     check_on_presets(source);
-    let result = compile(source, &CompileOptions::default());
-    let asm = result.asm.expect("assembly");
+    let asm = run_support::asm(source);
     assert!(asm.contains("vcopy"), "{asm}");
 }
 

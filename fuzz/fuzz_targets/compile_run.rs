@@ -588,7 +588,7 @@ fn bits(u: &mut Unstructured, src: &mut String) -> Result<()> {
 /// Tile slices in a row loop with a tail: windows of the loaded tile at any column
 /// (canonicalize makes them loads), of a computed tile at UB-aligned columns (vector
 /// copies), windows of the tensor that leave it filled by `pad`, strided column planes (`p .. W
-/// step S`), and row windows moving
+/// step S`), rows and columns by integer index (their axis dropped), and row windows moving
 /// with an inner loop into a carried accumulator.
 fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let m = extent(u)?;
@@ -631,6 +631,20 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
             u.int_in_range(0..=w / 64 - 1)?,
             w / 64
         ),
+        // Integer indices drop their axis (numpy): a row of x broadcast over the tile,
+        // put back as [1, 64] or not, and a column (with the loop's tail) as [s, 1].
+        format!(
+            "load x[{}, {loaded} .. {}]",
+            u.int_in_range(0..=m - 1)?,
+            loaded + 64
+        ),
+        format!("unsqueeze(load x[{}, {computed} .. {}], axis=0)", m - 1, computed + 64),
+        format!(
+            "unsqueeze(load x[r .. r + {s}, {}], axis=1)",
+            u.int_in_range(0..=w - 1)?
+        ),
+        // A column of the loaded tile by position: the load's own integer index.
+        format!("unsqueeze(t[:, {}], axis=1)", u.int_in_range(0..=w - 1)?),
     ];
     let refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
     let e = expr(u, &refs, 3)?;
@@ -649,7 +663,9 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
         let _ = writeln!(src, "    }}");
     }
     let _ = writeln!(src, "  }}");
-    let _ = writeln!(src, "  store z[:, :] = acc;");
+    // By integer index the region is [64], and the [1, 64] value drops its leading axis.
+    let z = if u.arbitrary()? { "0, :" } else { ":, :" };
+    let _ = writeln!(src, "  store z[{z}] = acc;");
     let _ = writeln!(src, "}}");
     Ok(())
 }

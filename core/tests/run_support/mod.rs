@@ -108,3 +108,10 @@ pub fn assert_double_buffering_pays(
         assert!(after.contains(header), "{preset}:\n{after}");
     }
 }
+
+/// The assembly of `source` compiled with the default options (on `a3`).
+#[allow(dead_code)] // not every test file that includes the module uses it
+pub fn asm(source: &str) -> String {
+    let result = tilescope::compile::compile(source, &CompileOptions::default());
+    result.asm.expect("assembly")
+}

@@ -194,7 +194,20 @@ pub fn may_overwrite(k: &Kernel, op: &Op, v: ValueId) -> bool {
     }
 }
 
-/// The tile shape a tensor access moves.
+/// The tensor axis that axis `axis` of an access's tile steps along. The tile is numpy's
+/// region (single positions' axes dropped) or, once canonicalize folds a reshape into
+/// the load, the box itself (`typing::load_type`); `None` for a lone element's `[1]`.
+pub fn tensor_axis(index: &[Index], tile_rank: usize, axis: usize) -> Option<usize> {
+    if tile_rank == index.len() {
+        return (axis < tile_rank).then_some(axis);
+    }
+    (0..index.len())
+        .filter(|&a| !matches!(index[a], Index::Single(_)))
+        .nth(axis)
+}
+
+/// The box a tensor access moves: one extent per tensor axis, a single position as 1.
+/// A load's tile holds the same elements in the same order (`typing::same_layout`).
 pub fn region_shape(k: &Kernel, tensor: &[u64], index: &[Index]) -> Vec<u64> {
     tensor
         .iter()

@@ -129,8 +129,37 @@ pub fn slice(arg: &TileType, index: &[Index], transpose: bool) -> Result<TileTyp
     Ok(TileType::new(arg.dtype, shape))
 }
 
-/// The shape of `param[index]`. `indirect` gives the type of each indirect index value.
+/// numpy's shape of `param[index]`: the box's extents with each single position's axis
+/// dropped (`hir::numpy_shape`), the type of a load's tile and the region a store's
+/// value broadcasts to. `indirect` gives the type of each indirect index value.
 pub fn region(
+    param: &Param,
+    index: &[Index],
+    indirect: impl Fn(super::ValueId) -> Option<TileType>,
+) -> Result<Vec<u64>, String> {
+    let boxed = region_box(param, index, indirect)?;
+    Ok(numpy_region(index, &boxed))
+}
+
+/// numpy's shape of an access from its box (`region_box`): single positions' axes
+/// dropped, a lone element kept as `[1]` (`hir::numpy_shape`).
+pub fn numpy_region(index: &[Index], boxed: &[u64]) -> Vec<u64> {
+    crate::front::hir::drop_single_axes(
+        index.iter().map(|ix| matches!(ix, Index::Single(_))),
+        boxed,
+    )
+}
+
+/// Whether two shapes hold the same elements in the same row-major order: equal once
+/// their axes of extent 1 are dropped. Tiles are dense, so such shapes share a layout:
+/// a load's box and its tile, a stored value and its box.
+pub fn same_layout(a: &[u64], b: &[u64]) -> bool {
+    let non_unit = |s: &[u64]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    non_unit(a) == non_unit(b)
+}
+
+/// The box `param[index]` moves: one extent per tensor axis, a single position as 1.
+pub fn region_box(
     param: &Param,
     index: &[Index],
     indirect: impl Fn(super::ValueId) -> Option<TileType>,

@@ -243,8 +243,14 @@ impl Verifier<'_> {
                     .get(*param)
                     .ok_or("load from a missing parameter")?;
                 self.index_vars(index, span);
-                let shape =
-                    typing::region(p, index, |v| self.k.values.get(v).map(|x| x.ty.clone()))?;
+                let types = |v| self.k.values.get(v).map(|x| x.ty.clone());
+                let boxed = typing::region_box(p, index, types)?;
+                // numpy's region, or the box itself once canonicalize folds a reshape
+                // to it into the load (`analysis::tensor_axis` reads either).
+                let shape = match result {
+                    Some(r) if r.shape == boxed => boxed,
+                    _ => typing::region(p, index, types)?,
+                };
                 Ok(Some(TileType::new(p.ty.dtype, shape)))
             }
             OpKind::Store {
@@ -268,8 +274,9 @@ impl Verifier<'_> {
                     ));
                 }
                 self.index_vars(index, span);
-                let shape =
-                    typing::region(p, index, |v| self.k.values.get(v).map(|x| x.ty.clone()))?;
+                let types = |v| self.k.values.get(v).map(|x| x.ty.clone());
+                let shape = typing::region(p, index, types)?;
+                let boxed = typing::region_box(p, index, types)?;
                 let mut vt = self
                     .k
                     .values
@@ -283,7 +290,9 @@ impl Verifier<'_> {
                 let fix_cast = p.ty.dtype.is_float()
                     && self.k.values.get(*value).and_then(|x| x.space) == Some(MemSpace::L0C);
                 let dtype_ok = vt.dtype == p.ty.dtype || fix_cast;
-                if !dtype_ok || !typing::broadcasts_to(&vt.shape, &shape) {
+                let fits = typing::broadcasts_to(&vt.shape, &shape)
+                    || typing::same_layout(&vt.shape, &boxed);
+                if !dtype_ok || !fits {
                     return Err(format!(
                         "stored value {vt} does not fit region {}{shape:?}",
                         p.ty.dtype

@@ -276,10 +276,14 @@ fn enclosing(
 /// (or a transposed load) whose range on that axis is never clamped.
 fn all_valid_on(k: &Kernel, v: ValueId, axis: usize) -> bool {
     match def_op(k, v) {
-        Some((_, OpKind::Load { index, .. })) => !matches!(
-            index.get(axis),
-            Some(Index::Range { clamped: true, .. }) | None
-        ),
+        Some((_, OpKind::Load { index, .. })) => {
+            let rank = k.values.get(v).map_or(0, |x| x.ty.rank());
+            let on = crate::ir::analysis::tensor_axis(index, rank, axis);
+            !matches!(
+                on.and_then(|a| index.get(a)),
+                Some(Index::Range { clamped: true, .. }) | None
+            )
+        }
         Some((_, OpKind::Transpose { arg })) => all_valid_on(k, *arg, 1 - axis.min(1)),
         Some((_, OpKind::Slice { arg, transpose, .. })) => {
             all_valid_on(k, *arg, if *transpose { 1 - axis.min(1) } else { axis })

@@ -164,7 +164,7 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
         if k.annotations.transposed.contains(&id) {
             vshape.reverse();
         }
-        if vshape != shape {
+        if !crate::ir::typing::same_layout(&vshape, &shape) {
             return Err(
                 unsupported("storing a value that broadcasts to the stored region")
                     .with_note(format!("the value is {vshape:?}, the region {shape:?}")),
@@ -174,9 +174,12 @@ fn transfer(k: &Kernel, id: OpId, max_dims: usize) -> Result<Transfer, Diagnosti
     let gm = strides(&tensor);
     let mut tile = strides(&shape);
     if k.annotations.transposed.contains(&id) {
-        // The stored tile is the region transposed: region (i, j) is tile (j, i).
-        if let [r0, _] = shape.as_slice() {
-            tile = vec![1, *r0 as i64];
+        // The stored tile is the region transposed: region (i, j) is tile (j, i), on the
+        // box's two axes above extent 1 (the others, of extent 1, are never stepped).
+        let axes: Vec<usize> = (0..shape.len()).filter(|&a| shape[a] != 1).collect();
+        if let [a0, a1] = axes.as_slice() {
+            tile[*a0] = 1;
+            tile[*a1] = shape[*a0] as i64;
         }
     }
     if let Some(k) = index.iter().position(|ix| matches!(ix, Index::Indirect(_))) {

@@ -173,7 +173,12 @@ fn k_tail(
     let (OpKind::Load { index, .. }, Some(r)) = (&op.kind, op.results.first()) else {
         return false;
     };
-    let clamped = |axis: usize| matches!(index.get(axis), Some(Index::Range { clamped: true, .. }));
+    let rank = k.values.get(*r).map_or(0, |v| v.ty.rank());
+    // An axis with no tensor axis behind it is taken as clamped: the safe way is UB.
+    let clamped = |axis: usize| match crate::ir::analysis::tensor_axis(index, rank, axis) {
+        Some(a) => matches!(index.get(a), Some(Index::Range { clamped: true, .. })),
+        None => true,
+    };
     users.get(r).is_some_and(|us| {
         us.iter().any(|&(u, pos)| {
             // K is axis 1 of the left operand and axis 0 of the right one; a transpose
@@ -309,8 +314,14 @@ fn materialize_broadcast_stores(k: &mut Kernel) {
                 .get(*param)
                 .map(|p| p.ty.shape.clone())
                 .unwrap_or_default();
-            let region = crate::ir::analysis::region_shape(k, &tensor, index);
-            if k.values.get(*value).is_some_and(|v| v.ty.shape != region) {
+            let boxed = crate::ir::analysis::region_shape(k, &tensor, index);
+            // A value of the box's elements in order is stored as it is; any other
+            // broadcasts to numpy's region (single positions' axes dropped).
+            let region = crate::ir::typing::numpy_region(index, &boxed);
+            if k.values
+                .get(*value)
+                .is_some_and(|v| !crate::ir::typing::same_layout(&v.ty.shape, &boxed))
+            {
                 todo.push((id, *value, region));
             }
         }

@@ -356,7 +356,9 @@ pub enum StmtKind {
         slot: IndexExpr,
         value: Expr,
     },
-    /// `store param[index] = value;` `value` broadcasts to the region's shape and has the
+    /// `store param[index] = value;` `value` broadcasts to the region's shape
+    /// (`numpy_shape`: single positions dropped), or holds the box's elements in order
+    /// (equal once axes of extent 1 are dropped), and has the
     /// tensor's dtype. Masked lanes (tail) are not stored. With `accumulate` (`+=`, only
     /// on a scatter: the first index is `Indirect`) each row adds into the tensor's row,
     /// in order, so repeated indices sum (torch's `index_add_`).
@@ -412,11 +414,35 @@ pub enum Index {
         len: u64,
         step: u64,
     },
-    /// A single position; the axis is kept with extent 1.
+    /// A single position. The box it moves keeps the axis with extent 1; the tile a
+    /// load gives, and the region a store fills, drop it, as numpy's integer index
+    /// does (`numpy_shape`).
     Single(IndexExpr),
     /// An `i32` tile of shape `[n]` or `[n, 1]` (first axis only): gathers or scatters
     /// `n` rows. Out-of-range values are run-time errors.
     Indirect(Box<Expr>),
+}
+
+/// numpy's shape of `x[index]` from the box it moves (one extent per axis, a single
+/// position as 1): an integer index drops its axis. When every axis is a single
+/// position the element is kept as a 1-element tile, as `@` keeps a dot product.
+pub fn numpy_shape(index: &[Index], boxed: &[u64]) -> Vec<u64> {
+    drop_single_axes(index.iter().map(|ix| matches!(ix, Index::Single(_))), boxed)
+}
+
+/// The rule behind `numpy_shape`, for any index type: `single` tells, axis by axis,
+/// whether the index is a single position (the tile IR's index uses it too).
+pub fn drop_single_axes(single: impl IntoIterator<Item = bool>, boxed: &[u64]) -> Vec<u64> {
+    let shape: Vec<u64> = single
+        .into_iter()
+        .zip(boxed)
+        .filter(|&(one, _)| !one)
+        .map(|(_, &d)| d)
+        .collect();
+    if shape.is_empty() && !boxed.is_empty() {
+        return vec![1];
+    }
+    shape
 }
 
 /// An integer expression over loop variables and constants, as written in an index.

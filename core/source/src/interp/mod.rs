@@ -214,7 +214,24 @@ impl Machine<'_> {
                 let value = self.expr(value, 0)?;
                 let p = param.0 as usize;
                 let region = self.region(p, index, stmt.span, 0)?;
-                let value = value.broadcast_to(&region.shape(), stmt.span)?;
+                // numpy's region drops the single positions' axes; the box keeps them
+                // with extent 1 (the same elements in the same order). A value of the
+                // box's elements in order is stored as it is, as the compiler's store
+                // does; any other broadcasts to numpy's region.
+                let boxed = region.shape();
+                let non_unit =
+                    |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+                let value = if non_unit(&value.shape) == non_unit(&boxed) {
+                    value
+                } else {
+                    let dims: Vec<u64> = boxed.iter().map(|&d| d as u64).collect();
+                    let numpy: Vec<usize> = crate::front::hir::numpy_shape(index, &dims)
+                        .into_iter()
+                        .map(|d| d as usize)
+                        .collect();
+                    value.broadcast_to(&numpy, stmt.span)?
+                };
+                let value = ops::reshape(value, boxed, stmt.span)?;
                 let valid: Vec<usize> = region
                     .valid()
                     .iter()
@@ -592,21 +609,29 @@ impl Machine<'_> {
         };
         let mut whole_index = lead.to_vec();
         whole_index.push(Index::Full);
-        let mut whole_ty = e.ty.clone();
-        if let Some(l) = whole_ty.shape.last_mut() {
-            *l = width as u64;
-        }
+        let boxed: Vec<u64> = self
+            .region(p, &whole_index, e.span, depth)?
+            .shape()
+            .into_iter()
+            .map(|d| d as u64)
+            .collect();
+        let whole_ty = crate::types::TileType::new(
+            e.ty.dtype,
+            crate::front::hir::numpy_shape(&whole_index, &boxed),
+        );
         let whole_expr = Expr {
             kind: ExprKind::Scalar(0.0),
             ty: whole_ty,
             span: e.span,
         };
         let whole = self.load(p, &whole_index, &whole_expr, depth)?;
-        let mut out = Tile::full(
-            e.ty.dtype,
-            e.ty.shape.iter().map(|&d| d as usize).collect(),
-            pad,
-        );
+        // The whole rows' shape with the window's lanes on the last axis; a single
+        // position there is dropped at the end.
+        let mut windowed = whole.shape.clone();
+        if let Some(l) = windowed.last_mut() {
+            *l = len as usize;
+        }
+        let mut out = Tile::full(e.ty.dtype, windowed, pad);
         out.valid = whole.valid.clone();
         if let Some(v) = out.valid.last_mut() {
             *v = len as usize;
@@ -627,7 +652,8 @@ impl Machine<'_> {
             }
         }
         out.zero_masked();
-        Ok(out)
+        let shape: Vec<usize> = e.ty.shape.iter().map(|&d| d as usize).collect();
+        ops::reshape(out, shape, e.span)
     }
 
     fn load(
@@ -654,7 +680,9 @@ impl Machine<'_> {
             }),
             _ => return Err(internal("load into a tile of another dtype", e.span)),
         }
-        Ok(out)
+        // The box keeps a single position's axis; the tile drops it (numpy).
+        let shape: Vec<usize> = e.ty.shape.iter().map(|&d| d as usize).collect();
+        ops::reshape(out, shape, e.span)
     }
 }
 

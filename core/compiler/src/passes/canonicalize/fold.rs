@@ -9,7 +9,10 @@
 //! - a slice of a loaded tile of a tensor the kernel never stores becomes a load of the
 //!   window (`slice (load %x[:, :])[:, 16 .. 48]` -> `load %x[:, 16 .. 48]`): a DMA
 //!   reads any window of GM, where a vector copy in UB costs the V pipe and must start
-//!   on UB's alignment.
+//!   on UB's alignment;
+//! - a reshape that only adds or drops axes of extent 1 disappears into the load before
+//!   it (the load's tile becomes the box it moves, `load %q[h, :] : f32[1, 64]`) or
+//!   the store after it: tiles are dense, so it would copy the same bytes.
 
 use crate::dense::DenseMap;
 use crate::front::hir::{BinaryOp, UnaryOp, UpdateOp};
@@ -26,6 +29,7 @@ pub fn run(k: &mut Kernel) -> bool {
     for &id in &ids {
         changed |= apply(k, id, &subst);
         changed |= fold_indices(&mut k.ops[id].kind);
+        changed |= store_without_reshape(k, id);
         match fold_op(k, id, unmasked) {
             Some(Folded::Kind(kind)) => {
                 k.ops[id].kind = kind;
@@ -152,6 +156,7 @@ fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
             index,
             transpose: false,
         } => load_window(k, *arg, index).map(Folded::Kind),
+        OpKind::Reshape { arg } => load_as_box(k, *arg, result_ty).map(Folded::Kind),
         OpKind::IndexValue {
             expr: IndexExpr::Const(c),
         } => full(Some(*c as f64)),
@@ -190,11 +195,26 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
     else {
         return None;
     };
-    if crate::ir::analysis::stored_to(k, *param) || index.len() != window.len() {
+    if crate::ir::analysis::stored_to(k, *param) {
         return None;
     }
+    // The tile drops the axes of single positions (numpy), so the window's indices
+    // pair with the others in order. (A lone element, `[1]`, has nothing to narrow.)
+    let kept = index
+        .iter()
+        .filter(|ix| !matches!(ix, Index::Single(_)))
+        .count();
+    if kept != window.len() {
+        return None;
+    }
+    let mut window = window.iter();
     let mut out = Vec::with_capacity(index.len());
-    for (outer, inner) in index.iter().zip(window) {
+    for outer in index {
+        if matches!(outer, Index::Single(_)) {
+            out.push(outer.clone());
+            continue;
+        }
+        let inner = window.next()?;
         out.push(match (outer, inner) {
             (Index::Indirect(_), _) => return None,
             (_, Index::Full) => outer.clone(),
@@ -218,8 +238,6 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
                 len: *len,
                 clamped: false,
             },
-            // A single position is an axis of extent 1: its only window is itself.
-            (Index::Single(_), Index::Range { .. }) => outer.clone(),
             _ => return None,
         });
     }
@@ -228,6 +246,79 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
         index: out,
         pad: None,
     })
+}
+
+/// `reshape (load %x[i, :])` to the box the load moves (`f32[1, 64]`, the single
+/// position's axis kept) as the load itself with that type, and `reshape (load %x[i ..
+/// i + 1, :])` that drops the axis as `load %x[i, :]`: the same elements in the same
+/// order, so the DMA writes the reshaped tile directly, where the reshape would copy it
+/// on the vector pipe. The load's tile must have no other reader (the load is moved,
+/// not copied).
+fn load_as_box(k: &Kernel, arg: ValueId, to: &crate::types::TileType) -> Option<OpKind> {
+    let crate::ir::ValueDef::Result { op, .. } = k.values.get(arg)?.def else {
+        return None;
+    };
+    let load = k.ops.get(op)?;
+    let OpKind::Load { param, index, .. } = &load.kind else {
+        return None;
+    };
+    if k.use_counts().get(arg.index()) != Some(&1) {
+        return None;
+    }
+    let tensor = &k.params.get(*param)?.ty.shape;
+    let boxed = crate::ir::analysis::region_shape(k, tensor, index);
+    if to.shape == boxed {
+        return Some(load.kind.clone());
+    }
+    // A tile's single position (`t[3, :]`, a window of one, then the axis dropped) on
+    // a loaded tile: the load's own integer index, which drops the axis.
+    let mut points = load.kind.clone();
+    let OpKind::Load { index, .. } = &mut points else {
+        return None;
+    };
+    for ix in index.iter_mut() {
+        if let Index::Range {
+            start,
+            len: 1,
+            clamped: false,
+        } = ix
+        {
+            *ix = Index::Single(start.clone());
+        }
+    }
+    (crate::ir::typing::numpy_region(index, &boxed) == to.shape).then_some(points)
+}
+
+/// `store %y[i, :], (reshape %v)` as `store %y[i, :], %v` when `%v` holds the box's
+/// elements in order: a DMA stores any such tile directly.
+fn store_without_reshape(k: &mut Kernel, id: OpId) -> bool {
+    let OpKind::Store {
+        param,
+        index,
+        value,
+        ..
+    } = &k.ops[id].kind
+    else {
+        return false;
+    };
+    let Some(crate::ir::ValueDef::Result { op, .. }) = k.values.get(*value).map(|v| v.def) else {
+        return false;
+    };
+    let Some(OpKind::Reshape { arg }) = k.ops.get(op).map(|o| &o.kind) else {
+        return false;
+    };
+    let (Some(p), Some(from)) = (k.params.get(*param), k.values.get(*arg)) else {
+        return false;
+    };
+    let boxed = crate::ir::analysis::region_shape(k, &p.ty.shape, index);
+    if !crate::ir::typing::same_layout(&from.ty.shape, &boxed) {
+        return false;
+    }
+    let arg = *arg;
+    if let OpKind::Store { value, .. } = &mut k.ops[id].kind {
+        *value = arg;
+    }
+    true
 }
 
 /// Rounds a folded value to what a tile of `dtype` holds; `None` when the value does

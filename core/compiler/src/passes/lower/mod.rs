@@ -149,6 +149,37 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
 /// Per-axis valid extents of a tile (`Imm` = the full static extent).
 type Valid = Vec<Val>;
 
+/// A transfer's valid extents, one per axis of the box it moves (`boxed`), as extents of
+/// the tile (`tile`, the same elements: `typing::same_layout`). The box keeps a single
+/// position's axis with extent 1, which the tile drops (numpy), and a stored value may
+/// have extra axes of extent 1. `None` when an axis of extent 1 holds a tail (a valid
+/// extent that is not 1) and the shapes differ: no mapping could keep it.
+fn box_valid_to_tile(valid: &[Val], boxed: &[u64], tile: &[u64]) -> Option<Valid> {
+    if boxed == tile {
+        return Some(valid.to_vec());
+    }
+    let mut lanes = Vec::new();
+    for (&d, &v) in boxed.iter().zip(valid) {
+        match (d, v) {
+            (1, Val::Imm(1)) => {}
+            (1, _) => return None,
+            _ => lanes.push(v),
+        }
+    }
+    let mut lanes = lanes.into_iter();
+    let mapped: Option<Valid> = tile
+        .iter()
+        .map(|&d| {
+            if d == 1 {
+                Some(Val::Imm(1))
+            } else {
+                lanes.next()
+            }
+        })
+        .collect();
+    mapped.filter(|_| lanes.next().is_none())
+}
+
 struct Lw<'a> {
     k: &'a Kernel,
     plan: MemoryPlan,

@@ -337,7 +337,8 @@ impl Lw<'_> {
             return self.fail(span, "a load of a missing parameter");
         };
         let (tensor, dtype) = (p.ty.shape.clone(), p.ty.dtype);
-        let shape = self.shape(r);
+        // The box, one extent per tensor axis (the tile may drop single positions').
+        let shape = crate::ir::analysis::region_shape(self.k, &tensor, index);
         let (Some((last, lead)), Some(&width), Some(&cols)) =
             (index.split_last(), tensor.last(), shape.last())
         else {
@@ -410,6 +411,9 @@ impl Lw<'_> {
         let begin_bytes = self.alu(AluOp::Mul, begin, Val::Imm(eb));
         let offset = self.alu(AluOp::Add, begin_bytes, offset);
         if valid.iter().any(|v| matches!(v, Val::Reg(_))) {
+            let Some(valid) = super::box_valid_to_tile(&valid, &shape, &self.shape(r)) else {
+                return self.fail(span, "a tail on an axis of extent 1 that the tile drops");
+            };
             self.valid.insert(r, valid);
         }
         let mut acc: Vec<Access> = self.tile_access(r, true).into_iter().collect();
@@ -502,8 +506,13 @@ impl Lw<'_> {
             }
         }
         let gm_bytes = offset;
+        // `valid` is per axis of the box; the tile may drop its single positions' axes.
+        let tile_shape = self.shape(tile_v);
+        let Some(mut tile_valid) = super::box_valid_to_tile(&valid, &shape, &tile_shape) else {
+            return self.fail(span, "a tail on an axis of extent 1 that the tile drops");
+        };
         if !store {
-            self.valid.insert(tile_v, valid.clone());
+            self.valid.insert(tile_v, tile_valid.clone());
         }
         let mut acc: Vec<Access> = Vec::new();
         // A load writes the tile and reads the tensor; a store the other way round.
@@ -528,9 +537,21 @@ impl Lw<'_> {
         }
         acc.push(gm);
         if store && self.space(tile_v) == Some(MemSpace::L0C) {
-            let row_stride = gm_strides.first().copied().unwrap_or(1);
+            // The tile's rows step along the first axis of the box above extent 1
+            // before its last (the first axis when there is none).
+            let rows_axis = (0..shape.len().saturating_sub(1))
+                .find(|&a| shape[a] != 1)
+                .unwrap_or(0);
+            let row_stride = gm_strides.get(rows_axis).copied().unwrap_or(1);
             return self.fix_store(
-                param, row_stride, tile_v, &valid, gm_bytes, dtype, acc, span,
+                param,
+                row_stride,
+                tile_v,
+                &tile_valid,
+                gm_bytes,
+                dtype,
+                acc,
+                span,
             );
         }
         if let (Some(idx), Some((rows, len))) = (indirect, t.rows) {
@@ -549,7 +570,7 @@ impl Lw<'_> {
                 .iter()
                 .position(|ix| matches!(ix, crate::ir::Index::Indirect(_)))
                 .unwrap_or(0);
-            let region = self.shape(tile_v);
+            let region = shape.clone();
             let lead: Vec<usize> = (0..k).filter(|&a| region.get(a) != Some(&1)).collect();
             if lead.len() > 1 || (store && k != 0) {
                 return self.fail(
@@ -567,9 +588,14 @@ impl Lw<'_> {
                 _ => Val::Imm(rows as i64),
             };
             if !store {
-                if let Some(axis_k) = self.valid.get_mut(&tile_v).and_then(|v| v.get_mut(k)) {
+                if let Some(axis_k) = valid.get_mut(k) {
                     *axis_k = rows;
                 }
+                let Some(mapped) = super::box_valid_to_tile(&valid, &shape, &tile_shape) else {
+                    return self.fail(span, "a tail on an axis of extent 1 that the tile drops");
+                };
+                tile_valid = mapped;
+                self.valid.insert(tile_v, tile_valid.clone());
             }
             // The instruction that moves the picked blocks between GM and the tile.
             let (len_v, add) = (Val::Imm(len as i64), self.accumulate);
@@ -602,10 +628,8 @@ impl Lw<'_> {
             if let Some(&a) = lead.first() {
                 // One gather per position of the leading axis: its GM rows `stride`
                 // apart, its tile rows `n * len` elements apart.
-                let count = self
-                    .valid
-                    .get(&tile_v)
-                    .and_then(|v| v.get(a))
+                let count = valid
+                    .get(a)
                     .copied()
                     .unwrap_or(Val::Imm(region.get(a).copied().unwrap_or(1) as i64));
                 let g = gm_strides.get(a).copied().unwrap_or(1);
@@ -639,7 +663,7 @@ impl Lw<'_> {
             return self.emit(row_op(gm_addr, tile_addr, index_addr), acc);
         }
         if !store && self.feeds_l1(tile_v) {
-            self.zero_before_tail_load(tile_v, &valid, dtype, span);
+            self.zero_before_tail_load(tile_v, &tile_valid, dtype, span);
         }
         let peel = t.peel.min(t.dims.len());
         self.peeled(

@@ -299,7 +299,9 @@ fn operands(
         } else {
             single(tile)
         };
-        if !input || index.len() != 2 || !kept || !k_index_splits {
+        // A 2-D tensor read as a 2-D tile: tile axes are tensor axes.
+        let rank = k.values.get(tile)?.ty.rank();
+        if !input || index.len() != 2 || rank != 2 || !kept || !k_index_splits {
             return None;
         }
         Some(Operand {

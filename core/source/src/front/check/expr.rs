@@ -254,14 +254,26 @@ impl Checker<'_> {
                         return self.error("a number has no axes to slice", l.span);
                     }
                 };
-                let (index, ty) = self.tile_slice(&t.ty, arg, indices, span)?;
-                tile(
-                    ExprKind::Slice {
+                let (index, ty, points) = self.tile_slice(&t.ty, arg, indices, span)?;
+                let window = Expr {
+                    kind: ExprKind::Slice {
                         arg: Box::new(t),
                         index,
                     },
                     ty,
-                )
+                    span,
+                };
+                if points.is_empty() {
+                    return Some(Val::Tile(window));
+                }
+                // numpy drops the axes of single positions; a lone element stays [1].
+                Some(Val::Tile(Self::reshaped(window, |s| {
+                    let kept: Vec<u64> = (0..s.len())
+                        .filter(|a| !points.contains(a))
+                        .map(|a| s[a])
+                        .collect();
+                    *s = if kept.is_empty() { vec![1] } else { kept };
+                })))
             }
             ast::ExprKind::Load {
                 tensor,
@@ -991,7 +1003,7 @@ impl Checker<'_> {
                 let k = self.const_expr(a)?;
                 let mut dims = old.shape.clone();
                 if name == "squeeze" {
-                    let k = self.normalise_axis(k, a.span, &old)?;
+                    let k = self.normalise_axis(k, a.span, &t)?;
                     if dims[k] != 1 {
                         return self.error(
                             format!(
@@ -1052,7 +1064,7 @@ impl Checker<'_> {
         };
         let k = self.const_expr(axis);
         let (t, k) = (t?, k?);
-        let axis = self.normalise_axis(k, axis.span, &t.ty)?;
+        let axis = self.normalise_axis(k, axis.span, &t)?;
         self.not_mask(&t, op.name())?;
         if op == ReduceOp::Mean && !t.ty.dtype.is_float() {
             return self.error(
@@ -1277,7 +1289,12 @@ impl Checker<'_> {
                 e.span,
             );
         }
-        let axis = self.normalise_axis(k, axis.span, &ty)?;
+        let shape_only = Expr {
+            kind: ExprKind::Scalar(0.0),
+            ty: ty.clone(),
+            span: e.span,
+        };
+        let axis = self.normalise_axis(k, axis.span, &shape_only)?;
         Some(Val::Tile(Expr {
             kind: ExprKind::Iota { axis },
             ty,
@@ -1285,15 +1302,27 @@ impl Checker<'_> {
         }))
     }
 
-    /// An `axis=K` of a tile of type `ty`; negative values count from the end.
-    fn normalise_axis(&mut self, k: i64, span: Span, ty: &TileType) -> Option<usize> {
+    /// An `axis=K` of tile `t`; negative values count from the end.
+    fn normalise_axis(&mut self, k: i64, span: Span, t: &Expr) -> Option<usize> {
+        let ty = &t.ty;
         let rank = ty.rank() as i64;
         let normalised = if k < 0 { k.saturating_add(rank) } else { k };
         if !(0..rank).contains(&normalised) {
-            return self.error(
+            let mut d = Diagnostic::error(
                 format!("axis {k} is out of range for {ty}, which has {rank} axes"),
                 span,
             );
+            let dropped = match &t.kind {
+                ExprKind::Local(l) => self.dropped.contains(l),
+                _ => drops_an_axis(t),
+            };
+            if dropped {
+                d = d.with_note(
+                    "the tile comes from a load whose integer index drops its axis, as numpy's does (`x[i, :]` is 1-D): a range of one position keeps it (`x[i .. i + 1, :]`)",
+                );
+            }
+            self.report(d);
+            return None;
         }
         Some(normalised as usize)
     }
@@ -1354,4 +1383,9 @@ impl Checker<'_> {
             l.span,
         )
     }
+}
+
+/// Whether `e` is a load whose integer index dropped an axis (numpy's `x[i, :]`).
+pub(super) fn drops_an_axis(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Load { index, .. } if index.iter().any(|ix| matches!(ix, crate::front::hir::Index::Single(_))))
 }

@@ -212,19 +212,22 @@ impl Checker<'_> {
                 None => ok = false,
             }
         }
+        let shape = crate::front::hir::numpy_shape(&out, &shape);
         ok.then(|| (out, TileType::new(ty.dtype, shape)))
     }
 
     /// `t[:, a .. b]` on a tile of type `ty` (`arg` as written, to name it): each axis
-    /// `:` or a range of constant extent inside the tile on every iteration. Tiles have
-    /// no tail rule, so a range that may pass the extent is an error.
+    /// `:`, a range of constant extent or one position, inside the tile on every
+    /// iteration. Tiles have no tail rule, so a range that may pass the extent is an
+    /// error. Returns the window (a position as a range of one) and the axes indexed by
+    /// one position, which numpy drops.
     pub(super) fn tile_slice(
         &mut self,
         ty: &TileType,
         arg: &ast::Expr,
         indices: &[ast::Index],
         span: crate::diag::Span,
-    ) -> Option<(Vec<Index>, TileType)> {
+    ) -> Option<(Vec<Index>, TileType, Vec<usize>)> {
         let name = match &arg.kind {
             ExprKind::Name(n) => n.clone(),
             _ => show::expr(arg),
@@ -235,7 +238,8 @@ impl Checker<'_> {
                 span,
             );
         }
-        self.per_axis(&name, ty, indices, span, |c, ix, axis, extent| match &ix.kind {
+        let mut points = Vec::new();
+        let (index, ty) = self.per_axis(&name, ty, indices, span, |c, ix, axis, extent| match &ix.kind {
             ast::IndexKind::Full => Some((Index::Full, extent)),
             ast::IndexKind::Strided(..) => c.error(
                 format!(
@@ -254,14 +258,39 @@ impl Checker<'_> {
                 ),
                 found => Some(found),
             },
+            ast::IndexKind::Point(e) if c.is_index_expr(e) => {
+                // One position: a window of one, whose axis the caller drops (numpy).
+                let ie = c.index_expr(e)?;
+                let (lo, hi) = c.interval(&ie);
+                if (lo < 0 || hi >= i128::from(extent)) && !c.never_evaluated(&ie) {
+                    let reached = if lo < 0 { lo } else { hi };
+                    return c.error(
+                        format!(
+                            "index `{}` on axis {axis} of the tile `{name}` reaches {reached}, outside 0..{extent}",
+                            show::expr(e)
+                        ),
+                        ix.span,
+                    );
+                }
+                points.push(axis);
+                Some((
+                    Index::Range {
+                        start: ie,
+                        len: 1,
+                        clamped: false,
+                    },
+                    1,
+                ))
+            }
             ast::IndexKind::Point(e) => c.error(
                 format!(
-                    "`{}` indexes axis {axis} of the tile `{name}` with one position: a tile slice takes `:` or a range (write `{0} .. {0} + 1` to keep the axis)",
+                    "`{}` indexes the tile `{name}` with a tile: a tile slice takes `:`, a range or one position (gathers read tensors: `load x[idx, :]`)",
                     show::expr(e)
                 ),
                 ix.span,
             ),
-        })
+        })?;
+        Some((index, ty, points))
     }
 
     fn one_index(

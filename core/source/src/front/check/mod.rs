@@ -97,6 +97,9 @@ struct Checker<'a> {
     /// Locals bound to one element of an `i32` input (`let on = load mask[i, j];`) and
     /// not updated since: a condition may compare them (`branches`).
     elements: HashMap<LocalId, (u32, Vec<hir::IndexExpr>)>,
+    /// Locals bound to a load whose integer index dropped an axis (`let r = load x[i,
+    /// :];`), for the note on an error about an axis the tile no longer has.
+    dropped: HashSet<LocalId>,
 }
 
 /// A `for` loop's range as written.
@@ -127,6 +130,7 @@ impl<'a> Checker<'a> {
             tails: HashSet::new(),
             branches: Vec::new(),
             elements: HashMap::new(),
+            dropped: HashSet::new(),
         }
     }
 
@@ -360,6 +364,9 @@ impl<'a> Checker<'a> {
                 });
                 self.bind(name, Binding::Local(local));
                 self.note_element(local, &value);
+                if expr::drops_an_axis(&value) {
+                    self.dropped.insert(local);
+                }
                 hir::StmtKind::Let { local, value }
             }
             ast::StmtKind::Assign { name, op, value } => self.update(name, *op, value)?,
