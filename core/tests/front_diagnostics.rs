@@ -693,11 +693,6 @@ fn cases() -> Vec<Case> {
             "kernel k(c: f32[8, 8, 8, 8], idx: i32[4]) {\n    let t = load c[:, load idx[:], 0 .. 4, :];\n}\n",
             "`c` gathers along axis 1, so the axes after it are whole",
         ),
-        case(
-            "scatter_later_axis",
-            k("store y[:, load idx[:]] = load x[:, 0 .. 8];"),
-            "a scatter into `y` takes its index tile on the first axis (for now)",
-        ),
         // Shapes.
         case(
             "reshape_count",
@@ -775,8 +770,8 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "pad_leading_axis",
-            k("let t = load x[-1 .. 63, :] pad 0.0;"),
-            "along its last axis only",
+            "kernel k(c: f32[4, 32, 64]) {\n    let t = load c[0 .. 2, -1 .. 7, :] pad 0.0;\n}\n",
+            "along its last axis and along the first axis that selects more than one position",
         ),
         case(
             "store_mask",

@@ -372,17 +372,21 @@ fn gather() -> impl Strategy<Value = String> {
             } else {
                 format!("f32[{ids}, 8]")
             };
-            // Every row also adds into a table-sized sum (repeated indices add up), and
-            // the same indices gather along the middle axis of a batch of matrices.
+            // Every row also adds into a table-sized sum (repeated indices add up), the
+            // same indices gather along the middle axis of a batch of matrices, and add
+            // the picked blocks back along it into a batch of bins.
             format!(
-                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64]) {{
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64], bins: out f32[2, 40, 64]) {{
     store sums[:, :] = zeros(f32[32, 8]);
+    store bins[:, :, :] = zeros(f32[2, 40, 64]);
     for i in 0..{ids} step {n}{buf} {{
         let idx = load ids[i .. i + {n}];
         let rows = load table[idx + {shift}, :];
         {store}
         store sums[idx + {shift}, :] += rows * 0.5;
-        store picked[:, i .. i + {n}, :] = load cube[:, idx + {shift}, :] - 1.0;
+        let blocks = load cube[:, idx + {shift}, :];
+        store picked[:, i .. i + {n}, :] = blocks - 1.0;
+        store bins[:, idx + {shift}, :] += blocks;
     }}
 }}"
             )
@@ -720,26 +724,30 @@ fn sliced() -> impl Strategy<Value = String> {
         })
 }
 
-/// Windows that leave the tensor on their last axis, filled by `pad`: row tiles with a
-/// tail, column tiles shifted by up to a tile either way (so windows start before 0,
-/// end past the extent, or lie wholly outside), under an elementwise expression.
+/// Windows that leave the tensor, filled by `pad`: row tiles with a tail (shifted up or
+/// down too, so rows leave), column tiles shifted by up to a tile either way (so windows
+/// start before 0, end past the extent, or lie wholly outside), under an elementwise
+/// expression.
 fn padded() -> impl Strategy<Value = String> {
     (
         (prop_oneof![Just(8u64), Just(16)], 1u64..4, 0u64..5),
-        (prop_oneof![Just(8u64), Just(32)], 1u64..4, 0u64..9),
-        -40i64..40,
+        (prop_oneof![Just(8u64), Just(32), Just(64)], 1u64..4, 0u64..9),
+        (-40i64..40, -20i64..20),
         prop_oneof![Just("0.0"), Just("1.5"), Just("-2.0")],
         expr(),
         buffers(),
     )
-        .prop_map(|((rs, rt, rx), (cs, ct, cx), shift, fill, e, buffers)| {
+        .prop_map(|((rs, rt, rx), (cs, ct, cx), (shift, down), fill, e, buffers)| {
             let (rows, cols) = (rs * rt + rx, cs * ct + cx);
+            // Rows shift too where a row is 256 bytes, which keeps `a3`'s alignment
+            // for the `dmapad`s that start a row in.
+            let down = if cs == 64 { down } else { 0 };
             format!(
                 "kernel k(x: f32[{rows}, {cols}], bias: f32[1, {cs}], y: out f32[{rows}, {cols}]) {{
     let b = load bias[:, :];
     for r in 0..{rows} step {rs}{buffers} {{
         for c in 0..{cols} step {cs} {{
-            let t = load x[r .. r + {rs}, c + {shift} .. c + {shift} + {cs}] pad {fill};
+            let t = load x[r + {down} .. r + {down} + {rs}, c + {shift} .. c + {shift} + {cs}] pad {fill};
             store y[r .. r + {rs}, c .. c + {cs}] = {e};
         }}
     }}

@@ -88,6 +88,21 @@ dma.f16 yh[0], ub[256], [8, 1, 1]
     );
     let yh = r.output("yh").unwrap();
     assert!((0..8).all(|i| yh.get(i) == f32::NEG_INFINITY));
+    // Rows of fill only read nothing, so their source may lie past the tensor (the
+    // rows a padded load fills below it): rows 4 and 5 of `m` do not exist.
+    let below = parse(
+        ".tensor m i32[4, 8]
+.tensor y i32[2, 8]
+dmapad.i32 ub[0], m[32], rows=2, len=0, left=0, width=8, sstride=8, dstride=8, value=7
+set_flag MTE2, MTE3, 0
+wait_flag MTE2, MTE3, 0
+dma.i32 y[0], ub[0], [16, 1, 1]
+",
+    );
+    let r = run(&below);
+    assert!(r.errors.is_empty(), "{:#?}", r.errors);
+    let y = r.output("y").unwrap();
+    assert!((0..16).all(|i| y.get_i32(i) == 7));
     // A row that would overflow its width is a simulation error, not a silent clip.
     let bad = parse(
         ".tensor m i32[4, 8]

@@ -240,11 +240,12 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     };
     // Also an accumulating scatter into a table-sized sum (repeated indices add).
     let add = u.arbitrary::<bool>()?;
-    // And a gather along the middle axis of a batch (blocks of 64 f32 lanes: aligned).
+    // And a gather along the middle axis of a batch (blocks of 64 f32 lanes: aligned),
+    // and a scatter back along it.
     let axis = u.arbitrary::<bool>()?;
     let _ = writeln!(
         src,
-        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], cube: f32[2, {table}, 64], y: out f32[{g}, {c}], acc: out f32[{table}, {c}], picked: out f32[2, {g}, 64]) {{"
+        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], cube: f32[2, {table}, 64], y: out f32[{g}, {c}], acc: out f32[{table}, {c}], picked: out f32[2, {g}, 64], back: out f32[2, {table}, 64]) {{"
     );
     if add {
         let _ = writeln!(src, "  store acc[:, :] = zeros(f32[{table}, {c}]);");
@@ -261,6 +262,12 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
         let _ = writeln!(
             src,
             "    store picked[:, i .. i + {s}, :] = load cube[:, {idx}, :] * 2.0;"
+        );
+        // Scattered back along the same axis, adding where indices repeat, or not.
+        let op = u.choose(&["=", "+="])?;
+        let _ = writeln!(
+            src,
+            "    store back[:, {idx}, :] {op} load cube[:, {idx}, :] + 1.0;"
         );
     }
     let _ = writeln!(src, "  }}\n}}");
@@ -645,6 +652,14 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
         ),
         // A column of the loaded tile by position: the load's own integer index.
         format!("unsqueeze(t[:, {}], axis=1)", u.int_in_range(0..=w - 1)?),
+        // Rows shifted up or down, leaving the tensor: the rows outside hold the fill.
+        {
+            let down = u.int_in_range(-(s as i64)..=s as i64)?;
+            format!(
+                "load x[r + {down} .. r + {down} + {s}, {computed} .. {}] pad {fill}",
+                computed + 64
+            )
+        },
     ];
     let refs: Vec<&str> = leaves.iter().map(String::as_str).collect();
     let e = expr(u, &refs, 3)?;

@@ -451,9 +451,12 @@ impl Op {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpKind {
-    /// `load param[index]`: one result of the region's shape. With `pad` (printed
-    /// `pad V`), the last axis's index may leave the tensor and those lanes hold `V`
-    /// (one `dmapad`); such a load lives in UB.
+    /// `load param[index]`: one result of numpy's region shape (single positions'
+    /// axes dropped; `typing::region`), or of the box once a reshape to it is folded in.
+    /// With `pad` (printed `pad V`), the last axis's index and an unclamped range on
+    /// the rows' axis (the first above extent 1) may leave the tensor, and those
+    /// positions hold `V` (one `dmapad`, three when the rows may leave); such a load
+    /// lives in UB.
     Load {
         param: ParamId,
         index: Vec<Index>,
@@ -648,7 +651,7 @@ pub enum Index {
         len: u64,
         step: u64,
     },
-    /// Gather/scatter rows by an `i32` tile (first axis only).
+    /// Gather/scatter blocks along this axis by an `i32` tile (one axis per access).
     Indirect(ValueId),
 }
 

@@ -259,7 +259,7 @@ impl Verifier<'_> {
                 value,
                 accumulate,
             } => {
-                if *accumulate && !matches!(index.first(), Some(Index::Indirect(_))) {
+                if *accumulate && !index.iter().any(|ix| matches!(ix, Index::Indirect(_))) {
                     return Err("an accumulating store that is not a scatter".into());
                 }
                 let p = self

@@ -518,13 +518,19 @@ pub fn execute(prog: &Program, m: &mut Memory, s: &mut Scratch, op: &Op, r: &Res
             }
             let (sstride, dstride) = ((*src_stride).max(0) as u64, (*dst_stride).max(0) as u64);
             for row in 0..rows {
-                let from = slice(
-                    m,
-                    addr_region(src),
-                    r.addr[1] + row * sstride * eb,
-                    len * eb,
-                )?
-                .to_vec();
+                // A row of fill only (`len` 0) reads nothing: its source may lie past
+                // the tensor (the rows a padded load fills below it).
+                let from = if len == 0 {
+                    Vec::new()
+                } else {
+                    slice(
+                        m,
+                        addr_region(src),
+                        r.addr[1] + row * sstride * eb,
+                        len * eb,
+                    )?
+                    .to_vec()
+                };
                 let to = slice_mut(
                     m,
                     addr_region(dst),

@@ -360,7 +360,7 @@ pub enum StmtKind {
     /// (`numpy_shape`: single positions dropped), or holds the box's elements in order
     /// (equal once axes of extent 1 are dropped), and has the
     /// tensor's dtype. Masked lanes (tail) are not stored. With `accumulate` (`+=`, only
-    /// on a scatter: the first index is `Indirect`) each row adds into the tensor's row,
+    /// on a scatter: one index is `Indirect`) each picked block adds into the tensor's,
     /// in order, so repeated indices sum (torch's `index_add_`).
     Store {
         param: ParamId,
@@ -418,7 +418,7 @@ pub enum Index {
     /// load gives, and the region a store fills, drop it, as numpy's integer index
     /// does (`numpy_shape`).
     Single(IndexExpr),
-    /// An `i32` tile of shape `[n]` or `[n, 1]` (first axis only): gathers or scatters
+    /// An `i32` tile of shape `[n]` or `[n, 1]` (one axis per access): gathers or scatters
     /// `n` rows. Out-of-range values are run-time errors.
     Indirect(Box<Expr>),
 }
@@ -715,9 +715,11 @@ pub enum ExprKind {
     Scalar(f64),
     /// A loop variable or index expression used as an `i32` scalar in tile arithmetic.
     IndexValue(IndexExpr),
-    /// `load param[index]`; `ty` is the region's shape and the tensor's dtype. With
-    /// `pad` (rounded to the dtype) the last axis's index may leave the tensor, and the
-    /// lanes outside hold `pad`: that axis is never clamped.
+    /// `load param[index]`; `ty` is the region's shape (`numpy_shape`) and the
+    /// tensor's dtype. With `pad` (rounded to the dtype) the last axis's index, and a
+    /// range on the first axis that selects more than one position (the rows), may
+    /// leave the tensor, and the positions outside hold `pad`; such a range is never
+    /// clamped.
     Load {
         param: ParamId,
         index: Vec<Index>,

@@ -384,7 +384,7 @@ impl Machine<'_> {
             ));
         }
         let mut sels = Vec::with_capacity(index.len());
-        for (ix, &extent) in index.iter().zip(&tensor_shape) {
+        for (axis, (ix, &extent)) in index.iter().zip(&tensor_shape).enumerate() {
             let sel = match ix {
                 Index::Full => AxisSel::Range {
                     start: 0,
@@ -419,7 +419,7 @@ impl Machine<'_> {
                     }
                 }
                 // A gather picks positions along any one axis (the checker allows one).
-                Index::Indirect(e) => self.indirect_rows(e, &name, extent, depth)?,
+                Index::Indirect(e) => self.indirect_rows(e, &name, axis, extent, depth)?,
             };
             sels.push(sel);
         }
@@ -430,6 +430,7 @@ impl Machine<'_> {
         &mut self,
         e: &Expr,
         tensor: &str,
+        axis: usize,
         extent: usize,
         depth: usize,
     ) -> Result<AxisSel, Diagnostic> {
@@ -451,7 +452,7 @@ impl Machine<'_> {
                 Ok(r) if r < extent => rows.push(r),
                 _ => {
                     return Err(Diagnostic::error(
-                        format!("index {v} is out of range for `{tensor}`, whose first axis has extent {extent}"),
+                        format!("index {v} is out of range for `{tensor}`, whose axis {axis} has extent {extent}"),
                         e.span,
                     ))
                 }
@@ -576,79 +577,88 @@ impl Machine<'_> {
                 param,
                 index,
                 pad: Some(pad),
-            } => self.padded_load(param.0 as usize, index, *pad, e, depth)?,
+            } => self.padded_load(param.0 as usize, index, *pad, e)?,
             ExprKind::SlotRead { local, slot } => self.read_slot(*local, slot, e.span)?,
             _ => return Err(internal("not a leaf expression", e.span)),
         })
     }
 
-    /// `load x[..., a .. b] pad v`: the lanes of the last axis outside the tensor hold
-    /// `v` (Triton's `other=`). Loads the whole last axis, then picks each lane.
+    /// `load x[a .. b, ..., c .. d] pad v`: positions of a range outside the tensor hold
+    /// `v` (Triton's `other=`), on any axis; a tail's range (`clamped`) masks the
+    /// positions past the extent instead, as in any load. Each element of the box is
+    /// read where it lies inside the tensor.
     fn padded_load(
         &mut self,
         p: usize,
         index: &[Index],
         pad: f64,
         e: &Expr,
-        depth: usize,
     ) -> Result<Tile, Diagnostic> {
-        let Some((last, lead)) = index.split_last() else {
-            return Err(internal("a padded load of a rank-0 tensor", e.span));
+        let Some(t) = self.params.get(p) else {
+            return Err(internal("unknown parameter", e.span));
         };
-        let (start, len) = match last {
-            Index::Full => return self.load(p, index, e, depth),
-            Index::Range { start, len, .. } => (eval_index(start, &self.vars, 0)?, *len),
-            Index::Single(start) => (eval_index(start, &self.vars, 0)?, 1),
-            Index::Indirect(_) | Index::Strided { .. } => {
-                return Err(internal("a padded gather or strided range", e.span))
+        let shape = t.shape.clone();
+        if index.len() != shape.len() {
+            return Err(internal("a padded load with the wrong rank", e.span));
+        }
+        // Per axis: the first position, the box's extent and its valid extent.
+        let mut axes: Vec<(i64, usize, usize)> = Vec::with_capacity(index.len());
+        for (ix, &extent) in index.iter().zip(&shape) {
+            axes.push(match ix {
+                Index::Full => (0, extent, extent),
+                Index::Range {
+                    start,
+                    len,
+                    clamped,
+                } => {
+                    let s = eval_index(start, &self.vars, 0)?;
+                    let len = *len as usize;
+                    let valid = if *clamped {
+                        usize::try_from((extent as i64).saturating_sub(s).max(0))
+                            .unwrap_or(0)
+                            .min(len)
+                    } else {
+                        len
+                    };
+                    (s, len, valid)
+                }
+                Index::Single(e) => (eval_index(e, &self.vars, 0)?, 1, 1),
+                Index::Indirect(_) | Index::Strided { .. } => {
+                    return Err(internal("a padded gather or strided range", e.span))
+                }
+            });
+        }
+        let boxed: Vec<usize> = axes.iter().map(|a| a.1).collect();
+        let mut out = Tile::full(e.ty.dtype, boxed.clone(), pad);
+        out.valid = axes.iter().map(|a| a.2).collect();
+        let strides = value::contiguous_strides(&shape);
+        let count: usize = boxed.iter().product();
+        let mut at = vec![0usize; boxed.len()];
+        for flat in 0..count {
+            // The box position `at` (row-major, the last axis fastest) in the tensor.
+            let mut source = Some(0usize);
+            for (a, (&i, &(s, _, valid))) in at.iter().zip(&axes).enumerate() {
+                let pos = s + i as i64;
+                source = match (source, usize::try_from(pos)) {
+                    (Some(acc), Ok(pos)) if pos < shape[a] && i < valid => {
+                        Some(acc + pos * strides[a])
+                    }
+                    _ => None,
+                };
             }
-        };
-        let width: usize = match self.params.get(p).and_then(|t| t.shape.last()) {
-            Some(&w) => w,
-            None => return Err(internal("unknown parameter", e.span)),
-        };
-        let mut whole_index = lead.to_vec();
-        whole_index.push(Index::Full);
-        let boxed: Vec<u64> = self
-            .region(p, &whole_index, e.span, depth)?
-            .shape()
-            .into_iter()
-            .map(|d| d as u64)
-            .collect();
-        let whole_ty = crate::types::TileType::new(
-            e.ty.dtype,
-            crate::front::hir::numpy_shape(&whole_index, &boxed),
-        );
-        let whole_expr = Expr {
-            kind: ExprKind::Scalar(0.0),
-            ty: whole_ty,
-            span: e.span,
-        };
-        let whole = self.load(p, &whole_index, &whole_expr, depth)?;
-        // The whole rows' shape with the window's lanes on the last axis; a single
-        // position there is dropped at the end.
-        let mut windowed = whole.shape.clone();
-        if let Some(l) = windowed.last_mut() {
-            *l = len as usize;
-        }
-        let mut out = Tile::full(e.ty.dtype, windowed, pad);
-        out.valid = whole.valid.clone();
-        if let Some(v) = out.valid.last_mut() {
-            *v = len as usize;
-        }
-        let rows = whole.len() / width.max(1);
-        let lanes = |c: usize| {
-            let at = start + c as i64;
-            (0..width as i64).contains(&at).then_some(at as usize)
-        };
-        for r in 0..rows {
-            for c in 0..len as usize {
-                let Some(at) = lanes(c) else { continue };
-                match (&mut out.data, &whole.data) {
-                    (Data::F(dst), Data::F(src)) => dst[r * len as usize + c] = src[r * width + at],
-                    (Data::I(dst), Data::I(src)) => dst[r * len as usize + c] = src[r * width + at],
+            if let Some(g) = source {
+                match (&mut out.data, &t.data) {
+                    (Data::F(dst), Data::F(src)) => dst[flat] = src[g],
+                    (Data::I(dst), Data::I(src)) => dst[flat] = src[g],
                     _ => return Err(internal("load into a tile of another dtype", e.span)),
                 }
+            }
+            for a in (0..at.len()).rev() {
+                at[a] += 1;
+                if at[a] < boxed[a] {
+                    break;
+                }
+                at[a] = 0;
             }
         }
         out.zero_masked();

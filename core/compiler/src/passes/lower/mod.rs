@@ -126,6 +126,7 @@ pub fn lower(k: &Kernel, machine: &Machine) -> Result<Lowered, Diagnostics> {
         stack: vec![Vec::new()],
         var_reg: DenseMap::new(),
         var_loop: DenseMap::new(),
+        var_range: DenseMap::new(),
         loop_counter: DenseMap::new(),
         slot_base: DenseMap::new(),
         valid: DenseMap::new(),
@@ -196,6 +197,9 @@ struct Lw<'a> {
     /// Each IR loop variable's lowered loop, with its start and step: the variable is
     /// `start + step * counter` (for the GM regions insert-sync compares).
     var_loop: VarMap<(LoopId, i64, i64)>,
+    /// Each IR loop variable's smallest and largest value, when known (a padded load's
+    /// rows that provably stay inside their tensor need no fill).
+    var_range: VarMap<(i64, i64)>,
     /// Each `for` op's iteration counter, while lowering its body.
     loop_counter: OpMap<Reg>,
     /// Slab index -> register holding `slot * slot bytes` in the current iteration.
@@ -670,6 +674,23 @@ impl Lw<'_> {
         }
         self.var_reg.insert(l.var, var);
         self.var_loop.insert(l.var, (loop_id, l.start, l.step));
+        // The largest value: the last iteration's below the end (outer variables at
+        // their extremes for an affine end); a branch's variable is its start.
+        let last_below = |end: i64| {
+            let trips = crate::front::hir::trips(l.start, end, l.step) as i64;
+            l.start + (trips - 1).max(0) * l.step
+        };
+        let hi = match &l.end {
+            LoopEnd::Const(end) => Some(last_below(*end)),
+            LoopEnd::Affine { expr, .. } => {
+                crate::ir::affine::interval(expr, &|v| self.var_range.get(&v).copied())
+                    .map(|(_, end)| last_below(end))
+            }
+            LoopEnd::Guard(_) => Some(l.start),
+        };
+        if let Some(hi) = hi.filter(|_| l.step > 0) {
+            self.var_range.insert(l.var, (l.start, hi.max(l.start)));
+        }
         self.loop_counter.insert(id, counter);
         let rotating: Vec<usize> = self
             .plan
@@ -718,6 +739,7 @@ impl Lw<'_> {
         self.block(&l.body, depth + 1);
         // Past its loop a variable names no counter (a region using it covers the tensor).
         self.var_loop.remove(&l.var);
+        self.var_range.remove(&l.var);
         for s in &rotating {
             self.slot_base.remove(s);
         }

@@ -336,7 +336,7 @@ impl Lw<'_> {
         let Some(p) = self.k.params.get(param) else {
             return self.fail(span, "a load of a missing parameter");
         };
-        let (tensor, dtype) = (p.ty.shape.clone(), p.ty.dtype);
+        let (tensor, dtype, p_name) = (p.ty.shape.clone(), p.ty.dtype, p.name.clone());
         // The box, one extent per tensor axis (the tile may drop single positions').
         let shape = crate::ir::analysis::region_shape(self.k, &tensor, index);
         let (Some((last, lead)), Some(&width), Some(&cols)) =
@@ -363,12 +363,29 @@ impl Lw<'_> {
             .last()
             .and_then(|&a| gm_strides.get(a).copied())
             .unwrap_or(width as i64);
+        // The rows' axis (the first above extent 1) may leave the tensor too, unless its
+        // window provably stays inside: then its rows outside hold the fill.
+        let leaving = rows_axes.first().and_then(|&a| match &lead[a] {
+            Index::Range {
+                start,
+                len,
+                clamped: false,
+            } => {
+                let range = |v| self.var_range.get(&v).copied();
+                let inside = crate::ir::affine::interval(start, &range).is_some_and(|(lo, hi)| {
+                    lo >= 0 && hi.saturating_add(*len as i64) <= tensor[a] as i64
+                });
+                (!inside).then(|| (a, start.clone(), *len))
+            }
+            _ => None,
+        });
         let mut valid: Valid = shape.iter().map(|&d| Val::Imm(d as i64)).collect();
         let mut rows = Val::Imm(rows_n as i64);
         let mut offset = Val::Imm(0);
         for (a, ix) in lead.iter().enumerate() {
             let start = match ix {
                 Index::Full => continue,
+                _ if leaving.as_ref().is_some_and(|l| l.0 == a) => continue,
                 Index::Range { start, .. } | Index::Single(start) => start,
                 Index::Indirect(_) | Index::Strided { .. } => {
                     return self.fail(span, "a padded gather or strided range")
@@ -419,33 +436,89 @@ impl Lw<'_> {
         let mut acc: Vec<Access> = self.tile_access(r, true).into_iter().collect();
         let mut gm = self.tensor_access(param, false);
         // The box insert-sync compares: the rows read, across the whole last axis (a
-        // superset of the window's part inside the tensor).
+        // superset of the window's part inside the tensor; the whole rows' axis when
+        // its window may leave).
         let mut whole = lead.to_vec();
+        if let Some((a, ..)) = leaving {
+            whole[a] = Index::Full;
+        }
         whole.push(Index::Full);
         if let Some(region) = self.gm_region(&tensor, &whole) {
             gm.region = Some(self.out.regions.len() as u32);
             self.out.regions.push(region);
         }
         acc.push(gm);
-        let Some((dst, _)) = self.tile_addr(r, Val::Imm(0)) else {
-            return self.fail(span, "a tile without an address");
+        let pad_rows = |lw: &mut Self, first: Val, rows: Val, len: Val, left: Val, src: Val| {
+            let row_bytes = lw.alu(AluOp::Mul, first, Val::Imm(c * eb));
+            let Some((dst, _)) = lw.tile_addr(r, row_bytes) else {
+                return lw.fail(span, "a tile without an address");
+            };
+            let src = lw.addr(Region::Tensor(param as u32), src, 0);
+            lw.emit(
+                Op::DmaPad {
+                    dtype,
+                    dst,
+                    src,
+                    rows,
+                    len,
+                    left,
+                    width: c,
+                    src_stride: row_stride,
+                    dst_stride: c,
+                    value: pad,
+                },
+                acc.clone(),
+            );
         };
-        let src = self.addr(Region::Tensor(param as u32), offset, 0);
-        self.emit(
-            Op::DmaPad {
-                dtype,
-                dst,
-                src,
-                rows,
-                len,
-                left,
-                width: c,
-                src_stride: row_stride,
-                dst_stride: c,
-                value: pad,
-            },
-            acc,
+        let Some((a, start, window)) = leaving else {
+            return pad_rows(self, Val::Imm(0), rows, len, left, offset);
+        };
+        // Rows `start .. start + window` of axis `a`, each bringing `after` tile rows:
+        // `top` before the tensor and `bottom` past it are all fill, the `inside`
+        // rows from `begin` on are read (three `dmapad`s, the outer two of no source).
+        let after: u64 = shape[a + 1..lead.len()].iter().product();
+        // The inside and bottom `dmapad`s start a row of the rows' axis in: each of
+        // its rows must keep the destination on UB's alignment.
+        let align = self.ub_align.max(1) as i64;
+        let row_bytes = after as i64 * c * eb;
+        if row_bytes % align != 0 {
+            return self.errors.push(Diagnostic::error(
+                format!(
+                    "rows of this padded load may leave `{}`, so it fills them with a `dmapad` that starts a row in, {row_bytes} bytes per row, off UB's {align}-byte alignment: pad rows of a multiple of {} {dtype} lanes",
+                    p_name,
+                    align / eb.max(1)
+                ),
+                span,
+            ));
+        }
+        let height = tensor[a] as i64;
+        let s = self.iexpr(&start, 0);
+        let neg = self.alu(AluOp::Sub, Val::Imm(0), s);
+        let neg = self.alu(AluOp::Max, neg, Val::Imm(0));
+        let top = self.alu(AluOp::Min, neg, Val::Imm(window as i64));
+        let begin = self.alu(AluOp::Max, s, Val::Imm(0));
+        let begin = self.alu(AluOp::Min, begin, Val::Imm(height));
+        let end = self.alu(AluOp::Add, s, Val::Imm(window as i64));
+        let end = self.alu(AluOp::Max, end, Val::Imm(0));
+        let end = self.alu(AluOp::Min, end, Val::Imm(height));
+        let inside = self.alu(AluOp::Sub, end, begin);
+        let inside = self.alu(AluOp::Max, inside, Val::Imm(0));
+        let filled = self.alu(AluOp::Add, top, inside);
+        let bottom = self.alu(AluOp::Sub, Val::Imm(window as i64), filled);
+        let g = gm_strides.get(a).copied().unwrap_or(1);
+        let begin_bytes = self.alu(AluOp::Mul, begin, Val::Imm(g * eb));
+        let src = self.alu(AluOp::Add, begin_bytes, offset);
+        let per = Val::Imm(after as i64);
+        let (top_rows, inside_rows, bottom_rows, first_bottom) = (
+            self.alu(AluOp::Mul, top, per),
+            self.alu(AluOp::Mul, inside, per),
+            self.alu(AluOp::Mul, bottom, per),
+            self.alu(AluOp::Mul, filled, per),
         );
+        let none = Val::Imm(0);
+        pad_rows(self, Val::Imm(0), top_rows, none, none, src);
+        pad_rows(self, top_rows, inside_rows, len, left, src);
+        pad_rows(self, first_bottom, bottom_rows, none, none, src);
     }
 
     fn transfer(&mut self, id: OpId, param: usize, index: &[Index], tile_v: ValueId, store: bool) {
@@ -508,6 +581,26 @@ impl Lw<'_> {
         let gm_bytes = offset;
         // `valid` is per axis of the box; the tile may drop its single positions' axes.
         let tile_shape = self.shape(tile_v);
+        if store {
+            // Masked lanes of the value (a tail of its own, as a load whose window
+            // starts later than the store's) are not stored either, as in the reference.
+            if let Some(mut own) = self.valid.get(&tile_v).cloned() {
+                let mut own_shape = tile_shape.clone();
+                if self.k.annotations.transposed.contains(&id) {
+                    own.reverse();
+                    own_shape.reverse();
+                }
+                let Some(own) = super::box_valid_to_tile(&own, &own_shape, &shape) else {
+                    return self.fail(span, "a stored value's tail on an axis the box drops");
+                };
+                for (v, o) in valid.iter_mut().zip(own) {
+                    *v = match (*v, o) {
+                        (Val::Imm(a), Val::Imm(b)) => Val::Imm(a.min(b)),
+                        (a, b) => self.alu(AluOp::Min, a, b),
+                    };
+                }
+            }
+        }
         let Some(mut tile_valid) = super::box_valid_to_tile(&valid, &shape, &tile_shape) else {
             return self.fail(span, "a tail on an axis of extent 1 that the tile drops");
         };
@@ -572,10 +665,10 @@ impl Lw<'_> {
                 .unwrap_or(0);
             let region = shape.clone();
             let lead: Vec<usize> = (0..k).filter(|&a| region.get(a) != Some(&1)).collect();
-            if lead.len() > 1 || (store && k != 0) {
+            if lead.len() > 1 {
                 return self.fail(
                     span,
-                    "a gather along an axis with more than one axis of extent above 1 before it, or a scatter along an axis other than the first",
+                    "a gather or scatter along an axis with more than one axis of extent above 1 before it",
                 );
             }
             let row = gm_strides.get(k).copied().unwrap_or(1);
@@ -637,9 +730,14 @@ impl Lw<'_> {
                 let block = (n * len) as i64 * eb;
                 let align = self.ub_align.max(1) as i64;
                 if block % align != 0 {
+                    let (what, moves, side) = if store {
+                        ("scatter", "reads", "source")
+                    } else {
+                        ("gather", "writes", "destination")
+                    };
                     return self.errors.push(Diagnostic::error(
                         format!(
-                            "this gather along axis {k} writes each of the tile's {} rows {block} bytes after the last, off UB's {align}-byte alignment, which each gather's destination needs: gather blocks of a multiple of {} {dtype} lanes, or one row at a time",
+                            "this {what} along axis {k} {moves} each of the tile's {} rows {block} bytes after the last, off UB's {align}-byte alignment, which each {what}'s {side} needs: {what} blocks of a multiple of {} {dtype} lanes, or one row at a time",
                             region.get(a).copied().unwrap_or(1),
                             align / eb.max(1)
                         ),

@@ -130,6 +130,9 @@ impl Checker<'_> {
         let ty = self.params.get(param.0 as usize)?.ty.clone();
         let span = indices_span(tensor, indices);
         let last = ty.rank().saturating_sub(1);
+        // Whether an axis before this one selects more than one position: rows that
+        // leave the tensor are filled on the first such axis only (the rows' axis).
+        let mut rows_before = false;
         self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
             let gather = matches!(&ix.kind, ast::IndexKind::Point(e) if !c.is_index_expr(e));
             if gather {
@@ -142,16 +145,8 @@ impl Checker<'_> {
                 );
             }
             if axis != last {
-                let before = c.diags.len();
-                let found = c.one_index(ix, axis, extent, &tensor.name);
-                if found.is_none() && c.diags.len() > before {
-                    if let Some(d) = c.diags.last_mut() {
-                        d.notes.push(
-                            "`pad` fills lanes outside the tensor along its last axis only (for now)"
-                                .into(),
-                        );
-                    }
-                }
+                let found = c.padded_rows(ix, axis, extent, &tensor.name, rows_before);
+                rows_before |= found.as_ref().is_some_and(|f| f.1 > 1);
                 return found;
             }
             match &ix.kind {
@@ -177,6 +172,49 @@ impl Checker<'_> {
                 ast::IndexKind::Point(e) => Some((Index::Single(c.index_expr(e)?), 1)),
             }
         })
+    }
+
+    /// A leading axis of a load with `pad`: a range may leave the tensor (its rows
+    /// outside hold the fill) when no axis before it selects more than one position
+    /// (`rows_before`); any other index is checked as without `pad`.
+    fn padded_rows(
+        &mut self,
+        ix: &ast::Index,
+        axis: usize,
+        extent: u64,
+        tensor: &str,
+        rows_before: bool,
+    ) -> Option<(Index, u64)> {
+        if let ast::IndexKind::Range(a, b) = &ix.kind {
+            let (start, len) = self.range_extent(ix, a, b)?;
+            let (lo, hi) = self.interval(&start);
+            let extent_i = i128::from(extent);
+            let inside = (lo >= 0 && hi.saturating_add(i128::from(len)) <= extent_i)
+                || self.never_evaluated(&start);
+            let tail = lo >= 0 && hi < extent_i && self.depends_on_tail_loop(&start);
+            if !inside && !tail && !rows_before {
+                let clamped = false;
+                return Some((
+                    Index::Range {
+                        start,
+                        len,
+                        clamped,
+                    },
+                    len,
+                ));
+            }
+        }
+        let before = self.diags.len();
+        let found = self.one_index(ix, axis, extent, tensor);
+        if found.is_none() && self.diags.len() > before {
+            if let Some(d) = self.diags.last_mut() {
+                d.notes.push(
+                    "`pad` fills positions outside the tensor along its last axis and along the first axis that selects more than one position (the rows), with a range"
+                        .into(),
+                );
+            }
+        }
+        found
     }
 
     /// One index per axis of `ty` (`name`'s type; `span` for a wrong count), each read
@@ -499,7 +537,7 @@ impl Checker<'_> {
         ))
     }
 
-    /// An `i32` tile of shape `[n]` or `[n, 1]` on the first axis: gathers `n` rows.
+    /// An `i32` tile of shape `[n]` or `[n, 1]` on one axis: gathers or scatters `n` blocks.
     fn indirect(&mut self, e: &ast::Expr) -> Option<(Index, u64)> {
         let t = match self.value(e)? {
             Val::Tile(t) => t,

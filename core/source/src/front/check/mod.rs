@@ -500,20 +500,7 @@ impl<'a> Checker<'a> {
             }
             other => other,
         };
-        if index
-            .iter()
-            .skip(1)
-            .any(|ix| matches!(ix, hir::Index::Indirect(_)))
-        {
-            return self.error(
-                format!(
-                    "a scatter into `{}` takes its index tile on the first axis (for now): the machine's scatter writes whole rows",
-                    tensor.name
-                ),
-                span,
-            );
-        }
-        if accumulate && !matches!(index.first(), Some(hir::Index::Indirect(_))) {
+        if accumulate && !index.iter().any(|ix| matches!(ix, hir::Index::Indirect(_))) {
             return self.error(
                 format!(
                     "`+=` on a store adds into the rows an index tile picks (a scatter, `store {0}[idx, :] += t`), but `{0}` is indexed by position here: load, add and store instead",
