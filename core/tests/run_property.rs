@@ -690,6 +690,8 @@ fn sliced() -> impl Strategy<Value = String> {
         buffers(),
     )
         .prop_map(|((blocks, rows, step), (loaded, computed, skip), e, buffers)| {
+            // Even or odd columns of the loaded tile: the load takes the step.
+            let odd = loaded % 2;
             let width = 64 * blocks;
             let loaded = loaded % (width - 31);
             let computed = 64 * (computed % blocks);
@@ -714,7 +716,7 @@ fn sliced() -> impl Strategy<Value = String> {
     for r in 0..{rows} step {step}{buffers} {{
         let t = load x[r .. r + {step}, :];
         let c = exp(t * 0.125);
-        store y[r .. r + {step}, :] = t[:, {loaded} .. {}] + {e};
+        store y[r .. r + {step}, :] = t[:, {loaded} .. {}] + {e} + t[:, {odd} .. 64 step 2];
 {rows_loop}
     }}
     store z[:, :] = acc;

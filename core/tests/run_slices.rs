@@ -144,3 +144,31 @@ fn an_unaligned_window_of_a_computed_tile_says_why() {
         r.diagnostics
     );
 }
+
+/// Slices of rank-3 tiles: of a computed tile when the window's rows are one run (whole
+/// axes after the first leading axis that selects more than one position), one `vcopy`;
+/// of a loaded tile any window, as a load of it. A computed tile's window whose rows are
+/// not one run is a located error that says what to do.
+#[test]
+fn rank_3_tiles_slice_as_rows_of_their_last_axis() {
+    check_on_presets(
+        r#"kernel r(x: f32[4, 8, 64], y: out f32[2, 8, 64], z: out f32[3, 64], w: out f32[4, 2, 64]) {
+    let t = exp(load x[:, :, :] * 0.5);
+    store y[:, :, :] = t[1 .. 3, :, :];
+    store z[:, :] = t[2, 5 .. 8, :];
+    store w[:, :, :] = load x[:, :, :][:, 3 .. 5, :] + 1.0;
+}
+"#,
+    );
+    let split = r#"kernel r(x: f32[4, 8, 64], w: out f32[4, 2, 64]) {
+    let t = exp(load x[:, :, :]);
+    store w[:, :, :] = t[:, 3 .. 5, :];
+}
+"#;
+    let result = compile(split, &CompileOptions::default());
+    let rendered = tilescope::diag::render(&result.diagnostics, "k.tile", split);
+    assert!(
+        rendered.contains("k.tile:3:24: error: this slice of a tile computed in UB picks rows that are not one run"),
+        "{rendered}"
+    );
+}

@@ -44,3 +44,34 @@ fn steps_on_several_axes_and_ranks() {
 "#,
     );
 }
+
+/// A step in a tile slice (numpy's `t[:, 1::2]`): on a loaded tile it is the load's own
+/// step, so even and odd columns, every fourth row and a strided window of a tail tile
+/// match numpy with no vector copy. A computed tile's instructions read runs of
+/// consecutive lanes: a step there is a located error that says what to write instead.
+#[test]
+fn a_step_in_a_tile_slice_is_the_loads_step() {
+    let source = r#"kernel s(x: f32[40, 128], y: out f32[40, 64], z: out f32[10, 128], w: out f32[40, 64]) {
+    for r in 0..40 step 16 {
+        let t = load x[r .. r + 16, :];
+        store y[r .. r + 16, :] = t[:, 0 .. 128 step 2] - t[:, 1 .. 128 step 2];
+    }
+    let u = load x[:, :];
+    store z[:, :] = u[3 .. 40 step 4, :];
+    store w[:, :] = exp(u[:, 1 .. 128 step 2]);
+}
+"#;
+    check_on_presets(source);
+    assert!(!run_support::asm(source).contains("vcopy"));
+    let computed = r#"kernel s(x: f32[32, 128], y: out f32[32, 64]) {
+    let t = exp(load x[:, :]);
+    store y[:, :] = t[:, 0 .. 128 step 2];
+}
+"#;
+    let result = tilescope::compile::compile(computed, &Default::default());
+    let rendered = tilescope::diag::render(&result.diagnostics, "k.tile", computed);
+    assert!(
+        rendered.contains("k.tile:3:21: error: this slice with a step reads a tile on chip, whose instructions read runs of consecutive lanes"),
+        "{rendered}"
+    );
+}

@@ -652,6 +652,13 @@ fn slices(u: &mut Unstructured, src: &mut String) -> Result<()> {
         ),
         // A column of the loaded tile by position: the load's own integer index.
         format!("unsqueeze(t[:, {}], axis=1)", u.int_in_range(0..=w - 1)?),
+        // Every other column of the loaded tile from `p`: the load takes the step.
+        if w >= 128 {
+            let p = u.int_in_range(0..=w - 128)?;
+            format!("t[:, {p} .. {} step 2]", p + 128)
+        } else {
+            format!("t[:, {loaded} .. {}]", loaded + 64)
+        },
         // Rows shifted up or down, leaving the tensor: the rows outside hold the fill.
         {
             let down = u.int_in_range(-(s as i64)..=s as i64)?;

@@ -94,12 +94,12 @@ pub fn transpose(a: &TileType) -> Result<TileType, String> {
 /// `Full` or a `Range` that stays inside the tile where its start is a constant (a start
 /// in loop variables is subtile-matmul's to keep in range: it steps over whole pieces).
 pub fn slice(arg: &TileType, index: &[Index], transpose: bool) -> Result<TileType, String> {
-    if !matches!(arg.rank(), 1 | 2) || index.len() != arg.rank() || (transpose && arg.rank() != 2) {
+    if arg.rank() == 0 || index.len() != arg.rank() || (transpose && arg.rank() != 2) {
         return Err(format!(
-            "slice needs a tile of 1 or 2 axes and one range per axis (2 to transpose), got {arg}"
+            "slice needs a tile with axes and one range per axis (2 to transpose), got {arg}"
         ));
     }
-    let mut shape = Vec::with_capacity(2);
+    let mut shape = Vec::with_capacity(arg.rank());
     for (ix, &extent) in index.iter().zip(&arg.shape) {
         let len = match ix {
             Index::Full => extent,
@@ -116,6 +116,18 @@ pub fn slice(arg: &TileType, index: &[Index], transpose: bool) -> Result<TileTyp
                 };
                 if !fits || *len == 0 {
                     return Err(format!("slice range leaves {arg}"));
+                }
+                *len
+            }
+            Index::Strided { start, len, step } => {
+                // The last position, `start + (len - 1) * step`, inside the tile.
+                let span = len.saturating_sub(1).saturating_mul(*step);
+                let fits = match start {
+                    IndexExpr::Const(s) => *s >= 0 && (*s as u64).saturating_add(span) < extent,
+                    _ => span < extent,
+                };
+                if !fits || *len == 0 || *step == 0 {
+                    return Err(format!("strided slice range leaves {arg}"));
                 }
                 *len
             }

@@ -749,9 +749,10 @@ pub enum ExprKind {
     },
     /// `.T` of a 2-D tile.
     Transpose(Box<Expr>),
-    /// `arg[index]`: a sub-tile of a tile of rank 1 or 2, each index `Full` or a
-    /// `Range` the checker proved inside the tile (never `clamped`). A lane masked in
-    /// `arg` stays masked.
+    /// `arg[index]`: a sub-tile of a tile, each index `Full`, a `Range` or a `Strided`
+    /// range the checker proved inside the tile (never `clamped`; a single position is
+    /// a range of one, its axis dropped by a `Reshape` around). A lane masked in `arg`
+    /// stays masked.
     Slice {
         arg: Box<Expr>,
         index: Vec<Index>,

@@ -492,16 +492,19 @@ impl Machine<'_> {
                 let a = self.expr(arg, d)?;
                 let mut window = Vec::with_capacity(index.len());
                 for (ix, &extent) in index.iter().zip(&a.shape) {
-                    window.push(match ix {
-                        Index::Full => (0, extent),
-                        Index::Range { start, len, .. } => {
-                            let s = eval_index(start, &self.vars, 0)?;
-                            let s = usize::try_from(s)
-                                .map_err(|_| internal("a slice starts before its tile", e.span))?;
-                            (s, *len as usize)
+                    let (start, len, step) = match ix {
+                        Index::Full => {
+                            window.push((0, extent, 1));
+                            continue;
                         }
+                        Index::Range { start, len, .. } => (start, len, 1),
+                        Index::Strided { start, len, step } => (start, len, *step as usize),
                         _ => return Err(internal("a slice axis that is not a range", e.span)),
-                    });
+                    };
+                    let s = eval_index(start, &self.vars, 0)?;
+                    let s = usize::try_from(s)
+                        .map_err(|_| internal("a slice starts before its tile", e.span))?;
+                    window.push((s, *len as usize, step));
                 }
                 ops::slice(&a, &window, e.span)?
             }

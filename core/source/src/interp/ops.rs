@@ -508,18 +508,21 @@ pub fn reshape(arg: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Diagnos
     })
 }
 
-/// `arg[window]`, one `(start, len)` per axis: numpy's basic slicing. A lane masked in
-/// `arg` (at or past its valid extent) stays masked in the slice.
-pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, Diagnostic> {
+/// `arg[window]`, one `(start, len, step)` per axis: numpy's basic slicing,
+/// `start::step` for `len` positions. A lane masked in `arg` (at or past its valid
+/// extent) stays masked in the slice.
+pub fn slice(arg: &Tile, window: &[(usize, usize, usize)], span: Span) -> Result<Tile, Diagnostic> {
+    let last =
+        |&(s, l, step): &(usize, usize, usize)| l.checked_sub(1)?.checked_mul(step)?.checked_add(s);
     let inside = window.len() == arg.shape.len()
         && window
             .iter()
             .zip(&arg.shape)
-            .all(|(&(s, l), &e)| s.checked_add(l).is_some_and(|end| end <= e));
+            .all(|(w, &e)| w.1 > 0 && w.2 > 0 && last(w).is_some_and(|end| end < e));
     if !inside {
         return Err(internal("a slice outside its tile", span));
     }
-    let shape: Vec<usize> = window.iter().map(|&(_, l)| l).collect();
+    let shape: Vec<usize> = window.iter().map(|&(_, l, _)| l).collect();
     // Row-major strides of the source.
     let mut strides = vec![1; arg.shape.len()];
     for a in (0..arg.shape.len().saturating_sub(1)).rev() {
@@ -530,7 +533,7 @@ pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, 
             let mut rest = flat;
             let mut at = 0;
             for a in (0..shape.len()).rev() {
-                at += (window[a].0 + rest % shape[a]) * strides[a];
+                at += (window[a].0 + (rest % shape[a]) * window[a].2) * strides[a];
                 rest /= shape[a];
             }
             at
@@ -540,10 +543,11 @@ pub fn slice(arg: &Tile, window: &[(usize, usize)], span: Span) -> Result<Tile, 
         Data::F(v) => Data::F(sources.iter().map(|&i| v[i]).collect()),
         Data::I(v) => Data::I(sources.iter().map(|&i| v[i]).collect()),
     };
+    // The positions `s, s + step, ...` below the valid extent `v`.
     let valid = window
         .iter()
         .zip(&arg.valid)
-        .map(|(&(s, l), &v)| v.saturating_sub(s).min(l))
+        .map(|(&(s, l, step), &v)| v.saturating_sub(s).div_ceil(step.max(1)).min(l))
         .collect();
     Ok(Tile {
         dtype: arg.dtype,

@@ -180,9 +180,9 @@ fn fold_op(k: &Kernel, id: OpId, unmasked: bool) -> Option<Folded> {
 }
 
 /// `load %x[r][w]` as one load of the window, when `arg` is a load of a tensor no op
-/// stores (so reading it later reads the same) through ranges, whole axes and single
-/// positions. A clamped range (a tail) folds only under a whole-axis slice: the window
-/// of a tail may start past the tensor.
+/// stores (so reading it later reads the same) through ranges (strided ones too, a
+/// DMA's GM stride), whole axes and single positions. A clamped range (a tail) folds
+/// only under a whole-axis slice: the window of a tail may start past the tensor.
 fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
     let crate::ir::ValueDef::Result { op, .. } = k.values.get(arg)?.def else {
         return None;
@@ -218,7 +218,26 @@ fn load_window(k: &Kernel, arg: ValueId, window: &[Index]) -> Option<OpKind> {
         out.push(match (outer, inner) {
             (Index::Indirect(_), _) => return None,
             (_, Index::Full) => outer.clone(),
-            (Index::Full, Index::Range { .. }) => inner.clone(),
+            (Index::Full, Index::Range { .. } | Index::Strided { .. }) => inner.clone(),
+            (
+                Index::Range {
+                    start,
+                    clamped: false,
+                    ..
+                },
+                Index::Strided {
+                    start: s,
+                    len,
+                    step,
+                },
+            ) => Index::Strided {
+                start: simplify(&IndexExpr::Add(
+                    Box::new(start.clone()),
+                    Box::new(s.clone()),
+                )),
+                len: *len,
+                step: *step,
+            },
             (
                 Index::Range {
                     start,

@@ -1071,10 +1071,21 @@ impl Lw<'_> {
                 _ => None,
             })
             .collect();
+        // A tile of more axes is viewed as rows of its last axis: the window's leading
+        // axes must collapse into one run of rows (whole after the first that selects
+        // more than one position), which start at one combined row.
+        let combined;
         let (row0, col0) = match starts.as_slice() {
             [c] => (None, *c),
             [r0, c] => (*r0, *c),
-            _ => return self.fail(span, "a slice of a tile that is not 1-D or 2-D"),
+            [lead @ .., c] => {
+                let Some(row) = self.collapsed_rows(index, &shape, lead, span) else {
+                    return;
+                };
+                combined = row;
+                (Some(&combined), *c)
+            }
+            [] => return self.fail(span, "a slice of a tile with no axes"),
         };
         let align = self.ub_align.max(1);
         if !self.aligned_window(row0, col0, cols, dtype.bytes(), align) {
@@ -1118,10 +1129,11 @@ impl Lw<'_> {
             };
             window.push((start, valid));
         }
-        let (row0, col0) = match window.as_slice() {
-            [(c0, _)] => (Val::Imm(0), *c0),
-            [(r0, _), (c0, _)] => (*r0, *c0),
-            _ => return self.fail(span, "a slice of a tile that is not 1-D or 2-D"),
+        let (row0, col0) = match (window.as_slice(), row0) {
+            ([(c0, _)], _) => (Val::Imm(0), *c0),
+            ([(r0, _), (c0, _)], _) => (*r0, *c0),
+            ([.., (c0, _)], Some(row)) => (self.iexpr(row, 0), *c0),
+            _ => return self.fail(span, "a slice of a tile with no axes"),
         };
         if window.iter().any(|(_, v)| matches!(v, Val::Reg(_))) {
             self.valid
@@ -1131,6 +1143,45 @@ impl Lw<'_> {
         let first = self.alu(AluOp::Add, first, col0);
         let offset = self.alu(AluOp::Mul, first, Val::Imm(dtype.bytes() as i64));
         self.copy_view(arg, offset, cols, r, span);
+    }
+
+    /// The first row, in rows of the last axis, of a window on a tile of three or more
+    /// axes (`lead`: the starts of its leading axes, `None` for whole ones), when the
+    /// window's rows are one run: every leading axis after the first that selects more
+    /// than one position is whole. Otherwise a located error.
+    fn collapsed_rows(
+        &mut self,
+        index: &[Index],
+        shape: &[u64],
+        lead: &[Option<&crate::ir::IndexExpr>],
+        span: Span,
+    ) -> Option<crate::ir::IndexExpr> {
+        use crate::ir::IndexExpr;
+        let len = |a: usize| match &index[a] {
+            Index::Range { len, .. } => *len,
+            _ => shape[a],
+        };
+        let first = (0..lead.len()).find(|&a| len(a) > 1);
+        let collapses = first.is_none_or(|f| (f + 1..lead.len()).all(|a| len(a) == shape[a]));
+        if !collapses {
+            self.errors.push(Diagnostic::error(
+                "this slice of a tile computed in UB picks rows that are not one run (a vector instruction reads rows one stride apart): take whole axes after the first leading axis that selects more than one position, or slice a loaded tile instead",
+                span,
+            ));
+            return None;
+        }
+        // Row of the window's first element: sum of start * (rows per position).
+        let mut row = IndexExpr::Const(0);
+        for (a, start) in lead.iter().enumerate() {
+            let Some(start) = start else { continue };
+            let per: u64 = shape[a + 1..lead.len()].iter().product();
+            let term = IndexExpr::Mul(
+                Box::new((*start).clone()),
+                Box::new(IndexExpr::Const(per as i64)),
+            );
+            row = IndexExpr::Add(Box::new(row), Box::new(term));
+        }
+        Some(row)
     }
 
     /// One `vcopy` of `r`'s valid lanes from a view of `arg`'s buffer that starts
@@ -1248,6 +1299,13 @@ impl Lw<'_> {
     /// A piece of an L1 tile moved into L0A / L0B: one `mov2d` whose source is the
     /// piece's strided view of the whole tile (rows of the tile's width).
     fn slice(&mut self, arg: ValueId, index: &[Index], transpose: bool, r: ValueId, span: Span) {
+        if index.iter().any(|ix| matches!(ix, Index::Strided { .. })) {
+            // canonicalize made every strided slice of a loaded tile a strided load.
+            return self.errors.push(Diagnostic::error(
+                "this slice with a step reads a tile on chip, whose instructions read runs of consecutive lanes: slice a tile loaded from a tensor the kernel does not store (the load takes the step), or load the tensor with the step",
+                span,
+            ));
+        }
         let (from, to) = (self.space(arg), self.space(r));
         if (from, to, transpose) == (Some(MemSpace::UB), Some(MemSpace::UB), false) {
             return self.vector_slice(arg, index, r, span);

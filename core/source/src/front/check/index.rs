@@ -270,22 +270,13 @@ impl Checker<'_> {
             ExprKind::Name(n) => n.clone(),
             _ => show::expr(arg),
         };
-        if !matches!(ty.rank(), 1 | 2) {
-            return self.error(
-                format!("`{name}` is {ty}: a slice takes a tile of 1 or 2 axes (for now)"),
-                span,
-            );
+        if ty.rank() == 0 {
+            return self.error(format!("`{name}` is {ty}: it has no axes to slice"), span);
         }
         let mut points = Vec::new();
         let (index, ty) = self.per_axis(&name, ty, indices, span, |c, ix, axis, extent| match &ix.kind {
             ast::IndexKind::Full => Some((Index::Full, extent)),
-            ast::IndexKind::Strided(..) => c.error(
-                format!(
-                    "`{}` slices the tile `{name}` with a step: a vector instruction reads rows of consecutive lanes, so a tile slice has none (for now); load the tensor with the step instead",
-                    show::index(ix)
-                ),
-                ix.span,
-            ),
+            ast::IndexKind::Strided(a, b, st) => c.strided(ix, [a, b, st], axis, extent, &name),
             ast::IndexKind::Range(a, b) => match c.range(ix, a, b, axis, extent, &name)? {
                 (Index::Range { clamped: true, .. }, _) => c.error(
                     format!(
