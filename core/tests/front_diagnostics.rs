@@ -684,9 +684,19 @@ fn cases() -> Vec<Case> {
         ),
         // Gathers along an axis.
         case(
-            "gather_two_axes",
-            k("let i = load idx[:];\nlet t = load x[i, i];"),
-            "`x` is indexed by tiles on two axes: a gather picks positions along one axis (for now)",
+            "gather_axes_apart",
+            "kernel k(c: f32[4, 8, 16], idx: i32[8]) {\n    let i = load idx[:];\n    let t = load c[i, 0, i];\n}\n",
+            "`c` is indexed by tiles on axes 0 and 2 with another index between",
+        ),
+        case(
+            "gather_axes_shapes",
+            k("let i = load idx[:];\nlet t = load x[i, unsqueeze(i, axis=1)];"),
+            "tiles that index several axes have one shape",
+        ),
+        case(
+            "scatter_two_axes",
+            k("let i = load idx[:];\nstore y[i, i] = load x[0, 0 .. 8];"),
+            "takes an index tile on one axis (for now)",
         ),
         case(
             "gather_split_block",

@@ -211,3 +211,25 @@ fn six_branches_in_a_buffered_nest_compile_and_match() {
 "#;
     assert_matches_reference(source);
 }
+
+/// compile_run: a padded window of one row that starts above the tensor. The rows'
+/// axis was taken to be the first of more than one position, so this window's row kept
+/// its negative offset and the `dmapad` read before `x` (a simulation error). The
+/// leaving range is now whichever leading range may leave, of any extent.
+#[test]
+fn a_padded_window_of_one_row_above_the_tensor_is_filled() {
+    assert_matches_reference(
+        "kernel sl(x: f32[1, 64], y: out f32[1, 64], z: out f32[1, 64]) {
+  let acc = zeros(f32[1, 64]);
+  for r in 0..1 step 1 {
+    let t = load x[r .. r + 1, :];
+    let c = t + t;
+    store y[r .. r + 1, :] = load x[r + -1 .. r + -1 + 1, 0 .. 64] pad 0.0;
+    for j in 0..1 {
+      acc += c[j + 0 .. j + 1, 0 .. 64];
+    }
+  }
+  store z[:, :] = acc;
+}",
+    );
+}

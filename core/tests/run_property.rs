@@ -376,7 +376,7 @@ fn gather() -> impl Strategy<Value = String> {
             // same indices gather along the middle axis of a batch of matrices, and add
             // the picked blocks back along it into a batch of bins.
             format!(
-                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64], bins: out f32[2, 40, 64]) {{
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64], bins: out f32[2, 40, 64], elems: out f32[{ids}]) {{
     store sums[:, :] = zeros(f32[32, 8]);
     store bins[:, :, :] = zeros(f32[2, 40, 64]);
     for i in 0..{ids} step {n}{buf} {{
@@ -387,6 +387,7 @@ fn gather() -> impl Strategy<Value = String> {
         let blocks = load cube[:, idx + {shift}, :];
         store picked[:, i .. i + {n}, :] = blocks - 1.0;
         store bins[:, idx + {shift}, :] += blocks;
+        store elems[i .. i + {n}] = load table[idx + {shift}, idx % 8];
     }}
 }}"
             )

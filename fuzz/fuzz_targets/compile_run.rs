@@ -245,7 +245,7 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let axis = u.arbitrary::<bool>()?;
     let _ = writeln!(
         src,
-        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], cube: f32[2, {table}, 64], y: out f32[{g}, {c}], acc: out f32[{table}, {c}], picked: out f32[2, {g}, 64], back: out f32[2, {table}, 64]) {{"
+        "kernel ga(ids: i32[{g}], table: f32[{table}, {c}], cube: f32[2, {table}, 64], y: out f32[{g}, {c}], acc: out f32[{table}, {c}], picked: out f32[2, {g}, 64], back: out f32[2, {table}, 64], elems: out f32[{g}]) {{"
     );
     if add {
         let _ = writeln!(src, "  store acc[:, :] = zeros(f32[{table}, {c}]);");
@@ -255,6 +255,13 @@ fn gather(u: &mut Unstructured, src: &mut String) -> Result<()> {
     let _ = writeln!(src, "    let rows = load table[{idx}, :];");
     let e = expr(u, &["rows"], 3)?;
     let _ = writeln!(src, "    store y[i .. i + {s}, :] = rows + {e};");
+    // Elements by index tiles on both axes (numpy's `table[i, j]`).
+    if u.arbitrary()? {
+        let _ = writeln!(
+            src,
+            "    store elems[i .. i + {s}] = load table[{idx}, idx % {c}] * 0.5;"
+        );
+    }
     if add {
         let _ = writeln!(src, "    store acc[{idx}, :] += {e};");
     }

@@ -408,6 +408,68 @@ impl Lower<'_> {
             .collect()
     }
 
+    /// Index tiles on several adjacent axes (numpy's `x[i, j]`) as one index tile on the
+    /// last of them, `(i * J + j)` for axes of extents `I, J`, and position 0 on the
+    /// others: row-major, position `i * J + j` along the last axis is element `(i, j)`,
+    /// so the machine's gather of one axis picks each element. (Past the last axis's
+    /// extent on purpose: the tensor continues there. The reference checks each index
+    /// against its own axis.)
+    fn flat_gather(&self, param: hir::ParamId, index: &[hir::Index]) -> Vec<hir::Index> {
+        let gathered: Vec<usize> = (0..index.len())
+            .filter(|&a| matches!(index[a], hir::Index::Indirect(_)))
+            .collect();
+        let extents = self.hir.params.get(param.0 as usize).map(|p| &p.ty.shape);
+        let (Some(extents), [first, .., last]) = (extents, gathered.as_slice()) else {
+            return index.to_vec();
+        };
+        let mut flat: Option<hir::Expr> = None;
+        let mut out = index.to_vec();
+        for a in *first..=*last {
+            let hir::Index::Indirect(e) = &index[a] else {
+                return index.to_vec();
+            };
+            let (ty, span) = (e.ty.clone(), e.span);
+            flat = Some(match flat {
+                None => (**e).clone(),
+                Some(acc) => {
+                    let extent = extents.get(a).copied().unwrap_or(1) as f64;
+                    let scale = hir::Expr {
+                        kind: hir::ExprKind::Scalar(extent),
+                        ty: crate::types::TileType::scalar(ty.dtype),
+                        span,
+                    };
+                    let scaled = hir::Expr {
+                        kind: hir::ExprKind::Binary {
+                            op: hir::BinaryOp::Mul,
+                            lhs: Box::new(acc),
+                            rhs: Box::new(scale),
+                        },
+                        ty: ty.clone(),
+                        span,
+                    };
+                    hir::Expr {
+                        kind: hir::ExprKind::Binary {
+                            op: hir::BinaryOp::Add,
+                            lhs: Box::new(scaled),
+                            rhs: e.clone(),
+                        },
+                        ty,
+                        span,
+                    }
+                }
+            });
+            let zero = hir::IndexExpr {
+                kind: hir::IndexExprKind::Const(0),
+                span,
+            };
+            out[a] = hir::Index::Single(zero);
+        }
+        if let Some(flat) = flat {
+            out[*last] = hir::Index::Indirect(Box::new(flat));
+        }
+        out
+    }
+
     fn iexpr(&self, e: &hir::IndexExpr, depth: usize) -> Result<IndexExpr, Diagnostics> {
         nesting(depth, "index expression is", e.span)?;
         let sub = |x: &hir::IndexExpr| self.iexpr(x, depth + 1).map(Box::new);
@@ -448,11 +510,14 @@ impl Lower<'_> {
                 buf: self.local_value(*local, e.span)?,
                 slot: self.iexpr(slot, 0)?,
             },
-            hir::ExprKind::Load { param, index, pad } => OpKind::Load {
-                param: param.0 as usize,
-                index: self.index(index, d, ops)?,
-                pad: *pad,
-            },
+            hir::ExprKind::Load { param, index, pad } => {
+                let index = self.flat_gather(*param, index);
+                OpKind::Load {
+                    param: param.0 as usize,
+                    index: self.index(&index, d, ops)?,
+                    pad: *pad,
+                }
+            }
             hir::ExprKind::Unary { op, arg } => OpKind::Unary {
                 op: *op,
                 arg: self.expr(arg, d, ops)?,

@@ -426,6 +426,64 @@ impl Machine<'_> {
         Ok(Region { sels })
     }
 
+    /// `region`, except that index tiles on several adjacent axes pick elements
+    /// together, as numpy's `x[i, j]` does (element `k` at `x[i[k], j[k]]`): those axes
+    /// become one, of the tensor's shape with them merged (returned), whose position
+    /// `k` is the row-major combination of the positions the tiles name. Each index is
+    /// checked against its own axis.
+    fn gather_region(
+        &mut self,
+        p: usize,
+        index: &[Index],
+        span: Span,
+        depth: usize,
+    ) -> Result<(Region, Option<Vec<usize>>), Diagnostic> {
+        let gathered: Vec<usize> = (0..index.len())
+            .filter(|&a| matches!(index[a], Index::Indirect(_)))
+            .collect();
+        if gathered.len() < 2 {
+            return Ok((self.region(p, index, span, depth)?, None));
+        }
+        let (name, shape) = match (self.kernel.params.get(p), self.params.get(p)) {
+            (Some(param), Some(tile)) => (param.name.clone(), tile.shape.clone()),
+            _ => return Err(internal("unknown parameter", span)),
+        };
+        // Every other axis as the plain access selects it.
+        let mut plain = index.to_vec();
+        for &a in &gathered {
+            plain[a] = Index::Full;
+        }
+        let mut sels = self.region(p, &plain, span, depth)?.sels;
+        let mut combined: Option<(Vec<usize>, usize)> = None;
+        for &a in &gathered {
+            let Index::Indirect(e) = &index[a] else {
+                continue;
+            };
+            let AxisSel::Rows { rows, len } = self.indirect_rows(e, &name, a, shape[a], depth)?
+            else {
+                return Err(internal("an index tile that selects no rows", span));
+            };
+            combined = Some(match combined {
+                None => (rows, len),
+                Some((acc, n)) => (
+                    acc.iter()
+                        .zip(&rows)
+                        .map(|(&x, &y)| x * shape[a] + y)
+                        .collect(),
+                    n.min(len),
+                ),
+            });
+        }
+        let (rows, len) = combined.ok_or_else(|| internal("no index tile", span))?;
+        let (first, last) = (gathered[0], gathered[gathered.len() - 1]);
+        let merged: usize = shape[first..=last].iter().product();
+        sels.splice(first..=last, [AxisSel::Rows { rows, len }]);
+        let mut merged_shape = shape[..first].to_vec();
+        merged_shape.push(merged);
+        merged_shape.extend_from_slice(&shape[last + 1..]);
+        Ok((Region { sels }, Some(merged_shape)))
+    }
+
     fn indirect_rows(
         &mut self,
         e: &Expr,
@@ -676,11 +734,12 @@ impl Machine<'_> {
         e: &Expr,
         depth: usize,
     ) -> Result<Tile, Diagnostic> {
-        let region = self.region(p, index, e.span, depth)?;
+        let (region, merged) = self.gather_region(p, index, e.span, depth)?;
         let (src, tensor_shape) = match self.params.get(p) {
-            Some(t) => (&t.data, &t.shape),
+            Some(t) => (&t.data, merged.unwrap_or_else(|| t.shape.clone())),
             None => return Err(internal("unknown parameter", e.span)),
         };
+        let tensor_shape = &tensor_shape;
         let mut out = Tile::zeros(e.ty.dtype, region.shape());
         out.valid = region.valid();
         let valid = out.valid.clone();

@@ -363,15 +363,16 @@ impl Lw<'_> {
             .last()
             .and_then(|&a| gm_strides.get(a).copied())
             .unwrap_or(width as i64);
-        // The rows' axis (the first above extent 1) may leave the tensor too, unless its
-        // window provably stays inside: then its rows outside hold the fill.
-        let leaving = rows_axes.first().and_then(|&a| match &lead[a] {
+        // A leading range may leave the tensor too (the checker allows it on one axis, with
+        // no axis of more than one position before it), unless its window provably stays
+        // inside: then its rows outside hold the fill.
+        let range = |v| self.var_range.get(&v).copied();
+        let leaving = lead.iter().enumerate().find_map(|(a, ix)| match ix {
             Index::Range {
                 start,
                 len,
                 clamped: false,
             } => {
-                let range = |v| self.var_range.get(&v).copied();
                 let inside = crate::ir::affine::interval(start, &range).is_some_and(|(lo, hi)| {
                     lo >= 0 && hi.saturating_add(*len as i64) <= tensor[a] as i64
                 });

@@ -75,44 +75,75 @@ impl Checker<'_> {
             self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
                 c.one_index(ix, axis, extent, &tensor.name)
             })?;
-        self.one_gather_axis(&tensor.name, &index, indices)?;
+        let region = self.gather_axes(&tensor.name, &index, indices, region)?;
         Some((index, region))
     }
 
-    /// An access gathers along one axis at most, and the axes after a gathered one are
-    /// whole (or the last is a range): each picked position brings one contiguous block.
-    fn one_gather_axis(
+    /// An access gathers along one axis, or along adjacent axes with index tiles of one
+    /// shape (numpy's `x[i, j]`: element `k` is `x[i[k], j[k]]`, the indexed axes
+    /// replaced by the index's `n`); the axes after the gathered ones are whole (or the
+    /// last is a range): each picked position brings one contiguous block. Returns the
+    /// region's type with the indexed axes as one.
+    fn gather_axes(
         &mut self,
         tensor: &str,
         index: &[Index],
         indices: &[ast::Index],
-    ) -> Option<()> {
+        region: TileType,
+    ) -> Option<TileType> {
         let gathered: Vec<usize> = (0..index.len())
             .filter(|&a| matches!(index[a], Index::Indirect(_)))
             .collect();
-        let Some(&second) = gathered.get(1) else {
-            let Some(&k) = gathered.first() else {
-                return Some(());
-            };
-            let rest_full = index[k + 1..].iter().all(|ix| matches!(ix, Index::Full));
-            let last_range =
-                index.len() == k + 2 && matches!(index[k + 1], Index::Range { clamped: false, .. });
-            if rest_full || last_range {
-                return Some(());
-            }
+        let (Some(&first), Some(&k)) = (gathered.first(), gathered.last()) else {
+            return Some(region);
+        };
+        if let Some(gap) = (first..=k).find(|a| !gathered.contains(a)) {
+            return self.error(
+                format!(
+                    "`{tensor}` is indexed by tiles on axes {first} and {k} with another index between: index tiles go on adjacent axes (numpy's `x[i, j]`)"
+                ),
+                indices[gap].span,
+            );
+        }
+        let shape_of = |a: usize| match &index[a] {
+            Index::Indirect(e) => Some(e.ty.shape.clone()),
+            _ => None,
+        };
+        if let Some(&other) = gathered.iter().find(|&&a| shape_of(a) != shape_of(first)) {
+            return self.error(
+                format!(
+                    "the index tiles of `{tensor}` have shapes {:?} and {:?}: tiles that index several axes have one shape, element k of each naming one element",
+                    shape_of(first).unwrap_or_default(),
+                    shape_of(other).unwrap_or_default()
+                ),
+                indices[other].span,
+            );
+        }
+        let rest_full = index[k + 1..].iter().all(|ix| matches!(ix, Index::Full));
+        let last_range =
+            index.len() == k + 2 && matches!(index[k + 1], Index::Range { clamped: false, .. });
+        if !(rest_full || last_range) {
             return self.error(
                 format!(
                     "`{tensor}` gathers along axis {k}, so the axes after it are whole (`:`), or the last one a range: each picked position brings one contiguous block"
                 ),
                 indices.get(k + 1).map_or(indices[k].span, |ix| ix.span),
             );
-        };
-        self.error(
-            format!(
-                "`{tensor}` is indexed by tiles on two axes: a gather picks positions along one axis (for now)"
-            ),
-            indices[second].span,
-        )
+        }
+        // The indexed axes become one, of the index's extent: drop all but the last.
+        // (`numpy_shape` kept every axis that is not a single position.)
+        let mut shape = Vec::with_capacity(region.rank());
+        let mut axis = 0;
+        for (a, ix) in index.iter().enumerate() {
+            if matches!(ix, Index::Single(_)) {
+                continue;
+            }
+            if a == k || !gathered.contains(&a) {
+                shape.extend(region.shape.get(axis).copied());
+            }
+            axis += 1;
+        }
+        Some(TileType::new(region.dtype, shape))
     }
 
     /// `access` for a load, with `pad`: then the last axis's index may leave the tensor
@@ -130,8 +161,9 @@ impl Checker<'_> {
         let ty = self.params.get(param.0 as usize)?.ty.clone();
         let span = indices_span(tensor, indices);
         let last = ty.rank().saturating_sub(1);
-        // Whether an axis before this one selects more than one position: rows that
-        // leave the tensor are filled on the first such axis only (the rows' axis).
+        // Whether an axis before this one selects more than one position, or may leave
+        // the tensor: rows that leave it are filled on one axis, the first that is not a
+        // single position (the rows' axis).
         let mut rows_before = false;
         self.per_axis(&tensor.name, &ty, indices, span, |c, ix, axis, extent| {
             let gather = matches!(&ix.kind, ast::IndexKind::Point(e) if !c.is_index_expr(e));
@@ -146,7 +178,9 @@ impl Checker<'_> {
             }
             if axis != last {
                 let found = c.padded_rows(ix, axis, extent, &tensor.name, rows_before);
-                rows_before |= found.as_ref().is_some_and(|f| f.1 > 1);
+                rows_before |= found
+                    .as_ref()
+                    .is_some_and(|f| f.1 > 1 || matches!(f.0, Index::Range { .. }));
                 return found;
             }
             match &ix.kind {
