@@ -693,11 +693,7 @@ fn cases() -> Vec<Case> {
             k("let i = load idx[:];\nlet t = load x[i, unsqueeze(i, axis=1)];"),
             "tiles that index several axes have one shape",
         ),
-        case(
-            "scatter_two_axes",
-            k("let i = load idx[:];\nstore y[i, i] = load x[0, 0 .. 8];"),
-            "takes an index tile on one axis (for now)",
-        ),
+
         case(
             "gather_split_block",
             "kernel k(c: f32[8, 8, 8, 8], idx: i32[4]) {\n    let t = load c[:, load idx[:], 0 .. 4, :];\n}\n",

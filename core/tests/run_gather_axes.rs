@@ -156,3 +156,38 @@ fn index_tiles_on_several_axes_pick_elements() {
 "#,
     );
 }
+
+/// Index tiles on several axes scatter elements too: `store y[i, j] += v` adds `v[k]`
+/// into `y[i[k], j[k]]`, so repeated pairs sum (numpy's `np.add.at(y, (i, j), v)`,
+/// counted by hand here: 64 ones into 4 x 4 cells, four each), and a plain store writes
+/// each pair's element.
+#[test]
+fn index_tiles_on_several_axes_scatter_elements() {
+    let source = r#"kernel s(x: f32[64], r: i32[64], c: i32[64], y: out f32[16, 32], w: out f32[4, 4]) {
+    let i = load r[:];
+    let j = load c[:];
+    store y[:, :] = zeros(f32[16, 32]);
+    store y[i % 16, j % 16 * 2] = load x[:];
+    store w[:, :] = zeros(f32[4, 4]);
+    store w[i % 4, j % 4] += load x[:];
+}
+"#;
+    check_on_presets(source);
+    let mut r = Tensor::zeros(DType::I32, vec![64]);
+    let mut c = Tensor::zeros(DType::I32, vec![64]);
+    for k in 0..64 {
+        r.set_i32(k, (k / 4) as i32);
+        c.set_i32(k, (k % 4) as i32);
+    }
+    let ones = Tensor::from_f32(DType::F32, vec![64], &[1.0; 64]);
+    let inputs = vec![("x".into(), ones), ("r".into(), r), ("c".into(), c)];
+    let run = tilescope::run::run(source, &CompileOptions::default(), inputs, 1);
+    assert!(
+        run.diagnostics.is_empty() && run.reference_match,
+        "{:?}",
+        run.diagnostics
+    );
+    let w = run.outputs.iter().find(|o| o.name == "w").expect("w");
+    let w = w.tensor.as_ref().expect("a simulated w");
+    assert!((0..16).all(|k| w.get(k) == 4.0));
+}

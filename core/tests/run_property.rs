@@ -376,8 +376,9 @@ fn gather() -> impl Strategy<Value = String> {
             // same indices gather along the middle axis of a batch of matrices, and add
             // the picked blocks back along it into a batch of bins.
             format!(
-                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64], bins: out f32[2, 40, 64], elems: out f32[{ids}]) {{
+                "kernel k(ids: i32[{ids}], table: f32[32, 8], cube: f32[2, 40, 64], y: out {y}, sums: out f32[32, 8], picked: out f32[2, {ids}, 64], bins: out f32[2, 40, 64], elems: out f32[{ids}], hits: out f32[4, 8]) {{
     store sums[:, :] = zeros(f32[32, 8]);
+    store hits[:, :] = zeros(f32[4, 8]);
     store bins[:, :, :] = zeros(f32[2, 40, 64]);
     for i in 0..{ids} step {n}{buf} {{
         let idx = load ids[i .. i + {n}];
@@ -388,6 +389,7 @@ fn gather() -> impl Strategy<Value = String> {
         store picked[:, i .. i + {n}, :] = blocks - 1.0;
         store bins[:, idx + {shift}, :] += blocks;
         store elems[i .. i + {n}] = load table[idx + {shift}, idx % 8];
+        store hits[idx % 4, (idx + {shift}) % 8] += 1.0;
     }}
 }}"
             )

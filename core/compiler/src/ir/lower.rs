@@ -133,7 +133,8 @@ impl Lower<'_> {
                 accumulate,
             } => {
                 let source_index = source_index(index);
-                let index = self.index(index, depth, ops)?;
+                let index = self.flat_gather(*param, index);
+                let index = self.index(&index, depth, ops)?;
                 let value = self.expr(value, depth, ops)?;
                 let kind = OpKind::Store {
                     param: param.0 as usize,
@@ -408,8 +409,8 @@ impl Lower<'_> {
             .collect()
     }
 
-    /// Index tiles on several adjacent axes (numpy's `x[i, j]`) as one index tile on the
-    /// last of them, `(i * J + j)` for axes of extents `I, J`, and position 0 on the
+    /// Index tiles on several adjacent axes (numpy's `x[i, j]`, loaded or stored) as one
+    /// index tile on the last of them, `(i * J + j)` for axes of extents `I, J`, and position 0 on the
     /// others: row-major, position `i * J + j` along the last axis is element `(i, j)`,
     /// so the machine's gather of one axis picks each element. (Past the last axis's
     /// extent on purpose: the tensor continues there. The reference checks each index

@@ -213,7 +213,7 @@ impl Machine<'_> {
             } => {
                 let value = self.expr(value, 0)?;
                 let p = param.0 as usize;
-                let region = self.region(p, index, stmt.span, 0)?;
+                let (region, merged) = self.gather_region(p, index, stmt.span, 0)?;
                 // numpy's region drops the single positions' axes; the box keeps them
                 // with extent 1 (the same elements in the same order). A value of the
                 // box's elements in order is stored as it is, as the compiler's store
@@ -245,7 +245,7 @@ impl Machine<'_> {
                 if target.dtype != value.dtype {
                     return Err(internal("store of a value of another dtype", stmt.span));
                 }
-                let tensor_shape = target.shape.clone();
+                let tensor_shape = merged.unwrap_or_else(|| target.shape.clone());
                 let dtype = target.dtype;
                 match (&mut target.data, &value.data) {
                     // A scatter that adds: rows in order, each sum rounded to the dtype

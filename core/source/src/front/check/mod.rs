@@ -500,20 +500,6 @@ impl<'a> Checker<'a> {
             }
             other => other,
         };
-        if index
-            .iter()
-            .filter(|ix| matches!(ix, hir::Index::Indirect(_)))
-            .count()
-            > 1
-        {
-            return self.error(
-                format!(
-                    "a store into `{}` takes an index tile on one axis (for now): elements picked by tiles on several axes (`x[i, j]`) are loads only",
-                    tensor.name
-                ),
-                span,
-            );
-        }
         if accumulate && !index.iter().any(|ix| matches!(ix, hir::Index::Indirect(_))) {
             return self.error(
                 format!(
