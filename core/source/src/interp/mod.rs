@@ -219,9 +219,7 @@ impl Machine<'_> {
                 // box's elements in order is stored as it is, as the compiler's store
                 // does; any other broadcasts to numpy's region.
                 let boxed = region.shape();
-                let non_unit =
-                    |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
-                let value = if non_unit(&value.shape) == non_unit(&boxed) {
+                let value = if ops::same_elements(&value.shape, &boxed) {
                     value
                 } else {
                     let dims: Vec<u64> = boxed.iter().map(|&d| d as u64).collect();

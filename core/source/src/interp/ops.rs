@@ -461,6 +461,13 @@ pub fn transpose(arg: &Tile, span: Span) -> Result<Tile, Diagnostic> {
     })
 }
 
+/// Whether two shapes hold the same elements in the same row-major order: equal once
+/// their axes of extent 1 are dropped.
+pub fn same_elements(a: &[usize], b: &[usize]) -> bool {
+    let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    non_unit(a) == non_unit(b)
+}
+
 /// numpy's `reshape` (and `squeeze`, `unsqueeze`): the same elements in row-major order.
 /// A tile with masked lanes (a tail) keeps them only where the reshape just adds or
 /// drops axes of extent 1; any other reshape of it is an error, as the machine's is.
@@ -482,10 +489,9 @@ pub fn reshape(arg: Tile, shape: Vec<usize>, span: Span) -> Result<Tile, Diagnos
             }
             Some(out)
         };
-        let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
         let (Some(mut lanes), true) = (
             kept(&arg.shape, &arg.valid),
-            non_unit(&arg.shape) == non_unit(&shape),
+            same_elements(&arg.shape, &shape),
         ) else {
             return Err(Diagnostic::error(
                 "this reshape regroups a tile whose last loop iteration holds fewer lanes (a tail): reshape only whole tiles, or add and drop axes of extent 1",

@@ -153,7 +153,7 @@ type Valid = Vec<Val>;
 /// A transfer's valid extents, one per axis of the box it moves (`boxed`), as extents of
 /// the tile (`tile`, the same elements: `typing::same_layout`). The box keeps a single
 /// position's axis with extent 1, which the tile drops (numpy), and a stored value may
-/// have extra axes of extent 1. `None` when an axis of extent 1 holds a tail (a valid
+/// have extra axes of extent 1; a reshape that adds or drops such axes maps the same way. `None` when an axis of extent 1 holds a tail (a valid
 /// extent that is not 1) and the shapes differ: no mapping could keep it.
 fn box_valid_to_tile(valid: &[Val], boxed: &[u64], tile: &[u64]) -> Option<Valid> {
     if boxed == tile {

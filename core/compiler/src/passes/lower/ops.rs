@@ -1226,32 +1226,17 @@ impl Lw<'_> {
             .cloned()
             .filter(|v| v.iter().zip(&from).any(|(x, &d)| *x != Val::Imm(d as i64)));
         if let Some(valid) = tail {
-            let mut lanes = Vec::new();
-            let mut whole_units = true;
-            for (&d, &v) in from.iter().zip(&valid) {
-                match (d, v) {
-                    (1, Val::Imm(1)) => {}
-                    (1, _) => whole_units = false,
-                    _ => lanes.push(v),
-                }
-            }
-            let non_unit = |s: &[u64]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
-            if !whole_units || non_unit(&from) != non_unit(&to) {
+            // Only adding or dropping axes of extent 1 keeps each valid extent on its
+            // lanes (the same mapping a transfer's box and its tile use).
+            let mapped = crate::ir::typing::same_layout(&from, &to)
+                .then(|| super::box_valid_to_tile(&valid, &from, &to))
+                .flatten();
+            let Some(mapped) = mapped else {
                 return self.errors.push(Diagnostic::error(
                     "this reshape regroups a tile whose last loop iteration holds fewer lanes (a tail): reshape only whole tiles, or add and drop axes of extent 1",
                     span,
                 ));
-            }
-            // The non-unit extents are the same, in order: each takes its valid extent
-            // (so the default below is never used).
-            let mut lanes = lanes.into_iter();
-            let mapped: Valid = to
-                .iter()
-                .map(|&d| match d {
-                    1 => Val::Imm(1),
-                    _ => lanes.next().unwrap_or(Val::Imm(d as i64)),
-                })
-                .collect();
+            };
             self.valid.insert(r, mapped);
         }
         let (_, full_cols) = Self::view2d(&to);

@@ -323,18 +323,7 @@ impl Checker<'_> {
             },
             ast::IndexKind::Point(e) if c.is_index_expr(e) => {
                 // One position: a window of one, whose axis the caller drops (numpy).
-                let ie = c.index_expr(e)?;
-                let (lo, hi) = c.interval(&ie);
-                if (lo < 0 || hi >= i128::from(extent)) && !c.never_evaluated(&ie) {
-                    let reached = if lo < 0 { lo } else { hi };
-                    return c.error(
-                        format!(
-                            "index `{}` on axis {axis} of the tile `{name}` reaches {reached}, outside 0..{extent}",
-                            show::expr(e)
-                        ),
-                        ix.span,
-                    );
-                }
+                let ie = c.position(e, ix.span, axis, extent, &format!("the tile `{name}`"))?;
                 points.push(axis);
                 Some((
                     Index::Range {
@@ -368,22 +357,36 @@ impl Checker<'_> {
             ast::IndexKind::Range(a, b) => self.range(ix, a, b, axis, extent, tensor),
             ast::IndexKind::Strided(a, b, s) => self.strided(ix, [a, b, s], axis, extent, tensor),
             ast::IndexKind::Point(e) if self.is_index_expr(e) => {
-                let ie = self.index_expr(e)?;
-                let (lo, hi) = self.interval(&ie);
-                if (lo < 0 || hi >= i128::from(extent)) && !self.never_evaluated(&ie) {
-                    let reached = if lo < 0 { lo } else { hi };
-                    return self.error(
-                        format!(
-                            "index `{}` on axis {axis} of `{tensor}` reaches {reached}, outside 0..{extent}",
-                            show::expr(e)
-                        ),
-                        ix.span,
-                    );
-                }
+                let ie = self.position(e, ix.span, axis, extent, &format!("`{tensor}`"))?;
                 Some((Index::Single(ie), 1))
             }
             ast::IndexKind::Point(e) => self.indirect(e),
         }
+    }
+
+    /// One position `e` on axis `axis` of `of` (`` `x` `` or ``the tile `t` ``), inside
+    /// `0 .. extent` on every iteration that evaluates it.
+    fn position(
+        &mut self,
+        e: &ast::Expr,
+        span: crate::diag::Span,
+        axis: usize,
+        extent: u64,
+        of: &str,
+    ) -> Option<IndexExpr> {
+        let ie = self.index_expr(e)?;
+        let (lo, hi) = self.interval(&ie);
+        if (lo < 0 || hi >= i128::from(extent)) && !self.never_evaluated(&ie) {
+            let reached = if lo < 0 { lo } else { hi };
+            return self.error(
+                format!(
+                    "index `{}` on axis {axis} of {of} reaches {reached}, outside 0..{extent}",
+                    show::expr(e)
+                ),
+                span,
+            );
+        }
+        Some(ie)
     }
 
     /// `a .. b step s` on a tensor axis: `s` a positive constant, the positions
