@@ -86,7 +86,16 @@ export type RunResult = {
      * rate one after another.
      */
     bound: number,
+    /**
+     * What no program of the kernel beats: its compulsory GM bytes and its products
+     * at the machine's peak rates.
+     */
+    roofline: Roofline,
     pipes: Array<PipeStats>,
+    /**
+     * Where each pipe's cycles went: busy, or idle and why.
+     */
+    stalls: Array<PipeStalls>,
     /**
      * Set/wait pairs that executed.
      */
@@ -383,6 +392,31 @@ export type FlagEvent = {
     wait_instr: number | null,
 };
 
+/**
+ * What one `wait_flag` instruction cost its pipe over the run.
+ */
+export type FlagStall = {
+    /**
+     * The `wait_flag`'s static instruction index.
+     */
+    wait_instr: number,
+    src: Pipe,
+    dst: Pipe,
+    id: number,
+    /**
+     * Cycles waited in all, over every time it ran.
+     */
+    cycles: number,
+    /**
+     * How often it waited at all.
+     */
+    times: number,
+    /**
+     * Its longest single wait.
+     */
+    longest: Stretch,
+};
+
 export type Instr = {
     op: Op,
     prov: Provenance,
@@ -524,6 +558,49 @@ export type PassRecord = {
  */
 export type Pipe = "S" | "MTE2" | "MTE1" | "M" | "V" | "FIX" | "MTE3";
 
+/**
+ * One pipe's cycles by what it did (`SimResult::stalls`):
+ * `busy + shared_bandwidth + flag_wait + barrier + queue_full + not_issued` is the
+ * run's cycles.
+ */
+export type PipeStalls = {
+    pipe: Pipe,
+    /**
+     * Executing instructions, at the rate each would run alone (DMA startup included).
+     */
+    busy: number,
+    /**
+     * Executing, but longer because MTE2 and MTE3 shared GM bandwidth.
+     */
+    shared_bandwidth: number,
+    /**
+     * Idle with a `wait_flag` at its queue's head whose flag was not yet set.
+     */
+    flag_wait: number,
+    /**
+     * Idle while the S pipe was held at a `pipe_barrier ALL` (for the S pipe: held there).
+     */
+    barrier: number,
+    /**
+     * Idle while the S pipe could not dispatch because a pipe's queue was full (for the
+     * S pipe: blocked so).
+     */
+    queue_full: number,
+    /**
+     * Idle with nothing issued to it otherwise: the S pipe was busy with other work, or
+     * had nothing more for this pipe (for the S pipe: after its last instruction).
+     */
+    not_issued: number,
+    /**
+     * The longest single idle stretch, where the timeline shows it best.
+     */
+    longest_idle: Stretch | null,
+    /**
+     * The flag waits, by `wait_flag` instruction, longest in total first.
+     */
+    flags: Array<FlagStall>,
+};
+
 export type PipeStats = {
     pipe: Pipe,
     /**
@@ -630,6 +707,41 @@ export type RemovedRow = {
 };
 
 /**
+ * The kernel's roofline: the cycles its compulsory GM traffic and its products take at
+ * the machine's peak rates. Beside `bound`, which judges the schedule of the program
+ * the compiler emitted, it says how far the kernel is from the machine itself.
+ */
+export type Roofline = {
+    /**
+     * Each element the reference loaded from an input, once.
+     */
+    gm_read_bytes: number,
+    /**
+     * Each element the reference stored to an output, once.
+     */
+    gm_write_bytes: number,
+    /**
+     * Those bytes at the fastest GM paths: reads and writes through MTE2 and MTE3
+     * share GM bandwidth, and a kernel with products may write some of its outputs
+     * through FIX beside them.
+     */
+    gm_cycles: number,
+    /**
+     * The multiply-accumulates of the kernel's products (`@`) over their valid extents.
+     */
+    macs: number,
+    /**
+     * Those at the matrix unit's peak rate (a full `block_m x K block x block_n` block
+     * per cycle, `f32_factor` times slower for f32).
+     */
+    matrix_cycles: number,
+    /**
+     * The larger of the two.
+     */
+    cycles: number,
+};
+
+/**
  * One `out` tensor of a run.
  */
 export type RunOutput = {
@@ -729,6 +841,14 @@ export type StepNode = {
      * an iteration only when this holds.
      */
     branch: string | null,
+};
+
+/**
+ * Idle cycles `[from, from + cycles)`.
+ */
+export type Stretch = {
+    from: number,
+    cycles: number,
 };
 
 /**

@@ -1,6 +1,7 @@
 //! Quality of the compiled code: for every example on a preset (default `a3`), the
-//! simulated cycles and the machine's lower bound under `auto` sync, the syncs inserted,
-//! and the cycles under the conservative `barrier` strategy; then what precise aliasing
+//! simulated cycles and the machine's lower bound under `auto` sync, the kernel's
+//! roofline (what no program of it beats), the syncs inserted,
+//! the cycles under the conservative `barrier` strategy and what limits the run; then what precise aliasing
 //! buys: cycles and syncs under `auto` with precise and with coarse aliasing.
 //!
 //! `cargo run --release -p tilescope --example figures [-- PRESET]`
@@ -20,6 +21,45 @@ fn simulate_alias(source: &str, preset: &str, sync: SyncStrategy, alias: AliasMo
         ..CompileOptions::default()
     };
     run(source, &options, Vec::new(), 1)
+}
+
+/// What holds a run back: the pipe at the bound (or GM bandwidth), and where that
+/// pipe's idle cycles went, biggest cause first.
+fn limited_by(r: &RunResult) -> String {
+    let cycles = r.sim.cycles.max(1) as f64;
+    let Some(busiest) = r.sim.stalls.iter().max_by_key(|s| s.busy) else {
+        return String::new();
+    };
+    let head = if r.sim.gm_transfer_cycles > busiest.busy {
+        format!(
+            "GM bandwidth ({:.0}%)",
+            100.0 * r.sim.gm_transfer_cycles as f64 / cycles
+        )
+    } else {
+        format!(
+            "{} ({:.0}% busy)",
+            busiest.pipe.name(),
+            100.0 * busiest.busy as f64 / cycles
+        )
+    };
+    let mut causes = [
+        (busiest.flag_wait, "flags"),
+        (busiest.shared_bandwidth, "shared bandwidth"),
+        (busiest.barrier, "barriers"),
+        (busiest.queue_full, "full queues"),
+        (busiest.not_issued, "nothing issued"),
+    ];
+    causes.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let idle: Vec<String> = causes
+        .iter()
+        .filter(|c| c.0 as f64 >= 0.02 * cycles)
+        .map(|(c, what)| format!("{what} {:.0}%", 100.0 * *c as f64 / cycles))
+        .collect();
+    if idle.is_empty() {
+        head
+    } else {
+        format!("{head}; the rest: {}", idle.join(", "))
+    }
 }
 
 /// Set/wait pairs placed, and pairs met at run time.
@@ -73,10 +113,11 @@ fn alias_table(preset: &str) {
 fn main() {
     let preset = std::env::args().nth(1).unwrap_or_else(|| "a3".to_string());
     println!(
-        "| example | cycles | bound | bound/cycles | syncs | barrier cycles | auto speed-up | matches reference |"
+        "| example | cycles | bound | bound/cycles | roofline | roofline/cycles | syncs | barrier cycles | auto speed-up | matches reference | limited by |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
     let mut log_sum = 0.0;
+    let mut roof_log_sum = 0.0;
     let mut count = 0;
     for example in tilescope::examples::ALL {
         let auto = simulate(example.source, &preset, SyncStrategy::Auto);
@@ -94,22 +135,31 @@ fn main() {
         let ratio = auto.bound as f64 / auto.sim.cycles.max(1) as f64;
         log_sum += ratio.ln();
         count += 1;
+        let roofline = auto.roofline.cycles as f64 / auto.sim.cycles.max(1) as f64;
+        roof_log_sum += roofline.max(1e-9).ln();
         println!(
-            "| {} | {} | {} | {:.2} | {} | {} | {:.2}x | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {:.2}x | {} | {} |",
             example.name,
             auto.sim.cycles,
             auto.bound,
             ratio,
+            auto.roofline.cycles,
+            roofline,
             auto.sim.syncs,
             barrier.sim.cycles,
             barrier.sim.cycles as f64 / auto.sim.cycles.max(1) as f64,
             auto.reference_match && auto.sim.races.is_empty(),
+            limited_by(&auto),
         );
     }
     if count > 0 {
         println!(
             "\ngeometric mean of bound/cycles on {preset}: {:.3}",
             (log_sum / count as f64).exp()
+        );
+        println!(
+            "geometric mean of roofline/cycles on {preset}: {:.3}",
+            (roof_log_sum / count as f64).exp()
         );
     }
     alias_table(&preset);

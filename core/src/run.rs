@@ -40,10 +40,95 @@ pub struct RunResult {
     /// GM bandwidth), or the GM transfers of MTE2 and MTE3 at full rate one after another
     /// (they share the bandwidth).
     pub bound: u64,
+    /// The distance to the machine: what no program of this kernel can beat (the
+    /// default when the reference did not run).
+    pub roofline: Roofline,
     pub outputs: Vec<OutputReport>,
     pub compile: CompileResult,
     /// Compile, input or interpreter errors (the simulation's are in `errors`).
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The kernel's roofline: the cycles its compulsory GM traffic and its products take at
+/// the machine's peak rates. Beside `bound`, which judges the schedule of the program
+/// the compiler emitted, it says how far the kernel is from the machine itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(default)]
+pub struct Roofline {
+    /// Each element the reference loaded from an input, once.
+    pub gm_read_bytes: u64,
+    /// Each element the reference stored to an output, once.
+    pub gm_write_bytes: u64,
+    /// Those bytes at the fastest GM paths: reads and writes through MTE2 and MTE3
+    /// share GM bandwidth, and a kernel with products may write some of its outputs
+    /// through FIX beside them.
+    pub gm_cycles: u64,
+    /// The multiply-accumulates of the kernel's products (`@`) over their valid extents.
+    pub macs: u64,
+    /// Those at the matrix unit's peak rate (a full `block_m x K block x block_n` block
+    /// per cycle, `f32_factor` times slower for f32).
+    pub matrix_cycles: u64,
+    /// The larger of the two.
+    pub cycles: u64,
+}
+
+impl Roofline {
+    /// The roofline of a kernel that computed `counts` with parameters `params`, on
+    /// `machine`.
+    pub fn new(
+        counts: &crate::interp::Counts,
+        params: &[crate::front::hir::Param],
+        machine: &Machine,
+    ) -> Roofline {
+        let bytes = |elems: &[u64]| -> u64 {
+            params
+                .iter()
+                .zip(elems)
+                .map(|(p, &n)| n.saturating_mul(p.ty.dtype.bytes()))
+                .sum()
+        };
+        let (gm_read_bytes, gm_write_bytes) = (bytes(&counts.read), bytes(&counts.written));
+        let bw = &machine.costs.bandwidth;
+        let reads = gm_read_bytes as f64 / bw.gm_ub.max(bw.gm_l1);
+        let writes = gm_write_bytes as f64;
+        // MTE2 and MTE3 share GM bandwidth; FIX writes a product's accumulator to GM
+        // beside them. With products, any share `x` of the writes may take that path:
+        // the best split ends both paths together (or sends every write through FIX).
+        let gm_cycles = if counts.macs.is_empty() {
+            reads + writes / bw.ub_gm
+        } else if reads >= writes / bw.l0c_gm {
+            reads
+        } else {
+            let x = (reads + writes / bw.ub_gm) / (1.0 / bw.ub_gm + 1.0 / bw.l0c_gm);
+            x / bw.l0c_gm
+        }
+        .ceil();
+        let mm = &machine.costs.matmul;
+        let mut matrix = 0.0;
+        let mut macs = 0u64;
+        for &(dtype, n) in &counts.macs {
+            let k_block = (mm.k_block_bytes / dtype.bytes()).max(1);
+            let factor = if dtype == crate::types::DType::F32 {
+                mm.f32_factor
+            } else {
+                1
+            };
+            let per_cycle = (mm.block_m * k_block * mm.block_n) as f64 / factor.max(1) as f64;
+            matrix += n as f64 / per_cycle;
+            macs = macs.saturating_add(n);
+        }
+        // Both are finite and below 2^64 cycles for any kernel the limits admit.
+        let (gm_cycles, matrix_cycles) = (gm_cycles as u64, matrix.ceil() as u64);
+        Roofline {
+            gm_read_bytes,
+            gm_write_bytes,
+            gm_cycles,
+            macs,
+            matrix_cycles,
+            cycles: gm_cycles.max(matrix_cycles),
+        }
+    }
 }
 
 /// Compiles `source` and runs it on inputs `provided` (by parameter name; the rest filled
@@ -101,7 +186,7 @@ pub fn run_compiled(
         }
     };
     let mut reference = inputs.clone();
-    let interp = crate::interp::run(hir, &mut reference);
+    let interp = crate::interp::run_counting(hir, &mut reference);
     let inputs = crate::inputs::with_scratch(&program, inputs);
     let mut sim = sim::simulate(&program, &machine, inputs, SimMode::FULL);
     name_race_tiles(&mut sim.races, &compile.buffers, &cx.source);
@@ -109,7 +194,8 @@ pub fn run_compiled(
         Err(d) => {
             result.diagnostics.push(d);
         }
-        Ok(()) => {
+        Ok(counts) => {
+            result.roofline = Roofline::new(&counts, &hir.params, &machine);
             let mut all = sim.errors.is_empty();
             for (i, p) in hir.params.iter().enumerate() {
                 if !p.is_out {

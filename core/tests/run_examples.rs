@@ -33,16 +33,30 @@ fn check_alias(sync: SyncStrategy, alias: AliasMode, preset: &str) {
             Some(program) => unordered_flag_reuses(program, &r.sim.trace, &r.sim.flags),
             None => Vec::new(),
         };
-        let ok = r.diagnostics.is_empty()
+        // Every pipe's busy and idle cycles add up to the run (`stalls`), and its busy
+        // part is what the pipe totals say.
+        let stalls_add_up = r.sim.stalls.len() == r.sim.pipes.len()
+            && r.sim.stalls.iter().zip(&r.sim.pipes).all(|(s, p)| {
+                s.pipe == p.pipe
+                    && s.total() == r.sim.cycles
+                    && s.busy + s.shared_bandwidth == p.busy
+            });
+        let ok = stalls_add_up
+            && r.diagnostics.is_empty()
             && r.sim.errors.is_empty()
             && r.sim.races.is_empty()
             && r.reference_match
             && r.bound <= r.sim.cycles
+            // The roofline is what no program beats, this one's bound included; every
+            // example moves data.
+            && r.roofline.cycles <= r.bound
+            && r.roofline.gm_cycles > 0
             && unordered.is_empty();
         if !ok {
             failures.push(format!(
-                "{} on {preset}: bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
+                "{} on {preset}: stalls add up {stalls_add_up} roofline {:?} bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
                 path.display(),
+                r.roofline,
                 r.bound,
                 r.sim.cycles,
                 r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),

@@ -201,7 +201,55 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         );
         page.wait_for_text(".stat-verdict", "✓ matches reference")
             .await?;
+        // The roofline and where each pipe's cycles went are core's figures for the
+        // same run (the playground's options: teach, auto sync), and every bar adds up
+        // to the run's cycles.
+        let source = tilescope::examples::Example::find("elementwise")
+            .context("the elementwise example")?
+            .source;
+        let core = tilescope::run::run(
+            source,
+            &tilescope::compile::CompileOptions {
+                preset: Some("teach".into()),
+                ..Default::default()
+            },
+            Vec::new(),
+            0,
+        );
+        ensure!(core.sim.cycles == cycles, "core {} page {cycles}", core.sim.cycles);
+        ensure!(number("stat-roofline").await? == core.roofline.cycles);
+        let totals = page
+            .eval(
+                "return Array.from(document.querySelectorAll('[data-testid=stall-row]'))\
+                 .map(r => [r.dataset.pipe, Number(r.dataset.total), r.textContent]);",
+            )
+            .await?;
+        let rows = totals.as_array().context("stall rows")?;
+        ensure!(rows.len() >= 3, "stall rows {totals}");
+        for row in rows {
+            ensure!(row[1].as_u64() == Some(cycles), "a bar that is not the run: {row}");
+        }
+        let mte2 = core.sim.stalls.iter().find(|s| s.pipe.name() == "MTE2").context("MTE2")?;
+        let mte2_row = rows
+            .iter()
+            .find(|r| r[0].as_str() == Some("MTE2"))
+            .and_then(|r| r[2].as_str())
+            .context("an MTE2 row")?;
+        ensure!(
+            mte2_row.contains(&format!("{} busy", mte2.busy))
+                && mte2_row.contains(&format!("{} nothing issued", mte2.not_issued)),
+            "MTE2's row {mte2_row:?} against core's {mte2:?}"
+        );
         page.screenshot("playground-output").await?;
+        // Its longest idle stretch opens on the timeline.
+        let longest = mte2.longest_idle.context("MTE2 idles")?;
+        page.click("[data-testid=stall-row][data-pipe=MTE2] button").await?;
+        page.wait_for_text_containing(
+            "[data-testid=cursor-readout-cycle]",
+            &format!("cycle {} /", longest.from),
+        )
+        .await?;
+        page.tab("Output").await?;
 
         // What a pass buys: the worker measures the run without each optional pass once
         // the result settles; turning multi-buffer off costs those cycles.

@@ -686,3 +686,40 @@ fn opt_runs_a_pass_on_a_pasted_section_and_prints_the_next_one() {
         .stderr(predicate::str::contains("^"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `run` says where each pipe's idle cycles went and how far the kernel is from the
+/// machine; `--json` carries both (`stalls`, every pipe adding up to the run, and
+/// `roofline`), with the same figures as core.
+#[test]
+fn run_shows_where_the_cycles_go_and_the_roofline() {
+    let file = repo().join("static/examples/softmax.tile");
+    let v = json_of(&["run", "--json"], &file);
+    let cycles = v["cycles"].as_u64().expect("cycles");
+    let stalls = v["stalls"].as_array().expect("stalls");
+    assert_eq!(stalls.len(), 7);
+    for s in stalls {
+        let parts = [
+            "busy",
+            "shared_bandwidth",
+            "flag_wait",
+            "barrier",
+            "queue_full",
+            "not_issued",
+        ];
+        let sum: u64 = parts.iter().map(|p| s[p].as_u64().expect(p)).sum();
+        assert_eq!(sum, cycles, "{s}");
+    }
+    let source = std::fs::read_to_string(&file).expect("readable");
+    let core = tilescope::run::run(&source, &Default::default(), Vec::new(), 0);
+    let roofline = &v["roofline"];
+    assert_eq!(roofline["cycles"].as_u64(), Some(core.roofline.cycles));
+    assert!(core.roofline.cycles > 0 && core.roofline.cycles <= core.bound);
+    let text = tilescope().arg("run").arg(&file).output().expect("runs");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("idle ") && text.contains("waiting on flags"), "{text}");
+    assert!(
+        text.contains("longest: #") && text.contains("softmax.tile:"),
+        "the longest flag wait is named with its source line: {text}"
+    );
+    assert!(text.contains(&format!("roofline: {} cycles", core.roofline.cycles)), "{text}");
+}

@@ -145,7 +145,12 @@ pub struct RunResult {
     /// Cycle lower bound: the busiest pipe's busy cycles, or the GM transfers at full
     /// rate one after another.
     pub bound: u64,
+    /// What no program of the kernel beats: its compulsory GM bytes and its products
+    /// at the machine's peak rates.
+    pub roofline: tilescope::run::Roofline,
     pub pipes: Vec<tilescope::sim::PipeStats>,
+    /// Where each pipe's cycles went: busy, or idle and why.
+    pub stalls: Vec<tilescope::sim::PipeStalls>,
     /// Set/wait pairs that executed.
     pub syncs: u64,
     pub races: Vec<tilescope::sim::Race>,
@@ -188,6 +193,7 @@ impl RunResult {
                 tilescope::sim::SimResult {
                     cycles,
                     pipes,
+                    stalls,
                     syncs,
                     races,
                     errors,
@@ -199,6 +205,7 @@ impl RunResult {
             reference_match,
             max_abs_err,
             bound,
+            roofline,
             outputs,
             compile,
             diagnostics,
@@ -228,7 +235,9 @@ impl RunResult {
         RunResult {
             cycles,
             bound,
+            roofline,
             pipes,
+            stalls,
             syncs,
             races,
             race_fixes,

@@ -424,6 +424,29 @@ pub struct SimOutput {
     pub outputs: Vec<OutputTensor>,
     /// Every on-chip buffer slot and when it held a live value.
     pub buffers: Vec<buffers::BufferSlot>,
+    /// What no program of the kernel beats (core's `RunResult::roofline`).
+    pub roofline: tilescope::run::Roofline,
+    /// Where each pipe's cycles went (core's `SimResult::stalls`), every pipe.
+    pub stalls: Vec<tilescope::sim::PipeStalls>,
+    /// The `wait_flag`s that held their pipes longest, longest first (at most
+    /// [`FLAG_WAITS`]).
+    pub flag_waits: Vec<FlagWait>,
+}
+
+/// The flag waits the Output panel lists.
+pub const FLAG_WAITS: usize = 5;
+
+/// One `wait_flag` and what it cost its pipe over the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlagWait {
+    pub wait: InstrRef,
+    pub src: Pipe,
+    pub dst: Pipe,
+    pub event: u32,
+    pub cycles: u64,
+    pub times: u64,
+    /// Where its longest wait began, for the timeline.
+    pub longest_from: u64,
 }
 
 impl SimOutput {

@@ -13,8 +13,9 @@ use tilescope::types::Pipe;
 
 use crate::protocol::options::CompileOptions;
 use crate::protocol::{
-    AsmLine, CompileOutput, FlagEvent, InstrRef, Lane, OutputTensor, PassRecord, Race, SimOutput,
-    SimProblem, Stall, StepEdge, StepEdgeKind, StepGraph, StepNode, TraceSlice,
+    AsmLine, CompileOutput, FlagEvent, FlagWait, InstrRef, Lane, OutputTensor, PassRecord, Race,
+    SimOutput, SimProblem, Stall, StepEdge, StepEdgeKind, StepGraph, StepNode, TraceSlice,
+    FLAG_WAITS,
 };
 use crate::worker::layout;
 
@@ -351,7 +352,7 @@ impl Compiled {
             &result.sim.accesses,
         );
         let fixes = race_fixes(&self.options, &self.text, &result.sim.races);
-        let mut sim = sim_output(&mut result);
+        let mut sim = sim_output(&mut result, &program);
         for (race, fix) in sim.races.iter_mut().zip(fixes) {
             race.fix = Some(fix);
         }
@@ -427,7 +428,7 @@ fn stall(e: &sim::TraceEntry) -> Option<Stall> {
     })
 }
 
-fn sim_output(r: &mut RunResult) -> SimOutput {
+fn sim_output(r: &mut RunResult, program: &Program) -> SimOutput {
     // Every instruction the pipes executed, not the trace's length: the simulator keeps
     // at most `sim::TRACE_LIMIT` entries.
     let total: u64 = r.sim.pipes.iter().map(|p| p.instructions).sum();
@@ -552,7 +553,38 @@ fn sim_output(r: &mut RunResult) -> SimOutput {
         outputs: r.outputs.iter().filter_map(output_tensor).collect(),
         // Filled by `run`, which still holds the compile's buffer table.
         buffers: Vec::new(),
+        roofline: r.roofline.clone(),
+        flag_waits: flag_waits(r, program, &first_cycle),
+        stalls: std::mem::take(&mut r.sim.stalls),
     }
+}
+
+/// The `wait_flag`s that held their pipes longest over the run, with their source.
+fn flag_waits(r: &RunResult, program: &Program, first_cycle: &DenseMap<u32, u64>) -> Vec<FlagWait> {
+    let mut all: Vec<&sim::FlagStall> = r.sim.stalls.iter().flat_map(|s| &s.flags).collect();
+    all.sort_by_key(|f| (std::cmp::Reverse(f.cycles), f.wait_instr));
+    all.truncate(FLAG_WAITS);
+    all.into_iter()
+        .map(|f| {
+            let at = sim::InstrRef::new(program, f.wait_instr);
+            FlagWait {
+                wait: InstrRef {
+                    index: at.index,
+                    text: at.text,
+                    pipe: at.pipe,
+                    span: at.prov.span,
+                    access: None,
+                    first_cycle: first_cycle.get(&f.wait_instr).copied(),
+                },
+                src: f.src,
+                dst: f.dst,
+                event: f.id,
+                cycles: f.cycles,
+                times: f.times,
+                longest_from: f.longest.from,
+            }
+        })
+        .collect()
 }
 
 fn output_tensor(o: &run::OutputReport) -> Option<OutputTensor> {

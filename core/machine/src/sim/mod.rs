@@ -18,6 +18,7 @@ pub mod exec;
 pub mod flags;
 pub mod memory;
 pub mod race;
+pub mod stalls;
 pub mod timing;
 pub mod trace;
 
@@ -26,6 +27,7 @@ use crate::machine::Machine;
 use crate::tensor::Tensor;
 use crate::types::{MemSpace, Pipe};
 use serde::{Deserialize, Serialize};
+pub use stalls::{FlagStall, PipeStalls, Stretch};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SimMode {
@@ -294,6 +296,10 @@ pub struct SimResult {
     /// True when the trace or flag list hit [`TRACE_LIMIT`].
     pub trace_truncated: bool,
     pub flags: Vec<FlagEvent>,
+    /// Where each pipe's cycles went: busy, or idle and why (in pipe order; every
+    /// pipe's parts add up to `cycles`).
+    #[serde(default)]
+    pub stalls: Vec<PipeStalls>,
     /// Every `if` of the program, with how often it ran and was taken (counted past the
     /// trace's cap).
     #[serde(default)]
@@ -424,6 +430,7 @@ pub fn simulate(
     };
     let mut result = timing::Engine::new(program, machine, memory, mode).run();
     result.pipes.sort_by_key(|p| p.pipe);
+    result.stalls.sort_by_key(|p| p.pipe);
     result
 }
 

@@ -22,6 +22,7 @@ use super::exec::{self, Scratch};
 use super::flags::{self, FlagTable, SetFlag};
 use super::memory::{self, Memory, Resolved};
 use super::race::RaceDetector;
+use super::stalls::{Blocked, BlockedTotals, IdleLedger};
 use super::{
     BranchCount, BranchRun, FlagEvent, InstrRef, Output, PipeStats, SimError, SimErrorKind,
     SimResult, StallReason, TraceAccess, TraceEntry, TRACE_LIMIT,
@@ -43,6 +44,8 @@ struct Dyn {
     dispatch: u64,
     res: Resolved,
     queue_stall: u64,
+    /// The S pipe's blocked totals when it dispatched this.
+    handed: BlockedTotals,
 }
 
 #[derive(Clone, Copy)]
@@ -68,6 +71,7 @@ struct PipeState {
     /// for bandwidth sharing.
     gm_from: u64,
     gm_until: u64,
+    idle: IdleLedger,
 }
 
 struct Frame {
@@ -104,6 +108,8 @@ pub struct Engine<'a> {
     spill: [i64; SPILL_SLOTS as usize],
     /// When the S pipe is next free.
     s_time: u64,
+    /// The S pipe's blocked cycles so far, per cause (`stalls.rs`).
+    s_blocked: BlockedTotals,
     s_done: bool,
     /// For each `loop` the index of its `endloop` (and back).
     matching: Vec<usize>,
@@ -160,6 +166,7 @@ impl<'a> Engine<'a> {
             regs: [0; NUM_REGS as usize],
             spill: [0; SPILL_SLOTS as usize],
             s_time: 0,
+            s_blocked: [0; 2],
             s_done: prog.instrs.is_empty(),
             matching,
             now: 0,
@@ -374,9 +381,36 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Why the S pipe cannot take the instruction at `pc` now, if it is blocked: only a
+    /// barrier waiting for the pipes to drain, or a full queue, holds it.
+    fn s_cause(&self) -> Blocked {
+        match self.prog.instrs.get(self.pc).map(|i| &i.op) {
+            Some(Op::Barrier { pipe: None }) => Blocked::Barrier,
+            _ => Blocked::QueueFull,
+        }
+    }
+
+    /// The S pipe's blocked totals at `now`, the stretch it is blocked in included.
+    /// Events run in time order, so an S pipe free before `now` that has not stepped
+    /// is blocked.
+    fn blocked_now(&self) -> BlockedTotals {
+        let mut totals = self.s_blocked;
+        if !self.s_done && self.s_time < self.now {
+            totals[self.s_cause() as usize] += self.now - self.s_time;
+        }
+        totals
+    }
+
     /// Walks one instruction; returns the pipe it dispatched to.
     fn s_step(&mut self, t: u64) -> Option<usize> {
         let idx = self.pc as u32;
+        if t > self.s_time {
+            let cause = self.s_cause();
+            self.s_blocked[cause as usize] += t - self.s_time;
+            self.pipes[0]
+                .idle
+                .s_blocked(cause, self.s_time, t - self.s_time);
+        }
         self.out.instructions += 1;
         if self.out.instructions > self.machine.limits.max_instructions {
             let lim = self.machine.limits.max_instructions;
@@ -554,6 +588,7 @@ impl<'a> Engine<'a> {
             dispatch: t + dc,
             res,
             queue_stall: t - self.s_time.min(t),
+            handed: self.s_blocked,
         };
         let q = self.instr_pipe.get(idx as usize).map_or(0, |p| p.index());
         self.pipes[q].queue.push_back(d);
@@ -733,7 +768,9 @@ impl<'a> Engine<'a> {
         let h = self.pipes[p].queue.pop_front()?;
         let mut retimed = None;
         let pipe = pipe_of(p);
-        let base = self.pipes[p].free_at.max(h.dispatch);
+        let free = self.pipes[p].free_at;
+        let base = free.max(h.dispatch);
+        self.pipes[p].idle.not_handed(free, base, h.handed);
         let mut t = base;
         let mut stall = None;
         let op = self.op(h.idx);
@@ -741,6 +778,8 @@ impl<'a> Engine<'a> {
             let key = self.flag_key(&h);
             if let Some(f) = self.flags.take(key) {
                 t = t.max(f.cycle);
+                let flag = (*src, *dst, h.res.val[0] as u32);
+                self.pipes[p].idle.flag(h.idx, flag, base, t);
                 self.race.join(pipe, &f.clock);
                 self.out.syncs += 1;
                 if let Some(ev) = f.event.and_then(|e| self.out.flags.get_mut(e)) {
@@ -900,11 +939,13 @@ impl<'a> Engine<'a> {
             stall: f.stall,
             prov,
         });
+        let blocked = self.blocked_now();
         let ps = &mut self.pipes[p];
         ps.free_at = f.end;
         ps.busy += f.end - f.start;
         ps.shared += f.shared;
         ps.count += 1;
+        ps.idle.fell_idle(blocked);
         woke
     }
 
@@ -975,6 +1016,19 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|p| p.free_at)
             .fold(self.s_time.max(self.now), u64::max);
+        let cycles = out.cycles;
+        self.now = cycles;
+        let blocked = self.blocked_now();
+        let s_time = self.s_time;
+        for (i, p) in self.pipes.iter_mut().enumerate() {
+            let mut idle = std::mem::take(&mut p.idle);
+            if i == 0 {
+                idle.s_done(s_time, cycles);
+            } else {
+                idle.not_handed(p.free_at, cycles, blocked);
+            }
+            out.stalls.push(idle.finish(pipe_of(i), p.busy, p.shared));
+        }
         out.pipes = self
             .pipes
             .iter()

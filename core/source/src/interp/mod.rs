@@ -18,6 +18,7 @@ use crate::front::hir::{
 use crate::limits::MAX_LOOP_ITERATIONS;
 use crate::tensor::Tensor;
 use crate::types::DType;
+use fixedbitset::FixedBitSet;
 use index::{eval_index, AxisSel, Region};
 use value::internal;
 
@@ -25,9 +26,26 @@ use value::internal;
 /// rather than risking the stack (each level costs a few KiB in a debug build).
 pub use crate::limits::MAX_NESTING_DEPTH as MAX_EXPR_DEPTH;
 
+/// What a kernel computed, counted as the reference ran it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// The multiply-accumulates of its products (`@`) over their valid extents, by the
+    /// operands' dtype, in the order the dtypes first appeared.
+    pub macs: Vec<(DType, u64)>,
+    /// Per parameter, the distinct elements loaded from it and stored to it: what any
+    /// program of the kernel must move at least (an `if`'s element reads left out).
+    pub read: Vec<u64>,
+    pub written: Vec<u64>,
+}
+
 /// Runs `kernel` on `tensors` (indexed by `ParamId`), writing results into its `out`
 /// parameters. The tensors are first checked against the parameters' types.
 pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
+    run_counting(kernel, tensors).map(|_| ())
+}
+
+/// [`run`], and what the kernel computed on the way.
+pub fn run_counting(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<Counts, Diagnostic> {
     validate(kernel, tensors)?;
     let (slot_base, slot_count) = slots::layout(kernel);
     let mut m = Machine {
@@ -38,8 +56,23 @@ pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
         slot_base,
         vars: vec![0; kernel.loops.len()],
         iterations: 0,
+        counts: Counts::default(),
+        touched: tensors
+            .iter()
+            .map(|t| {
+                let n = t.shape.iter().product::<u64>() as usize;
+                (FixedBitSet::with_capacity(n), FixedBitSet::with_capacity(n))
+            })
+            .collect(),
     };
     m.block(&kernel.body, 0)?;
+    let (read, written) = m
+        .touched
+        .iter()
+        .map(|(r, w)| (r.count_ones(..) as u64, w.count_ones(..) as u64))
+        .unzip();
+    m.counts.read = read;
+    m.counts.written = written;
     for (param, (tile, tensor)) in kernel
         .params
         .iter()
@@ -49,7 +82,7 @@ pub fn run(kernel: &Kernel, tensors: &mut [Tensor]) -> Result<(), Diagnostic> {
             *tensor = encode(tile);
         }
     }
-    Ok(())
+    Ok(m.counts)
 }
 
 fn validate(kernel: &Kernel, tensors: &[Tensor]) -> Result<(), Diagnostic> {
@@ -164,9 +197,25 @@ struct Machine<'k> {
     /// Current value of each loop's induction variable, by `LoopId`.
     vars: Vec<i64>,
     iterations: u64,
+    counts: Counts,
+    /// Per parameter, the elements loaded and stored so far (row-major positions).
+    touched: Vec<(FixedBitSet, FixedBitSet)>,
 }
 
 impl Machine<'_> {
+    /// Counts `a @ b`'s multiply-accumulates over the valid extents (a 2-D product;
+    /// `ops::matmul` reports any other shape).
+    fn count_product(&mut self, a: &Tile, b: &Tile) {
+        let (&[m, k], &[k2, n]) = (a.valid.as_slice(), b.valid.as_slice()) else {
+            return;
+        };
+        let macs = (m as u64) * (k.min(k2) as u64) * (n as u64);
+        match self.counts.macs.iter_mut().find(|(t, _)| *t == a.dtype) {
+            Some((_, c)) => *c = c.saturating_add(macs),
+            None => self.counts.macs.push((a.dtype, macs)),
+        }
+    }
+
     fn block(&mut self, stmts: &[Stmt], depth: usize) -> Result<(), Diagnostic> {
         stmts.iter().try_for_each(|s| self.stmt(s, depth))
     }
@@ -245,6 +294,11 @@ impl Machine<'_> {
                 }
                 let tensor_shape = merged.unwrap_or_else(|| target.shape.clone());
                 let dtype = target.dtype;
+                if let Some((_, written)) = self.touched.get_mut(p) {
+                    region.for_each_run(&tensor_shape, &valid, |_, g, n| {
+                        written.insert_range(g..g + n)
+                    });
+                }
                 match (&mut target.data, &value.data) {
                     // A scatter that adds: rows in order, each sum rounded to the dtype
                     // (the machine's atomic add does the same, row after row).
@@ -541,6 +595,7 @@ impl Machine<'_> {
             ExprKind::MatMul { lhs, rhs } => {
                 let a = self.expr(lhs, d)?;
                 let b = self.expr(rhs, d)?;
+                self.count_product(&a, &b);
                 ops::matmul(&a, &b, &e.ty, e.span)?
             }
             ExprKind::Transpose(arg) => ops::transpose(&self.expr(arg, d)?, e.span)?,
@@ -706,6 +761,9 @@ impl Machine<'_> {
                 };
             }
             if let Some(g) = source {
+                if let Some((read, _)) = self.touched.get_mut(p) {
+                    read.insert(g);
+                }
                 match (&mut out.data, &t.data) {
                     (Data::F(dst), Data::F(src)) => dst[flat] = src[g],
                     (Data::I(dst), Data::I(src)) => dst[flat] = src[g],
@@ -741,6 +799,9 @@ impl Machine<'_> {
         let mut out = Tile::zeros(e.ty.dtype, region.shape());
         out.valid = region.valid();
         let valid = out.valid.clone();
+        if let Some((read, _)) = self.touched.get_mut(p) {
+            region.for_each_run(tensor_shape, &valid, |_, g, n| read.insert_range(g..g + n));
+        }
         match (&mut out.data, src) {
             (Data::F(dst), Data::F(src)) => region.for_each_run(tensor_shape, &valid, |t, g, n| {
                 dst[t..t + n].copy_from_slice(&src[g..g + n]);

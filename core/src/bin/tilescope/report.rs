@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use tilescope::diag::Span;
 use tilescope::isa::Program;
-use tilescope::sim::{PipeStats, SimResult};
+use tilescope::sim::{PipeStalls, PipeStats, SimResult};
 
 /// Where a source span is, for a race line (`file:line:col: the source line`); `None`
 /// when there is no source (hand-written assembly).
@@ -32,6 +32,7 @@ pub fn sim_json(result: &SimResult) -> Value {
         "cycles": result.cycles,
         "instructions": result.instructions,
         "pipes": pipes_json(&result.pipes),
+        "stalls": result.stalls,
         "syncs": result.syncs,
         "gm_bytes": result.gm_bytes,
         "races": result.races,
@@ -39,9 +40,61 @@ pub fn sim_json(result: &SimResult) -> Value {
     })
 }
 
+/// Where a pipe's idle cycles went, as one line (`None` when it was never idle), and
+/// the `wait_flag` it waited at longest, with its place in the source.
+fn idle_text(s: &PipeStalls, program: Option<&Program>, locate: Locate) -> Option<String> {
+    let causes = [
+        (s.flag_wait, "waiting on flags"),
+        (s.barrier, "at barriers"),
+        (s.queue_full, "behind a full queue"),
+        (s.not_issued, "with nothing issued"),
+    ];
+    let parts: Vec<String> = causes
+        .iter()
+        .filter(|(c, _)| *c > 0)
+        .map(|(c, what)| format!("{c} {what}"))
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let mut line = format!(
+        "        idle {}: {}
+",
+        s.idle(),
+        parts.join(", ")
+    );
+    if let Some(f) = s.flags.first() {
+        let ins = program.and_then(|p| p.instrs.get(f.wait_instr as usize));
+        let at = ins
+            .and_then(|i| i.prov.span)
+            .and_then(locate)
+            .map_or(String::new(), |l| format!(" ({l})"));
+        line.push_str(&format!(
+            "        longest: #{} wait_flag {}, {}, {}: {} cycles {}{at}\n",
+            f.wait_instr,
+            f.src.name(),
+            f.dst.name(),
+            f.id,
+            f.cycles,
+            if f.times == 1 {
+                "in one wait".to_string()
+            } else {
+                format!("over {} waits", f.times)
+            }
+        ));
+    }
+    Some(line)
+}
+
 /// `locate` names the source line of each access of a race; `fixes[i]`, when given,
-/// says what orders race `i` under `auto` sync.
-pub fn sim_text(result: &SimResult, locate: Locate, fixes: &[String]) -> String {
+/// says what orders race `i` under `auto` sync. Each pipe's line says where its idle
+/// cycles went; `program` names the `wait_flag` it waited at longest.
+pub fn sim_text(
+    result: &SimResult,
+    program: Option<&Program>,
+    locate: Locate,
+    fixes: &[String],
+) -> String {
     let mut s = format!("cycles: {}\n", result.cycles);
     for p in &result.pipes {
         if p.instructions == 0 {
@@ -65,6 +118,10 @@ pub fn sim_text(result: &SimResult, locate: Locate, fixes: &[String]) -> String 
             ));
         }
         s.push('\n');
+        let stalls = result.stalls.iter().find(|x| x.pipe == p.pipe);
+        if let Some(idle) = stalls.and_then(|x| idle_text(x, program, locate)) {
+            s.push_str(&idle);
+        }
     }
     s.push_str(&format!("syncs: {}\n", result.syncs));
     for (i, race) in result.races.iter().enumerate() {

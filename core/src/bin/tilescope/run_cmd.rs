@@ -109,7 +109,9 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
         "kernel": r.compile.kernel,
         "cycles": r.sim.cycles,
         "bound": r.bound,
+        "roofline": r.roofline,
         "pipes": pipes,
+        "stalls": r.sim.stalls,
         "syncs": r.sim.syncs,
         "branches": r.compile.program.as_ref().map(|p| report::branches_json(p, &r.sim)),
         "races": r.sim.races,
@@ -123,7 +125,7 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
 }
 
 fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
-    let mut s = report::sim_text(&r.sim, locate, fixes);
+    let mut s = report::sim_text(&r.sim, r.compile.program.as_ref(), locate, fixes);
     if let Some(program) = &r.compile.program {
         s.push_str(&report::branches_text(program, &r.sim, locate));
     }
@@ -145,6 +147,18 @@ fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
         r.bound,
         100.0 * ratio
     ));
+    let f = &r.roofline;
+    if f.cycles > 0 && r.sim.cycles > 0 {
+        s.push_str(&format!(
+            "roofline: {} cycles ({:.0}% of the machine's peak): {} GM bytes in {} cycles, {} multiply-accumulates in {}\n",
+            f.cycles,
+            100.0 * f.cycles as f64 / r.sim.cycles as f64,
+            f.gm_read_bytes + f.gm_write_bytes,
+            f.gm_cycles,
+            f.macs,
+            f.matrix_cycles
+        ));
+    }
     for o in &r.outputs {
         s.push_str(&format!(
             "output {}: {} the reference (max abs error {:.3e})\n",

@@ -64,7 +64,10 @@ pub fn run(args: Args) -> Result<(), Failed> {
     if args.io.json {
         print_json(&report::sim_json(&result))?;
     } else {
-        print!("{}", report::sim_text(&result, &|_| None, &[]));
+        print!(
+            "{}",
+            report::sim_text(&result, Some(&program), &|_| None, &[])
+        );
     }
     if result.errors.is_empty() {
         Ok(())

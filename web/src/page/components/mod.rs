@@ -21,6 +21,7 @@ pub mod panels;
 pub mod passes;
 pub mod problems;
 pub mod share_dialog;
+pub mod stalls;
 pub mod start_here;
 pub mod statusbar;
 pub mod steps;

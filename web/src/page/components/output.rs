@@ -1,9 +1,10 @@
-//! Simulation results: cycles against the lower bound, per-pipe utilisation, and the
-//! output tensors compared with the reference interpreter (each downloadable as .npy).
+//! Simulation results: cycles against the lower bound and the roofline, per-pipe
+//! utilisation, where each pipe's cycles went (`stalls.rs`), and the output tensors
+//! compared with the reference interpreter (each downloadable as .npy).
 
 use yew::prelude::*;
 
-use super::{panels::EmptyState, use_app};
+use super::{panels::EmptyState, stalls::StallsView, use_app};
 use crate::page::dom;
 use crate::page::palette::pipe_color;
 
@@ -25,6 +26,20 @@ pub fn OutputPanel() -> Html {
     } else {
         100.0
     };
+    let roofline = sim.roofline.clone();
+    let roof_pct = if sim.cycles > 0 {
+        roofline.cycles as f64 * 100.0 / sim.cycles as f64
+    } else {
+        100.0
+    };
+    let roof_title = format!(
+        "What no program of this kernel beats: {} GM bytes at the machine's fastest paths take {} cycles, \
+         {} multiply-accumulates at the matrix unit's peak take {}",
+        roofline.gm_read_bytes + roofline.gm_write_bytes,
+        roofline.gm_cycles,
+        roofline.macs,
+        roofline.matrix_cycles
+    );
     let verdict = if sim.outputs.is_empty() {
         html! { <span class="badge badge-muted">{"no outputs"}</span> }
     } else if sim.reference_match {
@@ -88,6 +103,7 @@ pub fn OutputPanel() -> Html {
                 <div class="stat"><div class="stat-num" data-testid="stat-cycles">{sim.cycles}</div><div class="stat-label">{"cycles"}</div></div>
                 <div class="stat"><div class="stat-num" data-testid="stat-bound">{sim.bound}</div><div class="stat-label">{"lower bound"}</div></div>
                 <div class="stat"><div class="stat-num">{format!("{efficiency:.0}%")}</div><div class="stat-label">{"of bound"}</div></div>
+                <div class="stat" title={roof_title}><div class="stat-num" data-testid="stat-roofline">{roofline.cycles}</div><div class="stat-label">{format!("roofline ({roof_pct:.0}%)")}</div></div>
                 <div class="stat"><div class="stat-num">{sim.syncs}</div><div class="stat-label">{"set/wait pairs"}</div></div>
                 <div class="stat"><div class="stat-num">{sim.races.len()}</div><div class="stat-label">{"races"}</div></div>
                 <div class="stat stat-verdict">{verdict}</div>
@@ -95,6 +111,7 @@ pub fn OutputPanel() -> Html {
             <div class="section-title">{"Pipe utilisation"}</div>
             <div class="util">{for pipes}</div>
             {shared_note}
+            <StallsView sim={sim.clone()} />
             <div class="section-title">{"Outputs"}</div>
             <table class="tensors">
                 <thead><tr><th>{"name"}</th><th>{"type"}</th><th>{"reference"}</th><th>{"max abs err"}</th><th>{"values"}</th><th /></tr></thead>

@@ -64,7 +64,7 @@ pub fn ProblemsPanel() -> Html {
 }
 
 /// `file:line:col` of `at`, named as the grader names the student's file.
-fn location(app: &AppContext, at: u32) -> String {
+pub(super) fn location(app: &AppContext, at: u32) -> String {
     let LineCol { line, col, .. } = LineCol::at(&app.view.source, at as usize);
     format!("{}:{line}:{col}", file_name(app))
 }
