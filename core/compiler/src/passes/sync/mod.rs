@@ -34,6 +34,7 @@ pub mod ids;
 mod paths;
 pub mod place;
 pub mod recycle;
+mod sink;
 pub mod tree;
 pub mod walk;
 
@@ -605,6 +606,9 @@ fn auto(
             slots: r.3,
             ids: r.4,
         });
+    }
+    if !ran_out {
+        sink::sink_drains(&mut tree, lowered, &mut spent)?;
     }
     if let Some(f) = check(&tree, lowered, Flags::Hardware, &mut spent)? {
         // Fewer ids than the private flags had can leave a set before the wait of its

@@ -270,6 +270,16 @@ impl Tree {
         }
     }
 
+    /// Replaces the order of the block `owner` holds (the same nodes, moved).
+    pub fn reorder(&mut self, owner: Option<NodeId>, order: Vec<NodeId>) -> Option<()> {
+        let block = self.block_mut(owner)?;
+        let mut old = block.clone();
+        let mut new = order.clone();
+        old.sort_unstable();
+        new.sort_unstable();
+        (old == new).then(|| *block = order)
+    }
+
     fn block_mut(&mut self, owner: Option<NodeId>) -> Option<&mut Vec<NodeId>> {
         match owner {
             None => Some(&mut self.root),
