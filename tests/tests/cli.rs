@@ -716,10 +716,16 @@ fn run_shows_where_the_cycles_go_and_the_roofline() {
     assert!(core.roofline.cycles > 0 && core.roofline.cycles <= core.bound);
     let text = tilescope().arg("run").arg(&file).output().expect("runs");
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("idle ") && text.contains("waiting on flags"), "{text}");
+    assert!(
+        text.contains("idle ") && text.contains("waiting on flags"),
+        "{text}"
+    );
     assert!(
         text.contains("longest: #") && text.contains("softmax.tile:"),
         "the longest flag wait is named with its source line: {text}"
     );
-    assert!(text.contains(&format!("roofline: {} cycles", core.roofline.cycles)), "{text}");
+    assert!(
+        text.contains(&format!("roofline: {} cycles", core.roofline.cycles)),
+        "{text}"
+    );
 }
