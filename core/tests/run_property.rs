@@ -1078,7 +1078,10 @@ proptest! {
 /// short of registers, reloads). On a kernel the scalar pipe bounds, that work is the
 /// run's own: no placement of the pairs hides it. Over 800 runs of these strategies
 /// auto was slower in 22: by at most 41 cycles (1.3%), and by 8 of 282 cycles on the
-/// shortest. The compile_run fuzz target holds the same slack.
+/// shortest. The compile_run fuzz target does not hold it: its loops carry state
+/// through an `if`, and a wait whose consumer is inside the `if` is placed before it
+/// (every set must meet its wait on both paths), ahead of the branch's work that does
+/// not need it, where a barrier goes inside (docs/performance.md).
 const AUTO_SLACK: (f64, u64) = (0.02, 10);
 
 /// The cycles `auto` may take at most, given the `barrier` run of the same kernel.

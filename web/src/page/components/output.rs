@@ -15,8 +15,9 @@ pub fn OutputPanel() -> Html {
         let text = if app.requests.simulating {
             "Simulating…"
         } else {
-            "After a simulation: cycles against the bound, how busy each pipe was, and the output \
-             tensors compared with the reference interpreter (downloadable as .npy)."
+            "After a simulation: cycles against the bound and the roofline, how busy each pipe \
+             was and why it idled, and the output tensors compared with the reference \
+             interpreter (downloadable as .npy)."
         };
         return html! { <EmptyState title="Output">{text}</EmptyState> };
     };
