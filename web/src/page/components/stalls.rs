@@ -79,7 +79,8 @@ pub fn StallsView(props: &StallsProps) -> Html {
         let segments = parts.iter().filter(|p| p.cycles > 0).map(|p| {
             let width = format!("width:{:.3}%", p.cycles as f64 * 100.0 / cycles);
             let style = if p.class == "stall-busy" || p.class == "stall-shared" {
-                format!("{width};background:{}", pipe_color(s.pipe))
+                // The colour only: `.stall-shared` hatches over it.
+                format!("{width};background-color:{}", pipe_color(s.pipe))
             } else {
                 width
             };
@@ -122,8 +123,14 @@ pub fn StallsView(props: &StallsProps) -> Html {
             <div class="section-title">{"Where the cycles go"}</div>
             <div class="util-note muted">
                 {"Each pipe's cycles: busy (its colour), stretched by shared GM bandwidth (hatched), \
-                  and idle because it waited on a flag, the scalar pipe was held at a barrier or \
-                  behind a full queue, or nothing was issued to it. Every bar adds up to the run."}
+                  or idle because it waited on a flag, the scalar pipe was held at a barrier or \
+                  behind a full queue, or nothing was issued to it (empty). Every bar adds up to \
+                  the run."}
+            </div>
+            <div class="stall-legend">
+                { for [("stall-flag", "waiting on a flag"), ("stall-barrier", "held at a barrier"), ("stall-queue", "behind a full queue"), ("stall-none", "nothing issued")].iter().map(|(class, what)| html! {
+                    <span><span class={classes!("stall-swatch", *class)} />{*what}</span>
+                }) }
             </div>
             <div class="stalls" data-testid="stalls">{for rows}</div>
             if !sim.flag_waits.is_empty() {
