@@ -52,7 +52,9 @@ pub fn sink_drains(tree: &mut Tree, lowered: &Lowered, spent: &mut u64) -> Resul
         else {
             continue;
         };
-        // How far the drains may go: up to the next loop or barrier.
+        // How far the drains may go: up to the next loop or barrier, else the block's
+        // end. (`last` is a position in `block`, so both slices exist; empty is right
+        // for the `get`s that cannot fail.)
         let rest = block.get(last + 1..).unwrap_or_default();
         let stop = rest
             .iter()
