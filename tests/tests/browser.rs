@@ -249,6 +249,26 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
             &format!("cycle {} /", longest.from),
         )
         .await?;
+        // The longest flag wait opens at its longest wait, with the card saying why
+        // its pair is there.
+        page.tab("Output").await?;
+        let mut waits: Vec<_> = core.sim.stalls.iter().flat_map(|s| &s.flags).collect();
+        waits.sort_by_key(|f| (std::cmp::Reverse(f.cycles), f.wait_instr));
+        let wait = waits.first().context("core's longest flag wait")?;
+        page.click("[data-testid=flag-wait]").await?;
+        page.wait_for_text_containing(
+            "[data-testid=cursor-readout-cycle]",
+            &format!("cycle {} /", wait.longest.from),
+        )
+        .await?;
+        let card = page.text_of("[data-testid=sync-card]").await?;
+        ensure!(
+            card.contains(&format!("{} → {}", wait.src.name(), wait.dst.name())),
+            "the card of wait #{} ({} → {}): {card}",
+            wait.wait_instr,
+            wait.src.name(),
+            wait.dst.name()
+        );
         page.tab("Output").await?;
 
         // What a pass buys: the worker measures the run without each optional pass once

@@ -1,7 +1,8 @@
 //! Where the cycles go: each pipe's run split into busy cycles and idle cycles by cause
 //! (core's `SimResult::stalls`), as a stacked bar whose parts add up to the run, and
 //! the `wait_flag`s that held their pipes longest. Each row opens the timeline at the
-//! stretch it names. This is the view of "why is this not at the bound".
+//! stretch it names (a flag wait with the card saying why its pair is there). This is
+//! the view of "why is this not at the bound".
 
 use tilescope::sim::PipeStalls;
 use tilescope::types::Pipe;
@@ -141,11 +142,15 @@ pub fn StallsView(props: &StallsProps) -> Html {
     }
 }
 
-/// A `wait_flag` that held its pipe: the row opens the timeline at its longest wait.
+/// A `wait_flag` that held its pipe: the row selects it and opens the timeline at its
+/// longest wait, where the sync card says why the pair is there.
 fn flag_row(app: &super::AppContext, w: &FlagWait) -> Html {
     let onclick = {
-        let (app, from) = (app.clone(), w.longest_from);
-        Callback::from(move |_| app.dispatch(Action::ShowCycle(from)))
+        let (app, from, index) = (app.clone(), w.longest_from, w.wait.index);
+        Callback::from(move |_| {
+            app.dispatch(Action::SelectInstr(Some(index)));
+            app.dispatch(Action::ShowCycle(from));
+        })
     };
     let loc = w.wait.span.map(|s| location(app, s.start));
     let times = if w.times == 1 {
@@ -155,7 +160,8 @@ fn flag_row(app: &super::AppContext, w: &FlagWait) -> Html {
     };
     html! {
         <li>
-            <button class="problem-main" {onclick} title="Show its longest wait on the timeline">
+            <button class="problem-main" data-testid="flag-wait" {onclick}
+                title="Show its longest wait on the timeline, and why the pair is there">
                 <span class="problem-pipe">{w.dst.name()}</span>
                 <code>{format!("#{} {}", w.wait.index, w.wait.text)}</code>
                 <span class="mono">{format!("{} cycles {times}", w.cycles)}</span>
