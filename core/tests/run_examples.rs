@@ -7,8 +7,10 @@ use tilescope::types::MemSpace;
 
 mod examples_support;
 mod flags_support;
+mod run_support;
 use examples_support::examples;
 use flags_support::unordered_flag_reuses;
+use run_support::run_with;
 
 fn check(sync: SyncStrategy, preset: &str) {
     check_alias(sync, AliasMode::Precise, preset);
@@ -271,14 +273,7 @@ fn auto_sync_is_never_slower_than_barriers_on_the_gallery() {
     let mut slower = Vec::new();
     for example in tilescope::examples::ALL {
         for preset in ["teach", "a3"] {
-            let with = |sync| {
-                let options = CompileOptions {
-                    sync,
-                    preset: Some(preset.into()),
-                    ..CompileOptions::default()
-                };
-                run(example.source, &options, Vec::new(), 7).sim.cycles
-            };
+            let with = |sync| run_with(example.source, preset, sync).sim.cycles;
             let (auto, barrier) = (with(SyncStrategy::Auto), with(SyncStrategy::Barrier));
             let allowed = known
                 .iter()

@@ -10,9 +10,11 @@
 //! errors, and every set of a flag happens after the wait of its previous set.
 
 mod flags_support;
+mod run_support;
 
 use flags_support::unordered_flag_reuses;
 use proptest::prelude::*;
+use run_support::run_with;
 use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
 use tilescope::machine::Machine;
 use tilescope::run::{run, RunResult};
@@ -1099,15 +1101,10 @@ proptest! {
     #[test]
     fn auto_sync_is_never_much_slower_than_barriers(src in prop_oneof![any_kernel(), pipelined(), masked()]) {
         for preset in ["teach", "a3"] {
-            let with = |sync| {
-                let options = CompileOptions {
-                    sync,
-                    preset: Some(preset.into()),
-                    ..CompileOptions::default()
-                };
-                run(&src, &options, Vec::new(), 1)
-            };
-            let (auto, barrier) = (with(SyncStrategy::Auto), with(SyncStrategy::Barrier));
+            let (auto, barrier) = (
+                run_with(&src, preset, SyncStrategy::Auto),
+                run_with(&src, preset, SyncStrategy::Barrier),
+            );
             prop_assume!(auto.diagnostics.is_empty() && barrier.diagnostics.is_empty());
             let limit = auto_limit(&auto, &barrier);
             prop_assert!(

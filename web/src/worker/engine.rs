@@ -554,35 +554,29 @@ fn sim_output(r: &mut RunResult, program: &Program) -> SimOutput {
         // Filled by `run`, which still holds the compile's buffer table.
         buffers: Vec::new(),
         roofline: r.roofline.clone(),
-        flag_waits: flag_waits(r, program, &first_cycle),
+        flag_waits: flag_waits(r, program, &|i| instr(i, None)),
         stalls: std::mem::take(&mut r.sim.stalls),
     }
 }
 
 /// The `wait_flag`s that held their pipes longest over the run, with their source.
-fn flag_waits(r: &RunResult, program: &Program, first_cycle: &DenseMap<u32, u64>) -> Vec<FlagWait> {
+fn flag_waits(
+    r: &RunResult,
+    program: &Program,
+    instr: &dyn Fn(&sim::InstrRef) -> InstrRef,
+) -> Vec<FlagWait> {
     let mut all: Vec<&sim::FlagStall> = r.sim.stalls.iter().flat_map(|s| &s.flags).collect();
     all.sort_by_key(|f| (std::cmp::Reverse(f.cycles), f.wait_instr));
     all.truncate(FLAG_WAITS);
     all.into_iter()
-        .map(|f| {
-            let at = sim::InstrRef::new(program, f.wait_instr);
-            FlagWait {
-                wait: InstrRef {
-                    index: at.index,
-                    text: at.text,
-                    pipe: at.pipe,
-                    span: at.prov.span,
-                    access: None,
-                    first_cycle: first_cycle.get(&f.wait_instr).copied(),
-                },
-                src: f.src,
-                dst: f.dst,
-                event: f.id,
-                cycles: f.cycles,
-                times: f.times,
-                longest_from: f.longest.from,
-            }
+        .map(|f| FlagWait {
+            wait: instr(&sim::InstrRef::new(program, f.wait_instr)),
+            src: f.src,
+            dst: f.dst,
+            event: f.id,
+            cycles: f.cycles,
+            times: f.times,
+            longest_from: f.longest.from,
         })
         .collect()
 }
