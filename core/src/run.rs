@@ -49,6 +49,23 @@ pub struct RunResult {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// How much slower than barriers auto sync may be: 2% and 10 cycles. Every set and wait
+/// is an instruction the scalar pipe dispatches (a slot-following flag id takes a
+/// register too), and priming, draining and the order of several waits cost a few
+/// cycles of their own; the extra scalar work is allowed on top, since on a kernel the
+/// scalar pipe bounds no placement of the pairs hides it.
+pub const AUTO_SYNC_SLACK: (f64, u64) = (0.02, 10);
+
+/// The cycles the `auto` run of a kernel may take at most, given its `barrier` run: the
+/// promise the property tests and the fuzzer hold auto sync to
+/// ([`AUTO_SYNC_SLACK`] plus the scalar pipe's extra busy cycles).
+pub fn auto_sync_limit(auto: &SimResult, barrier: &SimResult) -> f64 {
+    let scalar = |r: &SimResult| r.pipe(crate::types::Pipe::S).map_or(0, |p| p.busy);
+    let extra_scalar = scalar(auto).saturating_sub(scalar(barrier));
+    barrier.cycles as f64 * (1.0 + AUTO_SYNC_SLACK.0)
+        + AUTO_SYNC_SLACK.1.saturating_add(extra_scalar) as f64
+}
+
 /// The kernel's roofline: the cycles its compulsory GM traffic and its products take at
 /// the machine's peak rates. Beside `bound`, which judges the schedule of the program
 /// the compiler emitted, it says how far the kernel is from the machine itself.

@@ -17,8 +17,7 @@ use proptest::prelude::*;
 use run_support::run_with;
 use tilescope::compile::{compile, AliasMode, CompileOptions, SyncStrategy};
 use tilescope::machine::Machine;
-use tilescope::run::{run, RunResult};
-use tilescope::types::Pipe;
+use tilescope::run::{auto_sync_limit, run};
 
 /// An elementwise expression over the loaded tile `t` and the bias row `b`.
 fn expr() -> impl Strategy<Value = String> {
@@ -1072,32 +1071,13 @@ proptest! {
     }
 }
 
-/// How much slower than `--sync barrier` auto sync may be: 2% and 10 cycles, plus
-/// the scalar pipe's extra work. Auto's pairs cost their pipes a cycle per set and
-/// wait where a barrier costs one; priming and draining a loop's flags costs a few
-/// cycles at its ends; and every set and wait is an instruction the scalar pipe
-/// dispatches, with a flag id that follows a slot in one more register (on a kernel
-/// short of registers, reloads). On a kernel the scalar pipe bounds, that work is the
-/// run's own: no placement of the pairs hides it. Over 800 runs of these strategies
-/// auto was slower in 22: by at most 41 cycles (1.3%), and by 8 of 282 cycles on the
-/// shortest. The compile_run fuzz target does not hold it: its loops carry state
-/// through an `if`, and a wait whose consumer is inside the `if` is placed before it
-/// (every set must meet its wait on both paths), ahead of the branch's work that does
-/// not need it, where a barrier goes inside (docs/performance.md).
-const AUTO_SLACK: (f64, u64) = (0.02, 10);
-
-/// The cycles `auto` may take at most, given the `barrier` run of the same kernel.
-fn auto_limit(auto: &RunResult, barrier: &RunResult) -> f64 {
-    let scalar = |r: &RunResult| r.sim.pipe(Pipe::S).map_or(0, |p| p.busy);
-    let extra_scalar = scalar(auto).saturating_sub(scalar(barrier));
-    barrier.sim.cycles as f64 * (1.0 + AUTO_SLACK.0) + (AUTO_SLACK.1 + extra_scalar) as f64
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Auto sync never gives away what barriers get: at most [`AUTO_SLACK`] slower on
-    /// any kernel of the strategies, on either preset.
+    /// Auto sync never gives away what barriers get: at most `run::AUTO_SYNC_SLACK`
+    /// slower (plus the scalar pipe's extra instructions) on any kernel of the
+    /// strategies, on either preset. Over 800 runs of these strategies auto was slower
+    /// in 22: by at most 41 cycles (1.3%), and by 8 of 282 cycles on the shortest.
     #[test]
     fn auto_sync_is_never_much_slower_than_barriers(src in prop_oneof![any_kernel(), pipelined(), masked()]) {
         for preset in ["teach", "a3"] {
@@ -1106,7 +1086,7 @@ proptest! {
                 run_with(&src, preset, SyncStrategy::Barrier),
             );
             prop_assume!(auto.diagnostics.is_empty() && barrier.diagnostics.is_empty());
-            let limit = auto_limit(&auto, &barrier);
+            let limit = auto_sync_limit(&auto.sim, &barrier.sim);
             prop_assert!(
                 auto.sim.cycles as f64 <= limit,
                 "{src}\non {preset}: auto {} cycles, barrier {}",

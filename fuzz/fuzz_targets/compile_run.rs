@@ -5,8 +5,9 @@
 //! name both branches define)
 //! generated from the fuzzer's bytes, printed to source and run end to end. When the
 //! compile and the reference interpreter succeed, the simulator must match the
-//! reference without errors, and under `auto` sync report no race: a mismatch is a
-//! finding just like a panic.
+//! reference without errors, and under `auto` sync report no race and take no more
+//! cycles than `barrier` sync allows (`run::auto_sync_limit`): a mismatch is a finding
+//! just like a panic.
 #![no_main]
 
 use arbitrary::{Arbitrary, Result, Unstructured};
@@ -762,6 +763,22 @@ fuzz_target!(|case: Case| {
     );
     if case.sync == SyncStrategy::Auto {
         assert!(r.sim.races.is_empty(), "races {:#?}\n{}", r.sim.races, case.source);
+        // Auto sync never gives away what barriers get (`run::auto_sync_limit`).
+        let barrier_options = CompileOptions {
+            sync: SyncStrategy::Barrier,
+            ..options.clone()
+        };
+        let b = tilescope::run::run(&case.source, &barrier_options, Vec::new(), case.seed);
+        if b.diagnostics.is_empty() && b.sim.errors.is_empty() {
+            let most = tilescope::run::auto_sync_limit(&r.sim, &b.sim);
+            assert!(
+                r.sim.cycles as f64 <= most,
+                "auto sync {} cycles against barriers' {}\n{case:#?}\n{}",
+                r.sim.cycles,
+                b.sim.cycles,
+                case.source
+            );
+        }
     }
     assert!(
         r.bound <= r.sim.cycles,

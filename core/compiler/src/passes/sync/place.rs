@@ -36,9 +36,13 @@ pub struct Site {
     /// Primes and drains go around this loop: `carried`, or the outermost loop of the
     /// perfect nest `carried` is the innermost of.
     pub primed: Option<NodeId>,
-    /// The pair was placed inside an `if` region that holds both ends of a dependence
-    /// its enclosing loop carries (`site`'s `into_branches`).
+    /// The pair was placed inside an `if` region: one that holds both ends of a
+    /// dependence its enclosing loop carries, or the consumer's (`site`'s
+    /// `into_branches`).
     pub in_branch: bool,
+    /// The set goes before `after` (the first node of the `if` region the pair went
+    /// into) rather than after it.
+    pub set_at_start: bool,
 }
 
 /// Where the primes of a pair set on `src` and primed around loop `l` go: before the
@@ -170,9 +174,25 @@ pub fn site(
             "a producer or consumer without a position in its block",
         ));
     };
+    let (mut owner, mut after, mut before) = (owner, after, before);
+    let mut set_at_start = false;
     if pa < pc && (phased.is_none() || phased != carried) {
         // Ordering this iteration's instances orders the later ones by program order.
         carried = None;
+        // Only a pair with one id: a slot-following pair placed in the region leaves
+        // the walk, which keeps only what both paths know, unable to see the slots'
+        // flags reused safely, and the pairs it then adds serialise the slots (an `if`
+        // over a double-buffered load lost 19% on `teach`).
+        if into_branches && rotation.is_none() {
+            while let Some(first) = holds_back(tree, before, c.node, c.pipe) {
+                (owner, after) = (Some(before), first);
+                before = tree
+                    .child_in(c.node, owner)
+                    .ok_or_else(|| internal("consumer outside its branch"))?;
+                set_at_start = true;
+                in_branch = true;
+            }
+        }
     } else if carried.is_none() {
         return Err(internal("a dependence runs backwards outside any loop"));
     }
@@ -187,7 +207,39 @@ pub fn site(
         carried,
         primed,
         in_branch,
+        set_at_start,
     })
+}
+
+/// When the consumer's anchor `before` is an `if` region whose body runs work on the
+/// consumer's pipe `dst` ahead of the consumer, a wait before the region would hold that
+/// work back for nothing: the pair goes inside the region instead, its set at the
+/// region's start (after the producer in the producer pipe's queue, and run only when
+/// the wait is) and its wait before the consumer, so each path runs both or neither.
+/// Returns the region's first node, where the set goes.
+fn holds_back(tree: &Tree, before: NodeId, consumer: NodeId, dst: Pipe) -> Option<NodeId> {
+    let Some(Kind::Loop(head, body)) = tree.node(before).map(|n| &n.kind) else {
+        return None;
+    };
+    head.branch.as_ref()?;
+    let first = *body.first()?;
+    let anchor = tree.child_in(consumer, Some(before))?;
+    let ahead = body
+        .iter()
+        .take_while(|&&n| n != anchor)
+        .any(|&n| runs_on(tree, n, dst, 0));
+    ahead.then_some(first)
+}
+
+/// Whether node `n` is or holds an instruction on `pipe`.
+fn runs_on(tree: &Tree, n: NodeId, pipe: Pipe, depth: usize) -> bool {
+    match tree.node(n).map(|x| &x.kind) {
+        Some(Kind::Instr(i)) => i.pipe() == pipe,
+        Some(Kind::Loop(_, body)) if depth <= super::tree::MAX_DEPTH => {
+            body.iter().any(|&m| runs_on(tree, m, pipe, depth + 1))
+        }
+        _ => false,
+    }
 }
 
 /// Adds a pair at `site` and its instructions to the tree.
@@ -245,7 +297,7 @@ pub fn add_pair(
     let mut nodes = Vec::new();
     let fail = || internal("anchor vanished");
     nodes.push(
-        tree.insert(site.after, Sync::Set(id), true)
+        tree.insert(site.after, Sync::Set(id), !site.set_at_start)
             .ok_or_else(fail)?,
     );
     nodes.push(
