@@ -35,7 +35,8 @@ fn the_optional_passes_are_the_ones_that_only_make_code_faster() {
             "software-pipeline",
             "peel-first",
             "sink-to-use",
-            "multi-buffer"
+            "multi-buffer",
+            "list-schedule"
         ]
     );
 }

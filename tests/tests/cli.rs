@@ -505,7 +505,7 @@ fn disable_pass_and_ablate_show_what_each_pass_buys() {
         .stdout(predicate::str::contains("=== after vector-peephole ===").not());
     let v = json_of(&["run", "--json", "--ablate"], &file);
     let rows = v["ablation"].as_array().expect("ablation");
-    assert_eq!(rows.len(), 7);
+    assert_eq!(rows.len(), tilescope::passes::OPTIONAL_PASSES.len());
     let peephole = rows
         .iter()
         .find(|r| r["pass"] == "vector-peephole")

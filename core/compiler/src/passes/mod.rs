@@ -19,6 +19,7 @@ pub mod peel;
 pub mod plan_memory;
 pub mod provenance;
 pub mod relayout;
+pub mod schedule;
 pub mod scope;
 pub mod sink;
 pub mod software_pipeline;
@@ -117,6 +118,12 @@ impl Context {
         }
     }
 
+    /// Whether insert-sync will place set/wait pairs (`--sync auto`), as opposed to
+    /// barriers or nothing.
+    pub fn auto_sync(&self) -> bool {
+        self.sync == sync::SyncStrategy::Auto
+    }
+
     /// The target machine: the one set, or the default preset.
     pub fn machine(&self) -> crate::machine::Machine {
         self.machine
@@ -208,7 +215,7 @@ pub trait Pass {
 /// whose `Pass::optional` says so (a test holds the two equal). A list rather than a
 /// walk over `pipeline()`, so a reader of names (the playground's page, share links)
 /// does not link every pass.
-pub const OPTIONAL_PASSES: [&str; 7] = [
+pub const OPTIONAL_PASSES: [&str; 8] = [
     "vector-peephole",
     "subtile-matmul",
     "fix-to-gm",
@@ -216,6 +223,7 @@ pub const OPTIONAL_PASSES: [&str; 7] = [
     "peel-first",
     "sink-to-use",
     "multi-buffer",
+    "list-schedule",
 ];
 
 /// `OPTIONAL_PASSES` as a list.
@@ -372,6 +380,7 @@ pub fn pipeline() -> Vec<Box<dyn AnyPass>> {
         .then(out_of_ssa::OutOfSsa)
         .then(plan_memory::PlanMemory)
         .then(lower::LowerToPipes)
+        .then(schedule::ListSchedule)
         .then(sync::InsertSync)
         .then(emit::Emit)
         .build()

@@ -6,8 +6,9 @@
 //! - a line of the final program is that instruction;
 //! - a lowered line goes through emit's origin of each instruction (`emit::Flat`). A
 //!   lowered program a later pass rewrote (insert-sync adds sync around the
-//!   instructions) is followed through the renumbering of its items, which exists only
-//!   when the rewrite kept every item, in order ([`renumbering`]);
+//!   instructions, list-schedule interleaves the pipes) is followed through the
+//!   renumbering of its items, which exists only when the rewrite kept every item, in
+//!   order or in each pipe's order ([`renumbering`]);
 //! - a tile-IR line goes through the op each instruction implements
 //!   (`isa::Provenance::op`), in the IR lower-to-pipes read, and in every earlier dump
 //!   printed identically to it (the same text prints the same ops, line by line).
@@ -32,9 +33,15 @@ pub struct IrLine {
 }
 
 /// For each item of `before` in print order, its index in `after`, when `after` holds
-/// every item of `before`, unchanged and in the same order (with others between).
+/// every item of `before`, unchanged, either in the same order (with others between)
+/// or with each pipe's instructions in their order and loops found by id (list-schedule
+/// interleaves the pipes differently).
 pub fn renumbering(before: &Lowered, after: &Lowered) -> Option<Vec<u32>> {
     let (old, new) = (in_print_order(&before.body), in_print_order(&after.body));
+    in_order(&old, &new).or_else(|| per_pipe(&old, &new))
+}
+
+fn in_order(old: &[&Item], new: &[&Item]) -> Option<Vec<u32>> {
     let mut at = 0;
     old.iter()
         .map(|item| {
@@ -53,6 +60,38 @@ fn same(a: &Item, b: &Item) -> bool {
         (Item::Loop(a), Item::Loop(b)) => a.id == b.id,
         _ => false,
     }
+}
+
+/// Each instruction of `old` is the next equal one on its pipe in `new`; each loop is
+/// the loop of its id.
+fn per_pipe(old: &[&Item], new: &[&Item]) -> Option<Vec<u32>> {
+    let mut loops = std::collections::HashMap::new();
+    let mut of_pipe: [Vec<usize>; 7] = Default::default();
+    for (k, item) in new.iter().enumerate() {
+        match item {
+            Item::Loop(l) => {
+                loops.insert(l.id, k as u32);
+            }
+            Item::Instr(i) => of_pipe.get_mut(i.pipe().index())?.push(k),
+        }
+    }
+    let mut at = [0usize; 7];
+    old.iter()
+        .map(|item| match item {
+            Item::Loop(l) => loops.get(&l.id).copied(),
+            Item::Instr(i) => {
+                let p = i.pipe().index();
+                let list = of_pipe.get(p)?;
+                let from = *at.get(p)?;
+                let found = list
+                    .get(from..)?
+                    .iter()
+                    .position(|&k| new.get(k).is_some_and(|n| same(item, n)))?;
+                at[p] = from + found + 1;
+                list.get(from + found).map(|&k| k as u32)
+            }
+        })
+        .collect()
 }
 
 fn in_print_order(items: &[Item]) -> Vec<&Item> {

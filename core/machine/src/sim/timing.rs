@@ -81,8 +81,8 @@ struct Frame {
     count: i64,
 }
 
-struct Cost {
-    cycles: u64,
+pub struct Cost {
+    pub cycles: u64,
     /// Cycles spent moving bytes (after the startup latency), for bandwidth sharing.
     transfer: u64,
     startup: u64,
@@ -598,170 +598,6 @@ impl<'a> Engine<'a> {
         Some(q)
     }
 
-    fn cost(&self, op: &Op, r: &Resolved) -> Cost {
-        let c = &self.machine.costs;
-        let u = |v: i64| v.max(0) as u64;
-        let dma = |src: MemSpace, dst: MemSpace, bytes: u64| {
-            let gm = src == MemSpace::GM || dst == MemSpace::GM;
-            let startup = if gm {
-                c.dma_startup_gm
-            } else {
-                c.dma_startup_onchip
-            };
-            let bw = c.bandwidth.path(src, dst).unwrap_or(1.0);
-            let transfer = div_ceil_f(bytes, bw);
-            Cost {
-                cycles: startup + transfer,
-                transfer,
-                startup,
-                gm_bytes: if gm { bytes } else { 0 },
-            }
-        };
-        // `base + (f32 ? f32_factor : 1) * row_blocks * ceil(k / K block) * ceil(n / block_n)`.
-        let product = |dt: DType, row_blocks: u64, k: u64, n: u64, block_n: u64| {
-            let mm = &c.matmul;
-            let kb = (mm.k_block_bytes / dt.bytes()).max(1);
-            let f = if dt == DType::F32 { mm.f32_factor } else { 1 };
-            let blocks = row_blocks * k.div_ceil(kb) * n.div_ceil(block_n);
-            Cost {
-                cycles: mm.base + f * blocks,
-                transfer: 0,
-                startup: 0,
-                gm_bytes: 0,
-            }
-        };
-        let vector = |dt: DType, elems: u64, extra: u64| {
-            let slope = if dt.bytes() == 2 {
-                c.vector_slope_f16
-            } else {
-                c.vector_slope_f32
-            };
-            let factor = if op.is_transcendental() {
-                c.transcendental_factor
-            } else {
-                1.0
-            };
-            let cycles = (slope * factor * elems as f64).ceil() as u64 + c.vector_bias + extra;
-            Cost {
-                cycles,
-                transfer: 0,
-                startup: 0,
-                gm_bytes: 0,
-            }
-        };
-        let tile_elems = |i: usize| u(r.val[2 * i]) * u(r.val[2 * i + 1]);
-        match op {
-            Op::Dma {
-                dtype,
-                dst,
-                src,
-                dims,
-            } => {
-                let elems: u64 = dims.iter().zip(r.val).map(|(_, e)| u(e)).product();
-                // GM moves in bursts: when the innermost dimension steps over GM
-                // elements (a strided range), each element costs the bytes up to the
-                // next one, at most a burst.
-                let eb = dtype.bytes();
-                let gm_stride = match (src.region.space(), dims.last()) {
-                    (MemSpace::GM, Some(d)) => d.src_stride,
-                    (_, Some(d)) if dst.region.space() == MemSpace::GM => d.dst_stride,
-                    _ => 1,
-                };
-                let per_elem = if gm_stride > 1 {
-                    (gm_stride as u64 * eb).min(GM_BURST_BYTES).max(eb)
-                } else {
-                    eb
-                };
-                dma(src.region.space(), dst.region.space(), elems * per_elem)
-            }
-            Op::Gather { dtype, .. } => dma(
-                MemSpace::GM,
-                MemSpace::UB,
-                u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
-            ),
-            // The engine writes every lane of the box, fill included.
-            Op::DmaPad { dtype, width, .. } => dma(
-                MemSpace::GM,
-                MemSpace::UB,
-                u(r.val[0]) * (*width).max(0) as u64 * dtype.bytes(),
-            ),
-            Op::Scatter { dtype, .. } => dma(
-                MemSpace::UB,
-                MemSpace::GM,
-                u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
-            ),
-            Op::Mov2d { dtype, dst, .. } => dma(
-                MemSpace::L1,
-                dst.addr.region.space(),
-                tile_elems(1) * dtype.bytes(),
-            ),
-            Op::Fix { dtype, dst, .. } => dma(
-                MemSpace::L0C,
-                dst.addr.region.space(),
-                tile_elems(0) * dtype.bytes(),
-            ),
-            Op::Mmad { dtype, .. } => {
-                let row_blocks = u(r.val[0]).div_ceil(c.matmul.block_m);
-                product(
-                    *dtype,
-                    row_blocks,
-                    u(r.val[1]),
-                    u(r.val[2]),
-                    c.matmul.block_n,
-                )
-            }
-            // One row, at the matrix-vector rate: `matvec_block_n` columns per K block.
-            Op::Mmv { dtype, .. } => {
-                product(*dtype, 1, u(r.val[0]), u(r.val[1]), c.matmul.matvec_block_n)
-            }
-            Op::VUnary { dtype, .. }
-            | Op::VBinary { dtype, .. }
-            | Op::VDup { dtype, .. }
-            | Op::VCopy { dtype, .. }
-            | Op::VCmp { dtype, .. }
-            | Op::VSel { dtype, .. }
-            | Op::VIota { dtype, .. } => vector(*dtype, tile_elems(0), 0),
-            Op::VCast { to, from, .. } => vector(
-                if to.bytes().max(from.bytes()) == 2 {
-                    DType::F16
-                } else {
-                    DType::F32
-                },
-                tile_elems(0),
-                0,
-            ),
-            Op::VReduce { dtype, .. } | Op::VArgReduce { dtype, .. } => vector(
-                *dtype,
-                tile_elems(1),
-                u(r.val[2]) * c.reduction_cycles_per_row,
-            ),
-            Op::SetFlag { .. } | Op::WaitFlag { .. } | Op::Barrier { .. } => Cost {
-                cycles: c.sync_cycles,
-                transfer: 0,
-                startup: 0,
-                gm_bytes: 0,
-            },
-            // Never dispatched: the S pipe runs them itself (`s_step`), at this price.
-            Op::Mov { .. }
-            | Op::Alu { .. }
-            | Op::Sld { .. }
-            | Op::Sst { .. }
-            | Op::Loop { .. }
-            | Op::EndLoop => Cost {
-                cycles: c.scalar_op_cycles,
-                transfer: 0,
-                startup: 0,
-                gm_bytes: 0,
-            },
-            Op::Sldg { .. } => Cost {
-                cycles: c.dma_startup_gm,
-                transfer: 0,
-                startup: 0,
-                gm_bytes: 0,
-            },
-        }
-    }
-
     /// Starts pipe `p`'s queue head; returns the other GM pipe when sharing bandwidth
     /// re-timed its running transfer.
     fn start(&mut self, p: usize) -> Option<usize> {
@@ -796,7 +632,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let mut cost = self.cost(op, &h.res);
+        let mut cost = cost(self.machine, op, &h.res);
         let mut shared = 0;
         if cost.gm_bytes > 0 && matches!(pipe, Pipe::MTE2 | Pipe::MTE3) {
             let other = if pipe == Pipe::MTE2 {
@@ -1062,5 +898,171 @@ impl<'a> Engine<'a> {
             }
         }
         out
+    }
+}
+
+/// What `op` costs its pipe with operands `r`: the simulator's price of one dispatch.
+/// Public so that a pass can estimate a schedule with the simulator's own prices.
+pub fn cost(machine: &Machine, op: &Op, r: &Resolved) -> Cost {
+    let c = &machine.costs;
+    let u = |v: i64| v.max(0) as u64;
+    let dma = |src: MemSpace, dst: MemSpace, bytes: u64| {
+        let gm = src == MemSpace::GM || dst == MemSpace::GM;
+        let startup = if gm {
+            c.dma_startup_gm
+        } else {
+            c.dma_startup_onchip
+        };
+        let bw = c.bandwidth.path(src, dst).unwrap_or(1.0);
+        let transfer = div_ceil_f(bytes, bw);
+        Cost {
+            cycles: startup + transfer,
+            transfer,
+            startup,
+            gm_bytes: if gm { bytes } else { 0 },
+        }
+    };
+    // `base + (f32 ? f32_factor : 1) * row_blocks * ceil(k / K block) * ceil(n / block_n)`.
+    let product = |dt: DType, row_blocks: u64, k: u64, n: u64, block_n: u64| {
+        let mm = &c.matmul;
+        let kb = (mm.k_block_bytes / dt.bytes()).max(1);
+        let f = if dt == DType::F32 { mm.f32_factor } else { 1 };
+        let blocks = row_blocks * k.div_ceil(kb) * n.div_ceil(block_n);
+        Cost {
+            cycles: mm.base + f * blocks,
+            transfer: 0,
+            startup: 0,
+            gm_bytes: 0,
+        }
+    };
+    let vector = |dt: DType, elems: u64, extra: u64| {
+        let slope = if dt.bytes() == 2 {
+            c.vector_slope_f16
+        } else {
+            c.vector_slope_f32
+        };
+        let factor = if op.is_transcendental() {
+            c.transcendental_factor
+        } else {
+            1.0
+        };
+        let cycles = (slope * factor * elems as f64).ceil() as u64 + c.vector_bias + extra;
+        Cost {
+            cycles,
+            transfer: 0,
+            startup: 0,
+            gm_bytes: 0,
+        }
+    };
+    let tile_elems = |i: usize| u(r.val[2 * i]) * u(r.val[2 * i + 1]);
+    match op {
+        Op::Dma {
+            dtype,
+            dst,
+            src,
+            dims,
+        } => {
+            let elems: u64 = dims.iter().zip(r.val).map(|(_, e)| u(e)).product();
+            // GM moves in bursts: when the innermost dimension steps over GM
+            // elements (a strided range), each element costs the bytes up to the
+            // next one, at most a burst.
+            let eb = dtype.bytes();
+            let gm_stride = match (src.region.space(), dims.last()) {
+                (MemSpace::GM, Some(d)) => d.src_stride,
+                (_, Some(d)) if dst.region.space() == MemSpace::GM => d.dst_stride,
+                _ => 1,
+            };
+            let per_elem = if gm_stride > 1 {
+                (gm_stride as u64 * eb).min(GM_BURST_BYTES).max(eb)
+            } else {
+                eb
+            };
+            dma(src.region.space(), dst.region.space(), elems * per_elem)
+        }
+        Op::Gather { dtype, .. } => dma(
+            MemSpace::GM,
+            MemSpace::UB,
+            u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
+        ),
+        // The engine writes every lane of the box, fill included.
+        Op::DmaPad { dtype, width, .. } => dma(
+            MemSpace::GM,
+            MemSpace::UB,
+            u(r.val[0]) * (*width).max(0) as u64 * dtype.bytes(),
+        ),
+        Op::Scatter { dtype, .. } => dma(
+            MemSpace::UB,
+            MemSpace::GM,
+            u(r.val[0]) * u(r.val[1]) * dtype.bytes(),
+        ),
+        Op::Mov2d { dtype, dst, .. } => dma(
+            MemSpace::L1,
+            dst.addr.region.space(),
+            tile_elems(1) * dtype.bytes(),
+        ),
+        Op::Fix { dtype, dst, .. } => dma(
+            MemSpace::L0C,
+            dst.addr.region.space(),
+            tile_elems(0) * dtype.bytes(),
+        ),
+        Op::Mmad { dtype, .. } => {
+            let row_blocks = u(r.val[0]).div_ceil(c.matmul.block_m);
+            product(
+                *dtype,
+                row_blocks,
+                u(r.val[1]),
+                u(r.val[2]),
+                c.matmul.block_n,
+            )
+        }
+        // One row, at the matrix-vector rate: `matvec_block_n` columns per K block.
+        Op::Mmv { dtype, .. } => {
+            product(*dtype, 1, u(r.val[0]), u(r.val[1]), c.matmul.matvec_block_n)
+        }
+        Op::VUnary { dtype, .. }
+        | Op::VBinary { dtype, .. }
+        | Op::VDup { dtype, .. }
+        | Op::VCopy { dtype, .. }
+        | Op::VCmp { dtype, .. }
+        | Op::VSel { dtype, .. }
+        | Op::VIota { dtype, .. } => vector(*dtype, tile_elems(0), 0),
+        Op::VCast { to, from, .. } => vector(
+            if to.bytes().max(from.bytes()) == 2 {
+                DType::F16
+            } else {
+                DType::F32
+            },
+            tile_elems(0),
+            0,
+        ),
+        Op::VReduce { dtype, .. } | Op::VArgReduce { dtype, .. } => vector(
+            *dtype,
+            tile_elems(1),
+            u(r.val[2]) * c.reduction_cycles_per_row,
+        ),
+        Op::SetFlag { .. } | Op::WaitFlag { .. } | Op::Barrier { .. } => Cost {
+            cycles: c.sync_cycles,
+            transfer: 0,
+            startup: 0,
+            gm_bytes: 0,
+        },
+        // Never dispatched: the S pipe runs them itself (`s_step`), at this price.
+        Op::Mov { .. }
+        | Op::Alu { .. }
+        | Op::Sld { .. }
+        | Op::Sst { .. }
+        | Op::Loop { .. }
+        | Op::EndLoop => Cost {
+            cycles: c.scalar_op_cycles,
+            transfer: 0,
+            startup: 0,
+            gm_bytes: 0,
+        },
+        Op::Sldg { .. } => Cost {
+            cycles: c.dma_startup_gm,
+            transfer: 0,
+            startup: 0,
+            gm_bytes: 0,
+        },
     }
 }
