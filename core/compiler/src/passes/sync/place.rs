@@ -184,7 +184,7 @@ pub fn site(
         // flags reused safely, and the pairs it then adds serialise the slots (an `if`
         // over a double-buffered load lost 19% on `teach`).
         if into_branches && rotation.is_none() {
-            while let Some(first) = holds_back(tree, before, c.node, c.pipe) {
+            while let Some(first) = into_region(tree, before) {
                 (owner, after) = (Some(before), first);
                 before = tree
                     .child_in(c.node, owner)
@@ -211,34 +211,17 @@ pub fn site(
     })
 }
 
-/// When the consumer's anchor `before` is an `if` region whose body runs work on the
-/// consumer's pipe `dst` ahead of the consumer, a wait before the region would hold that
-/// work back for nothing: the pair goes inside the region instead, its set at the
-/// region's start (after the producer in the producer pipe's queue, and run only when
-/// the wait is) and its wait before the consumer, so each path runs both or neither.
-/// Returns the region's first node, where the set goes.
-fn holds_back(tree: &Tree, before: NodeId, consumer: NodeId, dst: Pipe) -> Option<NodeId> {
-    let Some(Kind::Loop(head, body)) = tree.node(before).map(|n| &n.kind) else {
-        return None;
-    };
-    head.branch.as_ref()?;
-    let first = *body.first()?;
-    let anchor = tree.child_in(consumer, Some(before))?;
-    let ahead = body
-        .iter()
-        .take_while(|&&n| n != anchor)
-        .any(|&n| runs_on(tree, n, dst, 0));
-    ahead.then_some(first)
-}
-
-/// Whether node `n` is or holds an instruction on `pipe`.
-fn runs_on(tree: &Tree, n: NodeId, pipe: Pipe, depth: usize) -> bool {
-    match tree.node(n).map(|x| &x.kind) {
-        Some(Kind::Instr(i)) => i.pipe() == pipe,
-        Some(Kind::Loop(_, body)) if depth <= super::tree::MAX_DEPTH => {
-            body.iter().any(|&m| runs_on(tree, m, pipe, depth + 1))
-        }
-        _ => false,
+/// When the consumer's anchor `before` is an `if` region, the pair goes inside it: the
+/// set at the region's start (after the producer in the producer pipe's queue, and run
+/// only when the wait is), the wait before the consumer, so each path runs both or
+/// neither. A wait before the region would hold back, for nothing, the consumer pipe's
+/// work that needs no producer: the branch's own ahead of the consumer, and on the path
+/// that skips the branch, the `else` and everything after it. Returns the region's
+/// first node, where the set goes.
+fn into_region(tree: &Tree, before: NodeId) -> Option<NodeId> {
+    match tree.node(before).map(|n| &n.kind) {
+        Some(Kind::Loop(head, body)) if head.branch.is_some() => body.first().copied(),
+        _ => None,
     }
 }
 
