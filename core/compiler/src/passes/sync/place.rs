@@ -218,9 +218,16 @@ pub fn site(
 /// work that needs no producer: the branch's own ahead of the consumer, and on the path
 /// that skips the branch, the `else` and everything after it. Returns the region's
 /// first node, where the set goes.
+///
+/// A loop of exactly one iteration (a constant `0..1`, as axis-split may leave) is
+/// entered the same way: its body runs once, like a taken branch.
 fn into_region(tree: &Tree, before: NodeId) -> Option<NodeId> {
     match tree.node(before).map(|n| &n.kind) {
-        Some(Kind::Loop(head, body)) if head.branch.is_some() => body.first().copied(),
+        Some(Kind::Loop(head, body))
+            if head.branch.is_some() || matches!(head.count, crate::isa::Val::Imm(1)) =>
+        {
+            body.first().copied()
+        }
         _ => None,
     }
 }
