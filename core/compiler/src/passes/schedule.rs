@@ -14,8 +14,9 @@
 //!
 //! What it keeps: every pipe's own order (a pipe runs its queue in order; only the
 //! interleaving of pipes changes), every register's definitions and uses, and the order
-//! of any two accesses of one buffer or tensor that may overlap with a write among them
-//! (the alias view insert-sync orders by). Instructions never cross a loop. So every
+//! of any two accesses of one buffer or tensor whose byte ranges may overlap, with a
+//! write among them (more cautious than insert-sync's alias view, which also tells
+//! slots and GM boxes apart). Instructions never cross a loop. So every
 //! dependence the program had holds in the same order, and insert-sync, which runs next,
 //! orders them across pipes as before; [`verify`] checks that on the result without
 //! trusting the schedule.
@@ -68,6 +69,8 @@ pub fn schedule(lowered: &mut Lowered, machine: &Machine) -> Result<(), Diagnost
 }
 
 fn block(items: &mut Vec<Item>, machine: &Machine, depth: usize) {
+    // Deeper nests are rejected before lowering; were one here, it would keep its
+    // order, and `verify` would report it.
     if depth > crate::limits::MAX_LOWERED_LOOP_DEPTH {
         return;
     }
