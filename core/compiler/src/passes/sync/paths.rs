@@ -18,7 +18,7 @@
 //! plain clocks do.
 
 use super::walk::{Clock, Inst};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// The most recent branch runs whose clocks are kept. An older run's instances are
 /// mostly ordered by plain clocks by then; forgetting what holds where it ran only

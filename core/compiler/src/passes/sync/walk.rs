@@ -19,7 +19,6 @@ use crate::diag::Diagnostic;
 use crate::isa::{Op, Val};
 use crate::lowered::{Access, AxisSpan, Buffer, GmRegion, LoopId, Lowered, Slot, Target};
 use crate::types::Pipe;
-use std::collections::HashSet;
 use std::rc::Rc;
 
 pub type Clock = [u32; 7];
@@ -456,10 +455,12 @@ impl<'a> Walker<'a> {
             let log = self.logs.entry(key).or_default();
             // A set, not a scan per entry: a log holds every access since the last
             // order, and branches nest in loops that a sweep walks again per pair.
-            let mut kept: HashSet<(*const Inst, usize)> = log
-                .iter()
-                .map(|x| (Rc::as_ptr(&x.inst), x.access))
-                .collect();
+            let mut kept: foldhash::HashSet<(*const Inst, usize)> =
+                foldhash::HashSet::with_capacity_and_hasher(
+                    log.len() + skipped.len(),
+                    Default::default(),
+                );
+            kept.extend(log.iter().map(|x| (Rc::as_ptr(&x.inst), x.access)));
             for e in skipped {
                 if kept.insert((Rc::as_ptr(&e.inst), e.access)) {
                     log.push(e.clone());
