@@ -86,6 +86,19 @@ pub struct Access {
     pub region: Option<u32>,
 }
 
+impl Access {
+    /// Whether this access and `other` may touch a common byte of their slot or tensor
+    /// by `range` alone (a `None` range is the whole of it; an empty range touches
+    /// nothing). Targets, slots and GM regions are the caller's to compare.
+    pub fn bytes_may_overlap(&self, other: &Access) -> bool {
+        match (self.range, other.range) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1,
+            (Some((a0, a1)), None) | (None, Some((a0, a1))) => a0 < a1,
+            (None, None) => true,
+        }
+    }
+}
+
 /// One axis of a [`GmRegion`]: the indices `start .. start + len`, where
 /// `start = constant + sum(coefficient * counter)` over the counters (iteration numbers
 /// 0, 1, ...) of the loops named. A tail iteration touches a prefix of `len`.

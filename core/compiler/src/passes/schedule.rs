@@ -118,13 +118,6 @@ fn footprint(i: &Instr) -> Footprint {
     }
 }
 
-fn ranges_overlap(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
-    match (a, b) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
-        _ => true,
-    }
-}
-
 /// Whether `b`, after `a` in the original order, must stay after it.
 fn depends(a: &Footprint, b: &Footprint) -> bool {
     if a.pipe == b.pipe {
@@ -135,9 +128,9 @@ fn depends(a: &Footprint, b: &Footprint) -> bool {
         return true;
     }
     a.accesses.iter().any(|x| {
-        b.accesses.iter().any(|y| {
-            x.target == y.target && (x.write || y.write) && ranges_overlap(x.range, y.range)
-        })
+        b.accesses
+            .iter()
+            .any(|y| x.target == y.target && (x.write || y.write) && x.bytes_may_overlap(y))
     })
 }
 

@@ -40,8 +40,8 @@ pub struct Site {
     /// dependence its enclosing loop carries, or the consumer's (`site`'s
     /// `into_branches`).
     pub in_branch: bool,
-    /// The set goes before `after` (the first node of the `if` region the pair went
-    /// into) rather than after it.
+    /// The set goes before `after` (the first node of the `if` region, or loop of one
+    /// iteration, the pair went into) rather than after it.
     pub set_at_start: bool,
 }
 
@@ -219,17 +219,13 @@ pub fn site(
 /// that skips the branch, the `else` and everything after it. Returns the region's
 /// first node, where the set goes.
 ///
-/// A loop of exactly one iteration (a constant `0..1`, as axis-split may leave) is
-/// entered the same way: its body runs once, like a taken branch.
+/// A loop of at most one iteration (a constant `0..1`, as axis-split may leave) is
+/// entered the same way: its body runs once or not at all, like a branch.
 fn into_region(tree: &Tree, before: NodeId) -> Option<NodeId> {
-    match tree.node(before).map(|n| &n.kind) {
-        Some(Kind::Loop(head, body))
-            if head.branch.is_some() || matches!(head.count, crate::isa::Val::Imm(1)) =>
-        {
-            body.first().copied()
-        }
-        _ => None,
+    if !runs_at_most_once(tree, before) {
+        return None;
     }
+    tree.block(Some(before)).first().copied()
 }
 
 /// Adds a pair at `site` and its instructions to the tree.

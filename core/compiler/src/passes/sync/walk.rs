@@ -235,14 +235,6 @@ pub struct Walker<'a> {
     seen: Option<DenseMap<NodeId, Seen>>,
 }
 
-fn overlaps(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
-    match (a, b) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1,
-        (Some((a0, a1)), None) | (None, Some((a0, a1))) => a0 < a1,
-        (None, None) => true,
-    }
-}
-
 /// Buffers and GM tensors interleaved in one dense index.
 fn target_key(t: Target) -> usize {
     match t {
@@ -731,7 +723,7 @@ impl<'a> Walker<'a> {
         if self.tree.alias == AliasMode::Coarse {
             return Ok(true);
         }
-        if !overlaps(e.acc.range, acc.range) {
+        if !e.acc.bytes_may_overlap(acc) {
             return Ok(false);
         }
         match (e.acc.region, acc.region) {
