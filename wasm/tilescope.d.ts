@@ -87,6 +87,11 @@ export type RunResult = {
      */
     bound: number,
     /**
+     * The bound plus the fill and drain the run's data dependences force (`null` when
+     * the trace was cut short).
+     */
+    path_bound: number | null,
+    /**
      * What no program of the kernel beats: its compulsory GM bytes and its products
      * at the machine's peak rates.
      */

@@ -40,6 +40,11 @@ pub struct RunResult {
     /// GM bandwidth), or the GM transfers of MTE2 and MTE3 at full rate one after another
     /// (they share the bandwidth).
     pub bound: u64,
+    /// `bound` plus the fill and drain no order of these instructions avoids: the work
+    /// the busiest pipe must wait for before it can start and that must follow its
+    /// end, along the run's data dependences (`sim::path_bound`). `None` when the
+    /// trace was cut short.
+    pub path_bound: Option<u64>,
     /// The distance to the machine: what no program of this kernel can beat (the
     /// default when the reference did not run).
     pub roofline: Roofline,
@@ -259,6 +264,7 @@ impl RunResult {
             .max()
             .unwrap_or(0);
         self.bound = busiest.max(sim.gm_transfer_cycles);
+        self.path_bound = sim::path_bound::path_bound(&sim).map(|p| p.max(self.bound));
         self.sim = sim;
     }
 }

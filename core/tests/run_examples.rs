@@ -49,6 +49,9 @@ fn check_alias(sync: SyncStrategy, alias: AliasMode, preset: &str) {
             && r.sim.races.is_empty()
             && r.reference_match
             && r.bound <= r.sim.cycles
+            // The path bound lies between: it adds fill and drain to the bound, and the
+            // run is one of the schedules it ranges over.
+            && r.path_bound.is_some_and(|p| r.bound <= p && p <= r.sim.cycles)
             // The roofline is what no program beats, this one's bound included; every
             // example moves data.
             && r.roofline.cycles <= r.bound
@@ -56,10 +59,11 @@ fn check_alias(sync: SyncStrategy, alias: AliasMode, preset: &str) {
             && unordered.is_empty();
         if !ok {
             failures.push(format!(
-                "{} on {preset}: stalls add up {stalls_add_up} roofline {:?} bound {} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
+                "{} on {preset}: stalls add up {stalls_add_up} roofline {:?} bound {} path bound {:?} cycles {} diags {:?} errors {:?} races {} match {} err {} unordered flags {unordered:?} outputs {:?}",
                 path.display(),
                 r.roofline,
                 r.bound,
+                r.path_bound,
                 r.sim.cycles,
                 r.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>(),
                 r.sim.errors.iter().map(|e| &e.message).collect::<Vec<_>>(),
@@ -249,6 +253,7 @@ fn auto_sync_pairs_are_counted_and_beat_barriers() {
         "reference_match",
         "max_abs_err",
         "bound",
+        "path_bound",
     ] {
         assert!(json.get(key).is_some(), "missing {key}");
     }

@@ -887,6 +887,15 @@ fn check_options(source: &str, options: &CompileOptions) -> Result<(), TestCaseE
         r.bound,
         r.sim.cycles
     );
+    // So is the path bound, and it is never below the bound it adds fill and drain to.
+    prop_assert!(
+        r.path_bound
+            .is_some_and(|p| r.bound <= p && p <= r.sim.cycles),
+        "{source}\nbound {} path bound {:?} cycles {}",
+        r.bound,
+        r.path_bound,
+        r.sim.cycles
+    );
     Ok(())
 }
 

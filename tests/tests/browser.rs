@@ -218,6 +218,8 @@ async fn playground_shows_passes_steps_timeline_races_and_restores_links() -> Re
         );
         ensure!(core.sim.cycles == cycles, "core {} page {cycles}", core.sim.cycles);
         ensure!(number("stat-roofline").await? == core.roofline.cycles);
+        let path = core.path_bound.context("core kept the whole trace")?;
+        ensure!(number("stat-path-bound").await? == path, "core path bound {path}");
         let totals = page
             .eval(
                 "return Array.from(document.querySelectorAll('[data-testid=stall-row]'))\

@@ -688,8 +688,8 @@ fn opt_runs_a_pass_on_a_pasted_section_and_prints_the_next_one() {
 }
 
 /// `run` says where each pipe's idle cycles went and how far the kernel is from the
-/// machine; `--json` carries both (`stalls`, every pipe adding up to the run, and
-/// `roofline`), with the same figures as core.
+/// machine and from its path bound; `--json` carries them (`stalls`, every pipe adding
+/// up to the run, `roofline` and `path_bound`), with the same figures as core.
 #[test]
 fn run_shows_where_the_cycles_go_and_the_roofline() {
     let file = repo().join("static/examples/softmax.tile");
@@ -726,6 +726,13 @@ fn run_shows_where_the_cycles_go_and_the_roofline() {
     );
     assert!(
         text.contains(&format!("roofline: {} cycles", core.roofline.cycles)),
+        "{text}"
+    );
+    // The path bound, core's figure, in both forms.
+    let path = core.path_bound.expect("a whole trace");
+    assert_eq!(v["path_bound"].as_u64(), Some(path));
+    assert!(
+        text.contains(&format!("path bound: {path} cycles")),
         "{text}"
     );
 }

@@ -145,6 +145,9 @@ pub struct RunResult {
     /// Cycle lower bound: the busiest pipe's busy cycles, or the GM transfers at full
     /// rate one after another.
     pub bound: u64,
+    /// The bound plus the fill and drain the run's data dependences force (`null` when
+    /// the trace was cut short).
+    pub path_bound: Option<u64>,
     /// What no program of the kernel beats: its compulsory GM bytes and its products
     /// at the machine's peak rates.
     pub roofline: tilescope::run::Roofline,
@@ -205,6 +208,7 @@ impl RunResult {
             reference_match,
             max_abs_err,
             bound,
+            path_bound,
             roofline,
             outputs,
             compile,
@@ -235,6 +239,7 @@ impl RunResult {
         RunResult {
             cycles,
             bound,
+            path_bound,
             roofline,
             pipes,
             stalls,

@@ -73,7 +73,7 @@ impl Panel {
             Panel::Steps => "the ordered step graph: each loop body as load → compute → store steps, with data, sync and loop-carried edges",
             Panel::Timeline => "the simulated run per pipe, with sync flags, stalls and races; step through it and see the buffers live at the cursor",
             Panel::Assembly => "the final program, one instruction per line with its pipe and step; a set or wait explains its flag",
-            Panel::Output => "cycles against the lower bound and the roofline, where each pipe's cycles went, and the outputs compared with the reference interpreter",
+            Panel::Output => "cycles against the lower bound, the path bound and the roofline, where each pipe's cycles went, and the outputs compared with the reference interpreter",
             Panel::Problems => "every compile error, race and simulation error, each linked to its source line or cycle",
             Panel::Compare => "the same kernel under other options (preset, sync, alias), both runs on one axis",
         }

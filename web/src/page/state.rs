@@ -873,7 +873,7 @@ impl AppState {
                 let failed = sim.lanes.is_empty() && !sim.diagnostics.is_empty();
                 self.results.compare_sim = Some(Rc::new(match sim.diagnostics.first() {
                     Some(d) if failed => Compared::Failed(d.message.clone()),
-                    _ => Compared::Ran(Box::new(sim)),
+                    _ => Compared::Ran(sim),
                 }));
             }
             (Purpose::Ablation, Response::Ablated { ablation, .. }) => {
@@ -903,7 +903,7 @@ impl AppState {
                     self.ui.banner = None;
                 }
                 self.view.cursor = self.view.cursor.min(sim.cycles);
-                self.results.sim = Some(Rc::new(sim));
+                self.results.sim = Some(Rc::new(*sim));
                 self.results.sim_generation += 1;
             }
             // The worker answers each request with its own kind: another is a bug in
@@ -1266,10 +1266,10 @@ mod tests {
             Purpose::Compile,
             Box::new(Response::Simulated {
                 id: 4,
-                sim: SimOutput {
+                sim: Box::new(SimOutput {
                     cycles: 500,
                     ..SimOutput::default()
-                },
+                }),
             }),
         ));
         assert!(!s.requests.simulating && !s.requests.is_busy());
@@ -1636,10 +1636,10 @@ mod tests {
         let compared = |id| {
             Box::new(Response::Simulated {
                 id,
-                sim: SimOutput {
+                sim: Box::new(SimOutput {
                     cycles: 9,
                     ..SimOutput::default()
-                },
+                }),
             })
         };
         s.apply(Action::Received(Purpose::Compare, compared(1)));

@@ -249,7 +249,7 @@ mod tests {
         assert!(t.is_waiting_compile(second), "simulating: still unanswered");
         let simulated = Response::Simulated {
             id: second,
-            sim: Default::default(),
+            sim: Box::default(),
         };
         assert_eq!(t.answer(&simulated), Answer::Current(Purpose::Compile));
         assert!(!t.is_waiting_compile(second));

@@ -93,13 +93,11 @@ pub enum Response {
     },
     Simulated {
         id: RequestId,
-        sim: SimOutput,
+        /// Boxed: a run's figures outweigh every other answer.
+        sim: Box<SimOutput>,
     },
     /// Chrome Trace Event JSON (empty when no simulation has run).
-    Trace {
-        id: RequestId,
-        json: String,
-    },
+    Trace { id: RequestId, json: String },
     /// The grader's verdict on a `Grade` request.
     Graded {
         id: RequestId,
@@ -111,10 +109,7 @@ pub enum Response {
         ablation: Vec<tilescope::run::Ablation>,
     },
     /// The worker panicked while handling `id`; it closes itself after sending this.
-    Crashed {
-        id: RequestId,
-        message: String,
-    },
+    Crashed { id: RequestId, message: String },
 }
 
 impl Response {
@@ -402,6 +397,9 @@ pub struct SimOutput {
     pub cycles: u64,
     /// Lower bound: busiest pipe or GM traffic over bandwidth.
     pub bound: u64,
+    /// The bound plus the fill and drain the data dependences force (core's
+    /// `RunResult::path_bound`; `None` when the trace was cut short).
+    pub path_bound: Option<u64>,
     pub syncs: u64,
     pub reference_match: bool,
     pub max_abs_err: f64,
@@ -485,7 +483,10 @@ mod tests {
                 output: compile,
                 simulating: true,
             },
-            Response::Simulated { id: 1, sim },
+            Response::Simulated {
+                id: 1,
+                sim: Box::new(sim),
+            },
             Response::Trace {
                 id: 2,
                 json: "{}".into(),

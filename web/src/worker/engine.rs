@@ -492,6 +492,7 @@ fn sim_output(r: &mut RunResult, program: &Program) -> SimOutput {
     SimOutput {
         cycles: r.sim.cycles,
         bound: r.bound,
+        path_bound: r.path_bound,
         syncs: r.sim.syncs,
         reference_match: r.reference_match,
         max_abs_err: r.max_abs_err,

@@ -111,7 +111,10 @@ impl CompileWorker {
                 ..SimOutput::default()
             },
         };
-        respond(Response::Simulated { id, sim });
+        respond(Response::Simulated {
+            id,
+            sim: Box::new(sim),
+        });
     }
 
     /// Answers `request` through `respond` (a compile answers twice: its passes, then

@@ -17,6 +17,7 @@
 pub mod exec;
 pub mod flags;
 pub mod memory;
+pub mod path_bound;
 pub mod race;
 pub mod stalls;
 pub mod timing;

@@ -109,6 +109,7 @@ fn summary(r: &RunResult, source: &str) -> serde_json::Value {
         "kernel": r.compile.kernel,
         "cycles": r.sim.cycles,
         "bound": r.bound,
+        "path_bound": r.path_bound,
         "roofline": r.roofline,
         "pipes": pipes,
         "stalls": r.sim.stalls,
@@ -147,6 +148,12 @@ fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
         r.bound,
         100.0 * ratio
     ));
+    if let (Some(path), true) = (r.path_bound, r.sim.cycles > 0) {
+        s.push_str(&format!(
+            "path bound: {path} cycles ({:.0}% reached): the bound plus the fill and drain the data dependences force\n",
+            100.0 * path as f64 / r.sim.cycles as f64
+        ));
+    }
     let f = &r.roofline;
     if f.cycles > 0 && r.sim.cycles > 0 {
         s.push_str(&format!(

@@ -135,7 +135,7 @@ mod tests {
     use super::*;
     use crate::page::state::Action;
     use crate::page::tracker::Purpose;
-    use crate::protocol::{CompileOutput, Response, SimOutput};
+    use crate::protocol::{CompileOutput, Response};
 
     #[test]
     fn the_status_line_follows_the_requests_and_the_caret() {
@@ -177,7 +177,7 @@ mod tests {
             Purpose::Compile,
             Box::new(Response::Simulated {
                 id: 2,
-                sim: SimOutput::default(),
+                sim: Box::default(),
             }),
         ));
         assert!(
