@@ -79,8 +79,16 @@ impl Cloner {
         Some(new)
     }
 
-    fn map(&self, v: ValueId) -> ValueId {
+    /// What `v` is in the copies made so far: its copy, the value bound to it, or `v`
+    /// itself when neither.
+    pub fn map(&self, v: ValueId) -> ValueId {
         self.values.get(&v).copied().unwrap_or(v)
+    }
+
+    /// Makes later copies read `to` wherever the original read `from` (a loop's block
+    /// argument, when one of its iterations is copied out of the loop).
+    pub fn bind(&mut self, from: ValueId, to: ValueId) {
+        self.values.insert(from, to);
     }
 }
 

@@ -14,6 +14,11 @@
 //! The skew is made only where one iteration's vector work takes well over the time of
 //! the stage issued ahead of it (by `cost::op_cycles`), so the stage hides behind it.
 //!
+//! A loop that carries state (an online softmax's running maximum, sum and
+//! accumulator) is unrolled the same way: each copy reads what the one before yielded,
+//! and the loop's results are the last copy's. Stage A may read none of that state, so
+//! issuing A(i + 1) before B(i) reads nothing B(i) has yet to write.
+//!
 //! Every op of the unrolled copies is an SSA value, so the only orders that change are
 //! between A of one iteration and B of the previous one: stage A holds no stores, and
 //! its loads read no tensor the loop stores, so every load and store still touches the
@@ -136,7 +141,7 @@ fn plan_trips(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> Option<usiz
     let OpKind::For(l) = &k.ops.get(f)?.kind else {
         return None;
     };
-    if !l.args.is_empty() || !(2..=MAX_TRIPS).contains(&trips) {
+    if !(2..=MAX_TRIPS).contains(&trips) {
         return None;
     }
     let body: Vec<OpId> = l
@@ -194,10 +199,17 @@ fn plan_trips(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> Option<usiz
     if cycles(b, Some(Pipe::V)) < cycles(a, None).saturating_mul(MIN_VECTOR_RATIO) {
         return None;
     }
-    let a_is_safe = a.iter().all(|&op| match &k.ops[op].kind {
-        OpKind::Store { .. } => false,
-        OpKind::Load { param, .. } => !stored.contains(param),
-        _ => true,
+    // Stage A of iteration i + 1 is issued before stage B of iteration i, so it may
+    // read no state the loop carries: that is B's to update first (an online softmax's
+    // running maximum and sum are read by B only).
+    let a_is_safe = a.iter().all(|&op| {
+        let reads_carried = k.ops[op].kind.operands().iter().any(|v| l.args.contains(v));
+        !reads_carried
+            && match &k.ops[op].kind {
+                OpKind::Store { .. } => false,
+                OpKind::Load { param, .. } => !stored.contains(param),
+                _ => true,
+            }
     });
     a_is_safe.then_some(cut)
 }
@@ -218,9 +230,15 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
         return;
     };
     let mut stages: Vec<(Vec<OpId>, Vec<OpId>)> = Vec::new();
+    // Each iteration reads what the one before yielded (the first, the loop's inits).
+    let mut carried = l.inits.clone();
     for j in 0..trips as i64 {
         let mut cloner = Cloner::default();
+        for (&arg, &value) in l.args.iter().zip(&carried) {
+            cloner.bind(arg, value);
+        }
         let mut copy = cloner.block(k, &l.body);
+        carried = l.yields.iter().map(|&y| cloner.map(y)).collect();
         let at = IndexExpr::Const(l.start.saturating_add(j.saturating_mul(l.step)));
         crate::ir::rewrite::visit_exprs_from(k, cloner.ops.clone(), true, |e| {
             crate::ir::rewrite::replace_var(e, l.var, &at)
@@ -237,6 +255,11 @@ fn unroll(k: &mut Kernel, path: &[OpId], f: OpId, cut: usize) {
     }
     if let Some((_, last)) = stages.last() {
         order.extend(last.iter().copied());
+    }
+    // The loop's results are the last iteration's yields.
+    let results = k.ops.get(f).map(|o| o.results.clone()).unwrap_or_default();
+    for (&result, &last) in results.iter().zip(&carried) {
+        k.replace_uses(result, last);
     }
     let Some(block) = k.block_mut(path) else {
         return;
