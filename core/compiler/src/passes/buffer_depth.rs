@@ -246,7 +246,13 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
 
 /// True when every pipe pair has `depth` event ids for each rotated tile crossing it,
 /// counting both directions (the reader waits for the data, the producer for the slot).
-fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
+pub(crate) fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
+    ids_needed(k, rotated, depth) <= machine.event_ids_per_pair
+}
+
+/// The most event ids the tiles `rotated`, `depth` copies of each, take on one ordered
+/// pipe pair (one id per copy of a tile crossing it, either way).
+pub(crate) fn ids_needed(k: &Kernel, rotated: &[ValueId], depth: u32) -> u32 {
     // need[src][dst]: event ids the rotated tiles take on that ordered pipe pair.
     let mut need = [[0u32; Pipe::ALL.len()]; Pipe::ALL.len()];
     let mut readers: ValueMap<Vec<Pipe>> = DenseMap::new();
@@ -270,7 +276,5 @@ fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> 
             need[dst.index()][src.index()] += depth;
         }
     }
-    need.iter()
-        .flatten()
-        .all(|&n| n <= machine.event_ids_per_pair)
+    need.iter().flatten().copied().max().unwrap_or(0)
 }

@@ -14,10 +14,13 @@
 //! The skew is made only where one iteration's vector work takes well over the time of
 //! the stage issued ahead of it (by `cost::op_cycles`), so the stage hides behind it.
 //!
-//! A loop that carries state (an online softmax's running maximum, sum and
-//! accumulator) is unrolled the same way: each copy reads what the one before yielded,
-//! and the loop's results are the last copy's. Stage A may read none of that state, so
-//! issuing A(i + 1) before B(i) reads nothing B(i) has yet to write.
+//! A loop that carries state (an accumulator each block rescales and adds to) is
+//! unrolled the same way: each copy reads what the one before yielded, and the loop's
+//! results are the last copy's. Stage A may read none of that state, so issuing A(i + 1)
+//! before B(i) reads nothing B(i) has yet to write. No loop is unrolled whose copies'
+//! tiles would need more event ids on a pipe pair than the machine has: insert-sync
+//! would turn pairs into barriers (flash attention's key blocks, a k and a v tile each,
+//! took all 8 MTE2 -> MTE1 ids, and insert-sync five times as long).
 //!
 //! Every op of the unrolled copies is an SSA value, so the only orders that change are
 //! between A of one iteration and B of the previous one: stage A holds no stores, and
@@ -197,6 +200,20 @@ fn plan_trips(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> Option<usiz
             .sum()
     };
     if cycles(b, Some(Pipe::V)) < cycles(a, None).saturating_mul(MIN_VECTOR_RATIO) {
+        return None;
+    }
+    // Every unrolled copy of a tile that crosses pipes takes event ids of its own. Where
+    // the copies would take more than half a pipe pair's ids (the rest is for the tiles
+    // around the loop and the slots of a loop around it), insert-sync would run out and
+    // turn a pair into a barrier, and walk a much longer program: flash attention's four
+    // key blocks, a k and a v tile each from MTE2 to MTE1, would take all 8.
+    let crossing: Vec<crate::ir::ValueId> = body
+        .iter()
+        .flat_map(|&op| k.ops[op].results.iter().copied())
+        .filter(|&v| k.values.get(v).is_some_and(|x| x.ty.rank() > 0))
+        .collect();
+    let copies = u32::try_from(trips).unwrap_or(u32::MAX);
+    if super::buffer_depth::ids_needed(k, &crossing, copies) > machine.event_ids_per_pair {
         return None;
     }
     // Stage A of iteration i + 1 is issued before stage B of iteration i, so it may
