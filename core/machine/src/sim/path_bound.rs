@@ -58,7 +58,7 @@ fn bound_with(run: &SimResult, storage: bool) -> Option<u64> {
                 Some(StallReason::Bandwidth { cycles }) => cycles,
                 _ => 0,
             };
-            (e.end - e.start).saturating_sub(stretch)
+            e.end.saturating_sub(e.start).saturating_sub(stretch)
         })
         .collect();
     let accesses = accesses_by_entry(&run.accesses, n);
@@ -90,20 +90,20 @@ fn bound_with(run: &SimResult, storage: bool) -> Option<u64> {
     for &i in &order {
         head[i] = preds[i]
             .iter()
-            .map(|&p| head[p as usize] + duration[p as usize])
+            .map(|&p| head[p as usize].saturating_add(duration[p as usize]))
             .max()
             .unwrap_or(0);
     }
     let mut tail = vec![0u64; n];
     for &i in order.iter().rev() {
-        let out = tail[i] + duration[i];
+        let out = tail[i].saturating_add(duration[i]);
         for &p in &preds[i] {
             let p = p as usize;
             tail[p] = tail[p].max(out);
         }
     }
     let mut best = (0..n)
-        .map(|i| head[i] + duration[i] + tail[i])
+        .map(|i| head[i].saturating_add(duration[i]).saturating_add(tail[i]))
         .max()
         .unwrap_or(0);
     let mut by_pipe: BTreeMap<crate::types::Pipe, Vec<usize>> = BTreeMap::new();
@@ -130,9 +130,9 @@ fn one_machine(jobs: &[(u64, u64, u64)]) -> u64 {
     sorted.sort_unstable_by_key(|j| std::cmp::Reverse(j.0));
     let (mut sum, mut min_tail, mut best) = (0u64, u64::MAX, 0u64);
     for &(r, d, t) in &sorted {
-        sum += d;
+        sum = sum.saturating_add(d);
         min_tail = min_tail.min(t);
-        best = best.max(r + sum + min_tail);
+        best = best.max(r.saturating_add(sum).saturating_add(min_tail));
     }
     best
 }
