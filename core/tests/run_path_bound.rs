@@ -66,19 +66,19 @@ fn a_single_tile_is_one_chain_and_its_path_bound_is_the_chain() {
     );
 }
 
+/// Sixteen row tiles, each loaded, raised to `exp` and stored.
+const ROWS: &str = "kernel rows(x: f32[256, 64], y: out f32[256, 64]) {
+    for r in 0..256 step 16 {
+        store y[r .. r + 16, :] = exp(load x[r .. r + 16, :]);
+    }
+}";
+
 #[test]
 fn a_pipelined_loop_adds_only_its_fill_and_drain() {
     // A double-buffered loop of 16 tiles keeps MTE2 busy: the path bound adds to the
     // loads only the last tile's exp and store (and, mirrored, nothing before the first
     // load), far less than a tile per iteration.
-    let r = run_on(
-        "kernel many(x: f32[256, 64], y: out f32[256, 64]) {
-    for r in 0..256 step 16 {
-        store y[r .. r + 16, :] = exp(load x[r .. r + 16, :]);
-    }
-}",
-        "a3",
-    );
+    let r = run_on(ROWS, "a3");
     let path = r.path_bound.expect("a whole trace");
     let steps = work(&r);
     let last_two: u64 = steps.iter().rev().take(2).map(|&(_, d)| d).sum();
@@ -95,11 +95,7 @@ fn storage_reuse_orders_more_than_the_data_flow() {
     // One slot for every tile: each load waits for the previous tile's exp to read its
     // slot, a write-after-read order the data flow alone does not have.
     let r = run_with(
-        "kernel single(x: f32[256, 64], y: out f32[256, 64]) {
-    for r in 0..256 step 16 {
-        store y[r .. r + 16, :] = exp(load x[r .. r + 16, :]);
-    }
-}",
+        ROWS,
         CompileOptions {
             auto_multi_buffer: false,
             ..CompileOptions::default()

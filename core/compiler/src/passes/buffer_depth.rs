@@ -246,7 +246,7 @@ pub fn makespan(machine: &Machine, k: &Kernel, id: OpId, rotated: &[ValueId], de
 
 /// True when every pipe pair has `depth` event ids for each rotated tile crossing it,
 /// counting both directions (the reader waits for the data, the producer for the slot).
-pub(crate) fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
+fn ids_allow(machine: &Machine, k: &Kernel, rotated: &[ValueId], depth: u32) -> bool {
     ids_needed(k, rotated, depth) <= machine.event_ids_per_pair
 }
 

@@ -202,18 +202,18 @@ fn plan_trips(k: &Kernel, machine: &Machine, f: OpId, trips: u64) -> Option<usiz
     if cycles(b, Some(Pipe::V)) < cycles(a, None).saturating_mul(MIN_VECTOR_RATIO) {
         return None;
     }
-    // Every unrolled copy of a tile that crosses pipes takes event ids of its own. Where
-    // the copies would take more than half a pipe pair's ids (the rest is for the tiles
-    // around the loop and the slots of a loop around it), insert-sync would run out and
-    // turn a pair into a barrier, and walk a much longer program: flash attention's four
-    // key blocks, a k and a v tile each from MTE2 to MTE1, would take all 8.
-    let crossing: Vec<crate::ir::ValueId> = body
+    // Every unrolled copy of a tile that crosses pipes takes event ids of its own (the
+    // count leaves out tiles that stay on one pipe). Where the copies would take more
+    // ids than a pipe pair has, insert-sync would run out and turn a pair into a
+    // barrier, and walk a much longer program: flash attention's four key blocks, a k
+    // and a v tile each from MTE2 to MTE1, would.
+    let tiles: Vec<crate::ir::ValueId> = body
         .iter()
         .flat_map(|&op| k.ops[op].results.iter().copied())
         .filter(|&v| k.values.get(v).is_some_and(|x| x.ty.rank() > 0))
         .collect();
     let copies = u32::try_from(trips).unwrap_or(u32::MAX);
-    if super::buffer_depth::ids_needed(k, &crossing, copies) > machine.event_ids_per_pair {
+    if super::buffer_depth::ids_needed(k, &tiles, copies) > machine.event_ids_per_pair {
         return None;
     }
     // Stage A of iteration i + 1 is issued before stage B of iteration i, so it may

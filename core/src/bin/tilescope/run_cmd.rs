@@ -148,7 +148,7 @@ fn text(r: &RunResult, locate: report::Locate, fixes: &[String]) -> String {
         r.bound,
         100.0 * ratio
     ));
-    if let (Some(path), true) = (r.path_bound, r.sim.cycles > 0) {
+    if let Some(path) = r.path_bound.filter(|_| r.sim.cycles > 0) {
         s.push_str(&format!(
             "path bound: {path} cycles ({:.0}% reached): the bound plus the fill and drain the data dependences force\n",
             100.0 * path as f64 / r.sim.cycles as f64

@@ -1,6 +1,6 @@
-//! Simulation results: cycles against the lower bound, the path bound and the roofline, per-pipe
-//! utilisation, where each pipe's cycles went (`stalls.rs`), and the output tensors
-//! compared with the reference interpreter (each downloadable as .npy).
+//! Simulation results: cycles against the lower bound, the path bound and the roofline,
+//! per-pipe utilisation, where each pipe's cycles went (`stalls.rs`), and the output
+//! tensors compared with the reference interpreter (each downloadable as .npy).
 
 use yew::prelude::*;
 
@@ -15,9 +15,9 @@ pub fn OutputPanel() -> Html {
         let text = if app.requests.simulating {
             "Simulating…"
         } else {
-            "After a simulation: cycles against the bound, the path bound and the roofline, how busy each pipe \
-             was and why it idled, and the output tensors compared with the reference \
-             interpreter (downloadable as .npy)."
+            "After a simulation: cycles against the bound, the path bound and the roofline, \
+             how busy each pipe was and why it idled, and the output tensors compared with \
+             the reference interpreter (downloadable as .npy)."
         };
         return html! { <EmptyState title="Output">{text}</EmptyState> };
     };
